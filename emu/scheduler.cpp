@@ -1,0 +1,301 @@
+#include "emu/scheduler.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "emu/errors.hpp"
+#include "emu/log.hpp"
+#include "emu/stack_overflow.hpp"
+
+namespace cubesim::emu {
+namespace {
+
+// Queue payloads are either a CallbackNode* or a Process* with the low bit set.
+constexpr std::uintptr_t kWakeTag = 1;
+
+void* wake_payload(Process* p) {
+  return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(p) | kWakeTag);
+}
+bool is_wake(const void* payload) {
+  return (reinterpret_cast<std::uintptr_t>(payload) & kWakeTag) != 0;
+}
+Process* wake_process(void* payload) {
+  return reinterpret_cast<Process*>(reinterpret_cast<std::uintptr_t>(payload) & ~kWakeTag);
+}
+
+// Thrown out of a wait to finish a process when a run ends early. Not a std::exception, so a
+// process's `catch (const std::exception&)` does not swallow it.
+struct Killed {};
+
+}  // namespace
+
+Scheduler::Scheduler(SchedulerOptions options) : stacks_(options.stack_size) {}
+
+Scheduler::~Scheduler() {
+  if (current_ != nullptr) {
+    log().critical("a Scheduler was destroyed from inside its own process '{}'", current_->name());
+    std::terminate();
+  }
+  end_run();
+}
+
+void Scheduler::check_schedulable(Tick time, const char* call) const {
+  if (time < now_) {
+    throw TimeError(fmt::format("{} at {} lies in the past: the simulated time is already {}", call,
+                                format_time(time), format_time(now_)));
+  }
+}
+
+Scheduler::CallbackNode* Scheduler::new_node(Callback cb, const char* label) {
+  CallbackNode* n = free_nodes_;
+  if (n != nullptr) {
+    free_nodes_ = n->next_free;
+  } else {
+    n = &nodes_.emplace_back();
+  }
+  n->fn = std::move(cb);
+  n->label = label;
+  return n;
+}
+
+void Scheduler::free_node(CallbackNode* n) {
+  n->fn = nullptr;
+  n->next_free = free_nodes_;
+  free_nodes_ = n;
+}
+
+void Scheduler::schedule_at(Tick time, Callback cb, Priority priority, const char* label) {
+  check_schedulable(time, "schedule_at");
+  if (!cb) throw std::invalid_argument(fmt::format("schedule_at: callback '{}' is empty", label));
+  queue_.push(time, priority, new_node(std::move(cb), label));
+}
+
+void Scheduler::schedule_in(Tick delay, Callback cb, Priority priority, const char* label) {
+  schedule_at(checked_add(now_, delay, "schedule_in"), std::move(cb), priority, label);
+}
+
+Process& Scheduler::spawn(std::string name, std::function<void()> body) {
+  if (!body) throw std::invalid_argument(fmt::format("spawn: process '{}' has no body", name));
+  auto owned = std::unique_ptr<Process>(new Process(*this, std::move(name), std::move(body)));
+  Process& p = *owned;
+  p.stack_slot_ = p.fiber_.start(stacks_, &Scheduler::process_main, &p);
+  p.guarded_ = stacks_.guarded(p.stack_slot_);
+  stacks_.set_owner(p.stack_slot_, p.name_.c_str());
+  p.live_index_ = static_cast<std::uint32_t>(live_.size());
+  live_.push_back(&p);
+  processes_.push_back(std::move(owned));
+  push_wake(p, now_);
+  return p;
+}
+
+Process& Scheduler::require_process(const char* call) const {
+  if (current_ == nullptr) {
+    throw std::logic_error(fmt::format(
+        "{} was called outside a process: only a body started with spawn() can wait", call));
+  }
+  return *current_;
+}
+
+void Scheduler::push_wake(Process& p, Tick time) { queue_.push(time, 0, wake_payload(&p)); }
+
+void Scheduler::wait_for(Tick delay) {
+  Process& self = require_process("wait_for");
+  push_wake(self, checked_add(now_, delay, "wait_for"));
+  suspend(self);
+}
+
+void Scheduler::wait_until(Tick time) {
+  Process& self = require_process("wait_until");
+  check_schedulable(time, "wait_until");
+  push_wake(self, time);
+  suspend(self);
+}
+
+Process* Scheduler::pop_due_wake() {
+  if (stopping_ || queue_.empty()) return nullptr;
+  const EventQueue::Entry& e = queue_.top();
+  if (!is_wake(e.payload) || e.time > limits_.until || events_ >= limits_.max_events) {
+    return nullptr;
+  }
+  Process* p = wake_process(e.payload);
+  now_ = e.time;
+  ++events_;
+  queue_.pop();
+  return p;
+}
+
+void Scheduler::suspend(Process& self) {
+  self.state_ = Process::State::waiting;
+  if (!self.guarded_ && !stacks_.canary_intact(self.stack_slot_)) {
+    detail::report_stack_overflow(self.name_.c_str(), stacks_.stack_size(),
+                                  "its canary word was overwritten");
+  }
+  Process* next = pop_due_wake();
+  if (next != &self) Fiber::switch_to(self.fiber_, next ? next->fiber_ : main_fiber_);
+  current_ = &self;
+  self.state_ = Process::State::running;
+  if (self.killed_) throw Killed{};
+}
+
+Fiber& Scheduler::process_main(void* arg) {
+  Process& p = *static_cast<Process*>(arg);
+  Scheduler& s = p.scheduler_;
+  s.current_ = &p;
+  p.state_ = Process::State::running;
+  if (!p.killed_) {
+    try {
+      p.body_();
+    } catch (const Killed&) {
+      // The run is ending; nothing to report.
+    } catch (...) {
+      if (!s.error_) {
+        s.error_ = std::make_exception_ptr(ProcessError(p.name_, s.now_, std::current_exception()));
+      }
+      s.stopping_ = true;
+    }
+  }
+  s.finish(p);
+  Process* next = s.pop_due_wake();
+  return next ? next->fiber_ : s.main_fiber_;
+}
+
+void Scheduler::finish(Process& p) {
+  if (!p.guarded_ && !stacks_.canary_intact(p.stack_slot_)) {
+    detail::report_stack_overflow(p.name_.c_str(), stacks_.stack_size(),
+                                  "its canary word was overwritten");
+  }
+  p.body_ = nullptr;
+  p.state_ = Process::State::finished;
+  p.finish_time_ = now_;
+  Process* moved = live_.back();
+  live_[p.live_index_] = moved;
+  moved->live_index_ = p.live_index_;
+  live_.pop_back();
+}
+
+void Scheduler::end_run() {
+  stopping_ = true;
+  for (auto& owned : processes_) {
+    Process& p = *owned;
+    if (p.state_ == Process::State::finished) continue;
+    p.killed_ = true;
+    Fiber::switch_to(main_fiber_, p.fiber_);
+    current_ = nullptr;
+  }
+  while (!queue_.empty()) {
+    void* payload = queue_.top().payload;
+    queue_.pop();
+    if (!is_wake(payload)) free_node(static_cast<CallbackNode*>(payload));
+  }
+  stopping_ = false;
+}
+
+void Scheduler::fail(std::exception_ptr error) {
+  error_ = nullptr;
+  end_run();
+  std::rethrow_exception(error);
+}
+
+RunResult Scheduler::run(RunLimits limits) {
+  if (current_ != nullptr) {
+    throw std::logic_error(fmt::format("run() was called from inside process '{}'",
+                                       current_->name()));
+  }
+  limits_ = limits;
+  LogClockScope clock(&now_);
+  for (;;) {
+    if (Process* p = pop_due_wake()) {
+      Fiber::switch_to(main_fiber_, p->fiber_);
+      current_ = nullptr;
+      if (error_) fail(error_);
+      continue;
+    }
+    if (limits.stop_when_processes_finish && live_.empty()) {
+      return {StopReason::processes_finished, now_, events_};
+    }
+    if (queue_.empty()) {
+      if (live_.empty()) return {StopReason::idle, now_, events_};
+      std::vector<DeadlockError::Blocked> blocked;
+      for (const auto& p : processes_) {
+        if (p->state_ == Process::State::finished) continue;
+        blocked.push_back({p->name_, p->waiting_on_ ? p->waiting_on_->describe()
+                                                    : std::string("nothing it can be woken from")});
+      }
+      fail(std::make_exception_ptr(DeadlockError(now_, std::move(blocked))));
+    }
+    const EventQueue::Entry e = queue_.top();
+    if (e.time > limits.until) {
+      now_ = std::max(now_, limits.until);
+      return {StopReason::time_limit, now_, events_};
+    }
+    if (events_ >= limits.max_events) return {StopReason::event_limit, now_, events_};
+    queue_.pop();
+    now_ = e.time;
+    ++events_;
+    auto* node = static_cast<CallbackNode*>(e.payload);
+    try {
+      node->fn();
+    } catch (...) {
+      const char* label = node->label;
+      auto cause = std::current_exception();
+      free_node(node);
+      fail(std::make_exception_ptr(CallbackError(label, now_, cause)));
+    }
+    free_node(node);
+  }
+}
+
+// Waitable ----------------------------------------------------------------------------------
+
+void Waitable::block() {
+  Process& self = scheduler_.require_process("wait");
+  if (self.killed_) throw Killed{};
+  self.next_waiter_ = nullptr;
+  if (tail_) {
+    tail_->next_waiter_ = &self;
+  } else {
+    head_ = &self;
+  }
+  tail_ = &self;
+  ++waiter_count_;
+  self.waiting_on_ = this;
+  try {
+    scheduler_.suspend(self);
+  } catch (const Killed&) {
+    if (self.waiting_on_ == this) remove(self);
+    self.waiting_on_ = nullptr;
+    throw;
+  }
+}
+
+bool Waitable::wake_one() {
+  Process* p = head_;
+  if (p == nullptr) return false;
+  head_ = p->next_waiter_;
+  if (head_ == nullptr) tail_ = nullptr;
+  p->next_waiter_ = nullptr;
+  p->waiting_on_ = nullptr;
+  --waiter_count_;
+  scheduler_.push_wake(*p, scheduler_.now_);
+  return true;
+}
+
+void Waitable::wake_all() {
+  while (wake_one()) {
+  }
+}
+
+void Waitable::remove(Process& p) {
+  Process* prev = nullptr;
+  for (Process* q = head_; q != nullptr; prev = q, q = q->next_waiter_) {
+    if (q != &p) continue;
+    (prev ? prev->next_waiter_ : head_) = q->next_waiter_;
+    if (tail_ == q) tail_ = prev;
+    --waiter_count_;
+    return;
+  }
+}
+
+}  // namespace cubesim::emu

@@ -1,0 +1,184 @@
+#pragma once
+// The discrete-event scheduler: simulated time, the event loop, and processes (fibers) that
+// wait in simulated time.
+//
+// A process is a body running on its own fiber. When it waits, it schedules its own wake-up
+// (or parks on a Waitable) and switches *directly* to the next process due, if the next event
+// is a wake-up; plain callbacks and stop conditions are handled on the scheduler's own stack.
+// So a wake-up costs one context switch, not two.
+//
+// Contract:
+//  - Events run in (time, priority, insertion sequence) order: a run is deterministic.
+//  - run() returns when a stop condition holds (RunResult says which); it throws ProcessError,
+//    CallbackError or DeadlockError when a run cannot go on, after finishing every process.
+//  - A run stopped by a limit can be continued by calling run() again.
+//  - Process objects stay valid until the scheduler is destroyed.
+
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "emu/event_queue.hpp"
+#include "emu/fiber.hpp"
+#include "emu/stack_pool.hpp"
+#include "emu/time.hpp"
+
+namespace cubesim::emu {
+
+class Scheduler;
+class Waitable;
+
+class Process {
+ public:
+  enum class State { ready, running, waiting, finished };
+
+  const std::string& name() const { return name_; }
+  State state() const { return state_; }
+  Tick finish_time() const { return finish_time_; }  // valid once finished
+  // What a waiting process is parked on (nullptr while it waits for a time).
+  const Waitable* waiting_on() const { return waiting_on_; }
+
+ private:
+  friend class Scheduler;
+  friend class Waitable;
+  Process(Scheduler& s, std::string name, std::function<void()> body)
+      : scheduler_(s), name_(std::move(name)), body_(std::move(body)) {}
+
+  Fiber fiber_;
+  Scheduler& scheduler_;
+  std::string name_;
+  std::function<void()> body_;
+  State state_ = State::ready;
+  bool killed_ = false;
+  bool guarded_ = true;
+  std::uint32_t stack_slot_ = 0;
+  std::uint32_t live_index_ = 0;
+  Tick finish_time_ = 0;
+  const Waitable* waiting_on_ = nullptr;
+  Process* next_waiter_ = nullptr;
+};
+
+struct SchedulerOptions {
+  std::size_t stack_size = kDefaultStackSize;  // bytes per process stack (fiber)
+};
+
+struct RunLimits {
+  Tick until = kTickMax;                         // run events at times <= until
+  std::uint64_t max_events = UINT64_MAX;         // counted over the scheduler's lifetime
+  bool stop_when_processes_finish = false;       // ignore callbacks left once no process lives
+};
+
+enum class StopReason {
+  idle,                    // no event left and no process alive
+  processes_finished,      // stop_when_processes_finish and none is alive
+  time_limit,              // next event lies after `until` (now() == until)
+  event_limit,             // max_events reached
+};
+
+struct RunResult {
+  StopReason reason;
+  Tick time;
+  std::uint64_t events;
+};
+
+class Scheduler {
+ public:
+  using Callback = std::function<void()>;
+
+  explicit Scheduler(SchedulerOptions options = {});
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  Tick now() const { return now_; }
+  std::uint64_t events_executed() const { return events_; }
+  std::size_t live_processes() const { return live_.size(); }
+  std::size_t pending_events() const { return queue_.size(); }
+
+  // Callbacks run on the scheduler's stack. `label` names the callback in error reports.
+  void schedule_at(Tick time, Callback cb, Priority priority = 0, const char* label = "callback");
+  void schedule_in(Tick delay, Callback cb, Priority priority = 0,
+                   const char* label = "callback");
+
+  // Starts `body` as a process at the current time (after events already due now).
+  Process& spawn(std::string name, std::function<void()> body);
+
+  // From inside a process only.
+  void wait_for(Tick delay);
+  void wait_until(Tick time);  // time >= now(); waiting into the past is an error
+  Process* current_process() const { return current_; }
+
+  RunResult run(RunLimits limits = {});
+
+ private:
+  friend class Waitable;
+  struct CallbackNode {
+    Callback fn;
+    const char* label = nullptr;
+    CallbackNode* next_free = nullptr;
+  };
+
+  static Fiber& process_main(void* arg);
+  Process& require_process(const char* call) const;
+  void check_schedulable(Tick time, const char* call) const;
+  void push_wake(Process& p, Tick time);
+  void suspend(Process& self);       // park the running process; returns when it is woken
+  Process* pop_due_wake();           // the next event, if it is a wake-up allowed to run now
+  void finish(Process& p);
+  void end_run();                    // finish every process and drop every event
+  [[noreturn]] void fail(std::exception_ptr error);
+  CallbackNode* new_node(Callback cb, const char* label);
+  void free_node(CallbackNode* n);
+
+  Tick now_ = 0;
+  std::uint64_t events_ = 0;
+  RunLimits limits_{};
+  EventQueue queue_;
+  StackPool stacks_;
+  Fiber main_fiber_;
+  Process* current_ = nullptr;
+  bool stopping_ = false;  // an error is pending or processes are being finished
+  std::exception_ptr error_;
+  std::vector<std::unique_ptr<Process>> processes_;  // in spawn order
+  std::vector<Process*> live_;
+  std::deque<CallbackNode> nodes_;
+  CallbackNode* free_nodes_ = nullptr;
+};
+
+// Something a process can block on until a callback or another process fires it.
+class Waitable {
+ public:
+  Waitable(Scheduler& scheduler, std::string name)
+      : scheduler_(scheduler), name_(std::move(name)) {}
+  virtual ~Waitable() = default;
+  Waitable(const Waitable&) = delete;
+  Waitable& operator=(const Waitable&) = delete;
+
+  const std::string& name() const { return name_; }
+  // For deadlock reports: "completion 'gemm-done' (1 of 2 arrivals)".
+  virtual std::string describe() const = 0;
+  std::size_t waiters() const { return waiter_count_; }
+
+ protected:
+  // Parks the calling process on this waitable until wake_*() picks it.
+  void block();
+  // Schedules the first waiter to resume at the current time. False when nobody waits.
+  bool wake_one();
+  void wake_all();
+  Scheduler& scheduler() const { return scheduler_; }
+
+ private:
+  void remove(Process& p);
+
+  Scheduler& scheduler_;
+  std::string name_;
+  Process* head_ = nullptr;
+  Process* tail_ = nullptr;
+  std::size_t waiter_count_ = 0;
+};
+
+}  // namespace cubesim::emu

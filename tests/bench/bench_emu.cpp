@@ -1,0 +1,145 @@
+// Micro-benchmarks of the simulation core (docs/performance.md records the figures):
+//  - a fiber switch round trip through emu::Fiber, beside a raw boost::context::fiber one;
+//  - timed wake-ups per second: N processes each looping on wait_for(random 1..100 ns);
+//  - plain callback events per second;
+//  - resident memory of N blocked processes.
+
+#include <benchmark/benchmark.h>
+
+#include <boost/context/fiber.hpp>
+#include <cstdint>
+#include <fstream>
+#include <memory>
+#include <unistd.h>
+
+#include "emu/fiber.hpp"
+#include "emu/scheduler.hpp"
+#include "emu/stack_pool.hpp"
+
+using namespace cubesim::emu;
+
+namespace {
+
+std::uint64_t lcg(std::uint64_t& state) {
+  state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+  return state >> 33;
+}
+
+double rss_mib() {
+  std::ifstream statm("/proc/self/statm");
+  std::uint64_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return static_cast<double>(resident * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE))) /
+         (1024.0 * 1024.0);
+}
+
+void BM_RawBoostFiberRoundTrip(benchmark::State& state) {
+  namespace bctx = boost::context;
+  bool stop = false;
+  bctx::fiber f{[&stop](bctx::fiber&& caller) {
+    while (!stop) caller = std::move(caller).resume();
+    return std::move(caller);
+  }};
+  for (auto _ : state) f = std::move(f).resume();
+  stop = true;
+  f = std::move(f).resume();
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_RawBoostFiberRoundTrip);
+
+struct PingPong {
+  Fiber main, worker;
+  bool stop = false;
+};
+
+Fiber& ping_pong_body(void* arg) {
+  auto& pp = *static_cast<PingPong*>(arg);
+  while (!pp.stop) Fiber::switch_to(pp.worker, pp.main);
+  return pp.main;
+}
+
+void BM_EmuFiberRoundTrip(benchmark::State& state) {
+  StackPool pool;
+  PingPong pp;
+  pp.worker.start(pool, ping_pong_body, &pp);
+  for (auto _ : state) Fiber::switch_to(pp.main, pp.worker);
+  pp.stop = true;
+  Fiber::switch_to(pp.main, pp.worker);
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_EmuFiberRoundTrip);
+
+// N processes, each looping on wait_for(1..100 ns drawn from its own LCG). One item = one
+// timed wake-up (one event). RSS is measured once all processes are blocked.
+void BM_TimedWakeups(benchmark::State& state) {
+  const auto n = static_cast<int>(state.range(0));
+  const double rss_before = rss_mib();
+  Scheduler s;
+  bool stop = false;
+  for (int i = 0; i < n; ++i) {
+    s.spawn("p" + std::to_string(i), [&s, &stop, i] {
+      std::uint64_t seed = static_cast<std::uint64_t>(i) + 1;
+      while (!stop) s.wait_for(ns(1 + lcg(seed) % 100));
+    });
+  }
+  s.run({.max_events = static_cast<std::uint64_t>(n) * 4});  // all started and blocked
+  state.counters["rss_MiB_blocked"] = rss_mib() - rss_before;
+  constexpr std::uint64_t kBatch = 100'000;
+  std::uint64_t wakeups = 0;
+  for (auto _ : state) {
+    const std::uint64_t before = s.events_executed();
+    s.run({.max_events = before + kBatch});
+    wakeups += s.events_executed() - before;
+  }
+  stop = true;
+  s.run();
+  state.SetItemsProcessed(static_cast<std::int64_t>(wakeups));
+}
+BENCHMARK(BM_TimedWakeups)->Arg(64)->Arg(4096)->Unit(benchmark::kMillisecond);
+
+// How many processes can exist at once, and their memory: spawn, block them all, tear down.
+void BM_ManyBlockedProcesses(benchmark::State& state) {
+  const auto n = static_cast<int>(state.range(0));
+  for (auto _ : state) {
+    const double rss_before = rss_mib();
+    Scheduler s;
+    for (int i = 0; i < n; ++i) s.spawn("p", [&s] { s.wait_for(ns(1'000'000)); });
+    s.run({.until = ns(1)});
+    state.counters["rss_MiB_blocked"] = rss_mib() - rss_before;
+    state.counters["processes"] = static_cast<double>(s.live_processes());
+    s.run();
+  }
+}
+BENCHMARK(BM_ManyBlockedProcesses)->Arg(4096)->Arg(65536)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+// 64 self-rescheduling callbacks with random 1..100 ns delays. One item = one callback event.
+void BM_CallbackEvents(benchmark::State& state) {
+  Scheduler s;
+  struct Ticker {
+    Scheduler* s;
+    std::uint64_t seed;
+    bool* stop;
+    void operator()() {
+      if (!*stop) s->schedule_in(ns(1 + lcg(seed) % 100), *this);
+    }
+  };
+  bool stop = false;
+  for (int i = 0; i < 64; ++i) {
+    s.schedule_at(0, Ticker{&s, static_cast<std::uint64_t>(i) + 1, &stop});
+  }
+  constexpr std::uint64_t kBatch = 100'000;
+  std::uint64_t events = 0;
+  for (auto _ : state) {
+    const std::uint64_t before = s.events_executed();
+    s.run({.max_events = before + kBatch});
+    events += s.events_executed() - before;
+  }
+  stop = true;
+  s.run();
+  state.SetItemsProcessed(static_cast<std::int64_t>(events));
+}
+BENCHMARK(BM_CallbackEvents)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
