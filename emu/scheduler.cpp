@@ -102,38 +102,82 @@ void Scheduler::push_wake(Process& p, Tick time) { queue_.push(time, 0, wake_pay
 
 void Scheduler::wait_for(Tick delay) {
   Process& self = require_process("wait_for");
-  push_wake(self, checked_add(now_, delay, "wait_for"));
-  suspend(self);
+  sleep_until(self, checked_add(now_, delay, "wait_for"));
 }
 
 void Scheduler::wait_until(Tick time) {
   Process& self = require_process("wait_until");
   check_schedulable(time, "wait_until");
-  push_wake(self, time);
+  sleep_until(self, time);
+}
+
+void Scheduler::sleep_until(Process& self, Tick time) {
+  // Fast paths, equivalent to push_wake() + suspend() but with at most one heap walk: the
+  // timed wake-up is the hot loop of every simulation.
+  if (!stopping_ && time <= limits_.until && events_ < limits_.max_events) {
+    const std::uint64_t order = queue_.next_order(0);
+    if (queue_.would_be_first(time, order)) {
+      // Nothing is due before this wake-up: it happens at once, with no switch.
+      now_ = time;
+      ++events_;
+      if (self.killed_) throw Killed{};
+      return;
+    }
+    if (is_wake(queue_.top_payload())) {
+      // Hand over directly to the process due next; its slot in the heap becomes ours.
+      Process* next = wake_process(queue_.top_payload());
+      now_ = queue_.top_time();
+      ++events_;
+      queue_.replace_top(time, order, wake_payload(&self));
+      prefetch_next();
+      self.state_ = Process::State::waiting;
+      check_canary(self);
+      Fiber::switch_to(self.fiber_, next->fiber_);
+      resumed(self);
+      return;
+    }
+    queue_.push_with_order(time, order, wake_payload(&self));
+  } else {
+    push_wake(self, time);
+  }
   suspend(self);
 }
 
 Process* Scheduler::pop_due_wake() {
   if (stopping_ || queue_.empty()) return nullptr;
-  const EventQueue::Entry& e = queue_.top();
-  if (!is_wake(e.payload) || e.time > limits_.until || events_ >= limits_.max_events) {
-    return nullptr;
-  }
-  Process* p = wake_process(e.payload);
-  now_ = e.time;
+  void* payload = queue_.top_payload();
+  const Tick time = queue_.top_time();
+  if (!is_wake(payload) || time > limits_.until || events_ >= limits_.max_events) return nullptr;
+  now_ = time;
   ++events_;
   queue_.pop();
-  return p;
+  prefetch_next();
+  return wake_process(payload);
+}
+
+void Scheduler::prefetch_next() const {
+  if (queue_.empty() || !is_wake(queue_.top_payload())) return;
+  const Process* p = wake_process(queue_.top_payload());
+  __builtin_prefetch(p);
+  p->fiber_.prefetch();
+}
+
+void Scheduler::check_canary(const Process& p) const {
+  if (!p.guarded_ && !stacks_.canary_intact(p.stack_slot_)) {
+    detail::report_stack_overflow(p.name_.c_str(), stacks_.stack_size(),
+                                  "its canary word was overwritten");
+  }
 }
 
 void Scheduler::suspend(Process& self) {
   self.state_ = Process::State::waiting;
-  if (!self.guarded_ && !stacks_.canary_intact(self.stack_slot_)) {
-    detail::report_stack_overflow(self.name_.c_str(), stacks_.stack_size(),
-                                  "its canary word was overwritten");
-  }
+  check_canary(self);
   Process* next = pop_due_wake();
   if (next != &self) Fiber::switch_to(self.fiber_, next ? next->fiber_ : main_fiber_);
+  resumed(self);
+}
+
+void Scheduler::resumed(Process& self) {
   current_ = &self;
   self.state_ = Process::State::running;
   if (self.killed_) throw Killed{};
@@ -162,10 +206,7 @@ Fiber& Scheduler::process_main(void* arg) {
 }
 
 void Scheduler::finish(Process& p) {
-  if (!p.guarded_ && !stacks_.canary_intact(p.stack_slot_)) {
-    detail::report_stack_overflow(p.name_.c_str(), stacks_.stack_size(),
-                                  "its canary word was overwritten");
-  }
+  check_canary(p);
   p.body_ = nullptr;
   p.state_ = Process::State::finished;
   p.finish_time_ = now_;
@@ -185,7 +226,7 @@ void Scheduler::end_run() {
     current_ = nullptr;
   }
   while (!queue_.empty()) {
-    void* payload = queue_.top().payload;
+    void* payload = queue_.top_payload();
     queue_.pop();
     if (!is_wake(payload)) free_node(static_cast<CallbackNode*>(payload));
   }

@@ -126,7 +126,11 @@ class Scheduler {
   Process& require_process(const char* call) const;
   void check_schedulable(Tick time, const char* call) const;
   void push_wake(Process& p, Tick time);
+  void sleep_until(Process& self, Tick time);  // a timed wait of the running process
   void suspend(Process& self);       // park the running process; returns when it is woken
+  void resumed(Process& self);       // bookkeeping once a parked process runs again
+  void check_canary(const Process& p) const;
+  void prefetch_next() const;        // warm the caches for the process due after this one
   Process* pop_due_wake();           // the next event, if it is a wake-up allowed to run now
   void finish(Process& p);
   void end_run();                    // finish every process and drop every event

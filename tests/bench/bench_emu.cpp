@@ -12,6 +12,7 @@
 #include <memory>
 #include <unistd.h>
 
+#include "emu/event_queue.hpp"
 #include "emu/fiber.hpp"
 #include "emu/scheduler.hpp"
 #include "emu/stack_pool.hpp"
@@ -111,6 +112,21 @@ void BM_ManyBlockedProcesses(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_ManyBlockedProcesses)->Arg(4096)->Arg(65536)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+// The classic "hold" model of a pending-event set: pop the earliest event, push one 1..100 ns
+// later. One item = one hold (replace_top, as a timed wait does).
+void BM_EventQueueHold(benchmark::State& state) {
+  const auto n = static_cast<std::uint64_t>(state.range(0));
+  EventQueue q;
+  std::uint64_t seed = 1;
+  for (std::uint64_t i = 0; i < n; ++i) q.push(ns(1 + lcg(seed) % 100), 0, nullptr);
+  for (auto _ : state) {
+    const Tick t = q.top_time() + ns(1 + lcg(seed) % 100);
+    q.replace_top(t, q.next_order(0), nullptr);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_EventQueueHold)->Arg(64)->Arg(4096);
 
 // 64 self-rescheduling callbacks with random 1..100 ns delays. One item = one callback event.
 void BM_CallbackEvents(benchmark::State& state) {
