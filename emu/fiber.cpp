@@ -26,8 +26,6 @@ struct PoolAllocator {
 
 }  // namespace
 
-thread_local Fiber* Fiber::switched_from_ = nullptr;
-
 std::uint32_t Fiber::start(StackPool& pool, Body body, void* arg) {
   std::uint32_t slot = 0;
   context_ = bctx::fiber(std::allocator_arg, PoolAllocator{&pool, &slot},

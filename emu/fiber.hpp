@@ -55,7 +55,7 @@ class Fiber {
  private:
   // The context that most recently switched away; the context being resumed stores the
   // continuation Boost hands it there. Null when the switching context has finished.
-  static thread_local Fiber* switched_from_;
+  static inline thread_local Fiber* switched_from_ = nullptr;
   boost::context::fiber context_;
   void* stack_hint_ = nullptr;  // a frame address near where this fiber was suspended
 };
