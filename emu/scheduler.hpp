@@ -99,7 +99,8 @@ class Scheduler {
   std::size_t live_processes() const { return live_.size(); }
   std::size_t pending_events() const { return queue_.size(); }
 
-  // Callbacks run on the scheduler's stack. `label` names the callback in error reports.
+  // Callbacks run on the scheduler's stack. `label` names the callback in error reports; it
+  // is kept as a pointer, so pass a string literal (or text that outlives the event).
   void schedule_at(Tick time, Callback cb, Priority priority = 0, const char* label = "callback");
   void schedule_in(Tick delay, Callback cb, Priority priority = 0,
                    const char* label = "callback");
