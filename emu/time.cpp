@@ -10,14 +10,6 @@ namespace {
 
 __extension__ typedef unsigned __int128 u128;  // GCC/Clang: exact 64x64-bit products
 
-Tick scaled(std::uint64_t n, std::uint64_t factor, const char* unit) {
-  if (n > kTickMax / factor) {
-    throw TimeError(fmt::format("{} {} does not fit in simulated time (max {} ps, about 213 days)",
-                                n, unit, kTickMax));
-  }
-  return n * factor;
-}
-
 // Rounds a non-negative finite real to the nearest integer, refusing what does not fit.
 std::uint64_t round_to_u64(double x, const char* what) {
   if (std::isnan(x) || x < 0) {
@@ -41,18 +33,22 @@ std::uint64_t narrow(u128 v, const char* what) {
 
 }  // namespace
 
-Tick ns(std::uint64_t n) { return scaled(n, kPsPerNs, "ns"); }
-Tick us(std::uint64_t n) { return scaled(n, kPsPerUs, "us"); }
+namespace detail {
+
+void throw_unit_overflow(std::uint64_t n, const char* unit) {
+  throw TimeError(fmt::format("{} {} does not fit in simulated time (max {} ps, about 213 days)",
+                              n, unit, kTickMax));
+}
+
+void throw_add_overflow(Tick a, Tick b, const char* what) {
+  throw TimeError(fmt::format("{}: {} + {} overflows simulated time (max {} ps)", what,
+                              format_time(a), format_time(b), kTickMax));
+}
+
+}  // namespace detail
+
 Tick from_ns(double n) { return round_to_u64(n * 1e3, "a time in ns"); }
 Tick from_us(double n) { return round_to_u64(n * 1e6, "a time in us"); }
-
-Tick checked_add(Tick a, Tick b, const char* what) {
-  if (b > kTickMax - a) {
-    throw TimeError(fmt::format("{}: {} + {} overflows simulated time (max {} ps)", what,
-                                format_time(a), format_time(b), kTickMax));
-  }
-  return a + b;
-}
 
 std::string format_time(Tick t) {
   struct Unit {

@@ -22,16 +22,31 @@ class TimeError : public std::domain_error {
   using std::domain_error::domain_error;
 };
 
-// Whole-unit constructors. They throw TimeError instead of wrapping around.
-Tick ns(std::uint64_t n);
-Tick us(std::uint64_t n);
+namespace detail {
+[[noreturn]] void throw_unit_overflow(std::uint64_t n, const char* unit);
+[[noreturn]] void throw_add_overflow(Tick a, Tick b, const char* what);
+}  // namespace detail
+
+// Whole-unit constructors. They throw TimeError instead of wrapping around. Inline: they sit on
+// the hot path of every timed wait.
+inline Tick ns(std::uint64_t n) {
+  if (n > kTickMax / kPsPerNs) detail::throw_unit_overflow(n, "ns");
+  return n * kPsPerNs;
+}
+inline Tick us(std::uint64_t n) {
+  if (n > kTickMax / kPsPerUs) detail::throw_unit_overflow(n, "us");
+  return n * kPsPerUs;
+}
 
 // Fractional spec values ("latency_ns": 0.5), rounded to the nearest picosecond.
 Tick from_ns(double n);
 Tick from_us(double n);
 
 // a + b, or TimeError naming `what` when the sum would not fit in a Tick.
-Tick checked_add(Tick a, Tick b, const char* what = "time");
+inline Tick checked_add(Tick a, Tick b, const char* what = "time") {
+  if (b > kTickMax - a) detail::throw_add_overflow(a, b, what);
+  return a + b;
+}
 
 // "12.345 ns", "3 us", "1.000001 ms": exact (no float), for messages and logs.
 std::string format_time(Tick t);
