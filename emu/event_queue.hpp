@@ -81,12 +81,6 @@ class EventQueue {
     if (size_ > 0) fill_root(size_, last_key, last_payload);
   }
 
-  void clear() {
-    for (std::size_t i = 0; i < size_; ++i) key(i) = kSentinel;
-    size_ = 0;
-    payloads_.clear();
-  }
-
  private:
   __extension__ typedef unsigned __int128 Key;  // GCC/Clang; time in the high 64 bits
   static constexpr std::uint64_t kSequenceMask = (std::uint64_t{1} << 56) - 1;
