@@ -1,0 +1,40 @@
+#pragma once
+// How long a PE's GEMM engine takes for one composite GEMM. A separate unit so a tiling-aware
+// model can replace it without touching the callers.
+//
+//   compute   = ceil(2 * M * N * K / peak_flops(dtype))               (exact integer ps)
+//   streaming = time to stream the operands that stay in memory and the result
+//               (measured by the caller on the fabric, so contention counts)
+//   total     = startup + max(compute, streaming)
+//
+// The engine overlaps streaming with compute perfectly; what is not modelled: tile-shape
+// efficiency, partial tiles, SRAM bank conflicts (docs/hardware-model.md).
+
+#include <cstdint>
+
+#include "components/system_config.hpp"
+
+namespace cubesim::components {
+
+class GemmTimingModel {
+ public:
+  explicit GemmTimingModel(const GemmConfig& config);
+
+  static std::uint64_t flops(std::uint64_t m, std::uint64_t n, std::uint64_t k) {
+    return 2 * m * n * k;
+  }
+  // Throws TimeError if the result does not fit a Tick; std::invalid_argument if the dtype has
+  // no peak rate (0 in the spec).
+  Tick compute_time(std::uint64_t m, std::uint64_t n, std::uint64_t k, DType dtype) const;
+  Tick total(Tick compute, Tick streaming) const;
+  Tick startup() const { return startup_; }
+  std::uint64_t peak_flops_per_s(DType dtype) const {
+    return peak_[static_cast<int>(dtype)];
+  }
+
+ private:
+  Tick startup_;
+  std::uint64_t peak_[4];
+};
+
+}  // namespace cubesim::components

@@ -1,0 +1,124 @@
+#include "components/memory/address_map.hpp"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+
+namespace cubesim::components {
+
+std::string hex_address(std::uint64_t addr) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%" PRIx64, addr);
+  return buf;
+}
+
+AddressMap::AddressMap(const SystemConfig& config)
+    : cubes_(static_cast<std::uint32_t>(config.total_cubes())),
+      cubes_per_sip_(config.cubes_per_sip),
+      capacity_(config.cube.hbm.capacity_bytes),
+      granule_(config.memory.interleave_bytes),
+      channels_(config.cube.hbm.channels),
+      channel_granule_(config.cube.hbm.channel_interleave_bytes) {
+  // The spec validator guarantees these; a hand-made config must too.
+  if (cubes_ == 0 || capacity_ == 0 || granule_ == 0 || channels_ == 0 || channel_granule_ == 0)
+    throw std::invalid_argument("AddressMap: cubes, capacity, granules and channels must be > 0");
+  if (capacity_ % granule_ != 0)
+    throw std::invalid_argument("AddressMap: HBM capacity per cube must be a multiple of the "
+                                "interleave granule");
+  if (kDirectBase + capacity_ * cubes_ > kInterleavedBase ||
+      capacity_ * cubes_ > ~std::uint64_t{0} - kInterleavedBase)
+    throw std::invalid_argument("AddressMap: total HBM capacity does not fit the address space");
+}
+
+std::uint64_t AddressMap::cube_base(std::uint32_t global_cube) const {
+  return kDirectBase + std::uint64_t{global_cube} * capacity_;
+}
+
+std::uint64_t AddressMap::direct_address(Location loc) const {
+  return cube_base(loc.global_cube) + loc.offset;
+}
+
+std::uint64_t AddressMap::interleaved_address(Location loc) const {
+  const std::uint64_t row = loc.offset / granule_;
+  const std::uint64_t granule_index = row * cubes_ + loc.global_cube;
+  return kInterleavedBase + granule_index * granule_ + loc.offset % granule_;
+}
+
+bool AddressMap::is_interleaved(std::uint64_t addr) const {
+  return addr >= kInterleavedBase && addr - kInterleavedBase < interleaved_size();
+}
+
+bool AddressMap::is_mapped(std::uint64_t addr) const {
+  if (is_interleaved(addr)) return true;
+  return addr >= kDirectBase && addr - kDirectBase < capacity_ * cubes_;
+}
+
+Location AddressMap::decode(std::uint64_t addr) const {
+  if (is_interleaved(addr)) {
+    const std::uint64_t w = addr - kInterleavedBase;
+    const std::uint64_t granule_index = w / granule_;
+    return {static_cast<std::uint32_t>(granule_index % cubes_),
+            (granule_index / cubes_) * granule_ + w % granule_};
+  }
+  if (addr >= kDirectBase && addr - kDirectBase < capacity_ * cubes_) {
+    const std::uint64_t d = addr - kDirectBase;
+    return {static_cast<std::uint32_t>(d / capacity_), d % capacity_};
+  }
+  throw_unmapped(addr, 1, "access");
+}
+
+void AddressMap::check_range(std::uint64_t addr, std::uint64_t bytes, const char* what) const {
+  if (bytes == 0) return;
+  const std::uint64_t last = addr + (bytes - 1);
+  if (last < addr) throw_unmapped(addr, bytes, what);
+  if (is_interleaved(addr)) {
+    if (!is_interleaved(last)) throw_unmapped(addr, bytes, what);
+    return;
+  }
+  // A direct access may run from one cube's range into the next: the ranges are adjacent and
+  // both are real memory, so that is allowed, but it must stay inside the direct window.
+  if (!is_mapped(addr) || !is_mapped(last) || is_interleaved(last))
+    throw_unmapped(addr, bytes, what);
+}
+
+void AddressMap::for_each_piece(
+    std::uint64_t addr, std::uint64_t bytes, std::uint64_t max_piece,
+    const std::function<void(std::uint64_t, Location, std::uint64_t)>& fn) const {
+  check_range(addr, bytes, "access");
+  const bool interleaved = is_interleaved(addr);
+  std::uint64_t done = 0;
+  while (done < bytes) {
+    const std::uint64_t a = addr + done;
+    const Location loc = decode(a);
+    // The piece ends at the next boundary of: max_piece (in the address), a channel granule,
+    // an interleave granule (interleaved window) or the cube's end (direct window).
+    std::uint64_t len = bytes - done;
+    len = std::min(len, max_piece - a % max_piece);
+    len = std::min(len, channel_granule_ - loc.offset % channel_granule_);
+    if (interleaved) len = std::min(len, granule_ - loc.offset % granule_);
+    len = std::min(len, capacity_ - loc.offset);
+    fn(a, loc, len);
+    done += len;
+  }
+}
+
+std::string AddressMap::describe_ranges() const {
+  std::string s = "HBM ranges: cube g (g = sip * " + std::to_string(cubes_per_sip_) +
+                  " + cube, g < " + std::to_string(cubes_) + ") owns [" +
+                  hex_address(kDirectBase) + " + g * " + hex_address(capacity_) + ", +" +
+                  hex_address(capacity_) + "), i.e. [" + hex_address(kDirectBase) + ", " +
+                  hex_address(kDirectBase + capacity_ * cubes_) + "); the interleaved window is [" +
+                  hex_address(kInterleavedBase) + ", " +
+                  hex_address(kInterleavedBase + interleaved_size()) + ")";
+  return s;
+}
+
+void AddressMap::throw_unmapped(std::uint64_t addr, std::uint64_t bytes, const char* what) const {
+  std::string msg = std::string(what) + " of " + std::to_string(bytes) + " byte" +
+                    (bytes == 1 ? "" : "s") + " at " + hex_address(addr) +
+                    " is outside every HBM range";
+  msg += "; " + describe_ranges();
+  throw AddressError(msg);
+}
+
+}  // namespace cubesim::components

@@ -1,0 +1,98 @@
+#pragma once
+// The flat 64-bit address space. Each cube's HBM owns a direct range; one more window maps the
+// same physical memory interleaved across every cube of the system at a fixed granule, so a
+// buffer can be spread over all cubes and still be addressed with plain byte arithmetic.
+//
+//   direct:      [kDirectBase + g * capacity, kDirectBase + (g + 1) * capacity)   for cube g
+//   interleaved: [kInterleavedBase, kInterleavedBase + cubes * capacity)
+//                granule i of the window lies on cube i % cubes, at offset (i / cubes) * granule
+//
+// g = sip * cubes_per_sip + cube is the global cube index. Both windows alias the same bytes;
+// the host allocator (triton_emu) keeps buffers from overlapping.
+
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+#include "components/system_config.hpp"
+
+namespace cubesim::components {
+
+// An address outside every HBM range, or an access that crosses the end of one.
+class AddressError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct CubeId {
+  std::uint32_t sip = 0;
+  std::uint32_t cube = 0;  // within its SIP
+  friend constexpr bool operator==(CubeId, CubeId) = default;
+};
+
+// Where a byte lives physically.
+struct Location {
+  std::uint32_t global_cube = 0;  // sip * cubes_per_sip + cube
+  std::uint64_t offset = 0;       // byte offset inside that cube's HBM
+};
+
+class AddressMap {
+ public:
+  // Below 4 GiB nothing is mapped, so null and small integers are never valid addresses.
+  static constexpr std::uint64_t kDirectBase = std::uint64_t{1} << 32;
+  static constexpr std::uint64_t kInterleavedBase = std::uint64_t{1} << 62;
+
+  explicit AddressMap(const SystemConfig& config);
+
+  std::uint32_t cubes() const { return cubes_; }
+  std::uint32_t cubes_per_sip() const { return cubes_per_sip_; }
+  std::uint64_t capacity_per_cube() const { return capacity_; }
+  std::uint64_t interleave_bytes() const { return granule_; }
+  std::uint32_t hbm_channels() const { return channels_; }
+
+  CubeId cube_id(std::uint32_t global_cube) const {
+    return {global_cube / cubes_per_sip_, global_cube % cubes_per_sip_};
+  }
+  std::uint32_t global_cube(CubeId id) const { return id.sip * cubes_per_sip_ + id.cube; }
+
+  std::uint64_t cube_base(std::uint32_t global_cube) const;  // start of its direct range
+  std::uint64_t direct_address(Location loc) const;          // inverse of decode, direct window
+  std::uint64_t interleaved_address(Location loc) const;     // inverse of decode, interleaved
+  std::uint64_t interleaved_size() const { return capacity_ * cubes_; }
+
+  bool is_mapped(std::uint64_t addr) const;
+  bool is_interleaved(std::uint64_t addr) const;
+  // Throws AddressError naming the address and the ranges when it is not mapped.
+  Location decode(std::uint64_t addr) const;
+  // The HBM channel holding the byte at `loc` (channels interleave at channel_interleave_bytes).
+  std::uint32_t channel(Location loc) const {
+    return static_cast<std::uint32_t>((loc.offset / channel_granule_) % channels_);
+  }
+
+  // Splits [addr, addr + bytes) into pieces that are each physically contiguous, on one cube
+  // and one HBM channel, and no longer than `max_piece` bytes nor crossing a multiple of it.
+  // Throws AddressError (before calling fn) if any byte is unmapped.
+  void for_each_piece(std::uint64_t addr, std::uint64_t bytes, std::uint64_t max_piece,
+                      const std::function<void(std::uint64_t addr, Location loc,
+                                               std::uint64_t len)>& fn) const;
+  // Checks that the whole range is mapped; the message names `what`.
+  void check_range(std::uint64_t addr, std::uint64_t bytes, const char* what) const;
+
+  std::string describe_ranges() const;  // for error messages
+
+ private:
+  [[noreturn]] void throw_unmapped(std::uint64_t addr, std::uint64_t bytes,
+                                   const char* what) const;
+
+  std::uint32_t cubes_;
+  std::uint32_t cubes_per_sip_;
+  std::uint64_t capacity_;
+  std::uint64_t granule_;
+  std::uint32_t channels_;
+  std::uint64_t channel_granule_;
+};
+
+std::string hex_address(std::uint64_t addr);
+
+}  // namespace cubesim::components

@@ -1,0 +1,114 @@
+#pragma once
+// Moves bytes between PEs and memory over the links of a Topology, in simulated time.
+//
+// A transfer is cut into packets at packet_bytes boundaries of its memory address (and at HBM
+// channel and interleave granules, so each packet has one source and one destination). A PE's
+// DMA keeps at most dma.max_outstanding_packets packets of a transfer in flight; the next one
+// leaves when one is delivered.
+//
+// Packets are virtual cut-through: the head of a packet moves to the next link after the hop
+// latency and may start there while the tail is still behind it; a link carries one packet at a
+// time, so packets that meet on a link queue in order of arrival (ties: event order). On hop i:
+//   start_i = max(head arrival, link free)       end_i = max(start_i + bytes / bw_i, end_{i-1} + lat_{i-1})
+// and the packet is delivered at end_last + lat_last. With no other traffic this gives
+//   sum of hop latencies + max over hops of bytes / bw,
+// the "path latency + serialisation at the narrowest resource" of the design. Buffers are
+// unbounded (no back-pressure between routers). docs/hardware-model.md explains the choice.
+//
+// Each packet-hop is one event, in (time, insertion) order, so a run is deterministic.
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+
+#include "components/memory/address_map.hpp"
+#include "components/network/topology.hpp"
+#include "emu/scheduler.hpp"
+#include "emu/trace.hpp"
+
+namespace cubesim::components {
+
+class Fabric {
+ public:
+  using Done = std::function<void()>;
+
+  Fabric(emu::Scheduler& scheduler, Topology& topology, const AddressMap& map);
+  Fabric(const Fabric&) = delete;
+  Fabric& operator=(const Fabric&) = delete;
+
+  // `done` runs (as a simulation callback) when the last byte has arrived. PEs are global
+  // indices (global_cube * pes_per_cube + PE within the cube). Address ranges are checked
+  // first (AddressError). A transfer of zero bytes completes at once.
+  void read(std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes, Done done);
+  void write(std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes, Done done);
+  void send(std::uint32_t src_pe, std::uint32_t dst_pe, std::uint64_t bytes, Done done);
+
+  // Link busy intervals go to `trace` (one track per link that carries traffic); merged while
+  // a link stays busy. flush_trace() writes the intervals still open.
+  void set_trace(emu::TraceWriter* trace) { trace_ = trace; }
+  void flush_trace();
+
+  Topology& topology() { return topology_; }
+  const Topology& topology() const { return topology_; }
+  std::uint64_t packets() const { return packets_; }
+  std::uint64_t packet_hops() const { return packet_hops_; }
+  std::uint64_t transfers() const { return transfers_; }
+  std::uint64_t in_flight_transfers() const { return live_transfers_; }
+
+  // Bytes carried by each kind of link, summed over links (bytes x links crossed).
+  std::uint64_t link_bytes(LinkKind kind) const;
+  // {"links": {name: {bytes, packets, busy_ps, utilisation}}, "busiest": {...}, totals}; only
+  // links that carried traffic. `elapsed` is the time utilisation is measured against.
+  nlohmann::json stats_json(emu::Tick elapsed) const;
+
+ private:
+  enum class Kind : std::uint8_t { read, write, send };
+  struct Transfer {
+    Kind kind;
+    std::uint32_t pe;
+    std::uint32_t peer;         // send: destination PE
+    std::uint64_t addr;
+    std::uint64_t bytes;
+    std::uint64_t issued = 0;   // bytes handed to packets so far
+    std::uint64_t delivered = 0;
+    std::uint32_t in_flight = 0;
+    Done done;
+    Transfer* next_free = nullptr;
+  };
+  struct Packet {
+    Transfer* transfer;
+    const Route* route;
+    std::uint32_t hop;
+    std::uint32_t bytes;
+    emu::Tick tail;             // when the tail is available at the current hop's input
+    Packet* next_free = nullptr;
+  };
+
+  void start(Transfer& t);
+  void issue_packet(Transfer& t);
+  void advance(Packet& p);      // the head reached hop p.hop's input at now()
+  void delivered(Packet& p);
+  const Route& route_for(const Transfer& t, std::uint64_t addr, std::uint32_t* bytes);
+  void trace_busy(LinkId id, Link& l, emu::Tick start, emu::Tick end);
+  Transfer* new_transfer();
+  Packet* new_packet();
+
+  emu::Scheduler& sched_;
+  Topology& topology_;
+  const AddressMap& map_;
+  std::vector<Link>& links_;
+  std::uint32_t packet_bytes_;
+  std::uint32_t window_;
+  std::unordered_map<std::uint64_t, Route> routes_;
+  std::deque<Transfer> transfer_store_;
+  std::deque<Packet> packet_store_;
+  Transfer* free_transfers_ = nullptr;
+  Packet* free_packets_ = nullptr;
+  emu::TraceWriter* trace_ = nullptr;
+  std::unordered_map<LinkId, emu::TraceWriter::Track> link_tracks_;
+  std::uint64_t packets_ = 0, packet_hops_ = 0, transfers_ = 0, live_transfers_ = 0;
+};
+
+}  // namespace cubesim::components

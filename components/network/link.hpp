@@ -1,0 +1,45 @@
+#pragma once
+// A directed, contended resource that packets cross one after another: a NOC link, a PE's
+// injection or ejection port, a UCIe or inter-SIP link, or an HBM channel. A link serialises a
+// packet in bytes / bandwidth and is busy until the packet's tail has left it.
+
+#include <cstdint>
+
+#include "emu/time.hpp"
+
+namespace cubesim::components {
+
+enum class LinkKind : std::uint8_t { noc, inject, eject, ucie, inter_sip, hbm_channel };
+
+inline constexpr const char* link_kind_name(LinkKind k) {
+  switch (k) {
+    case LinkKind::noc: return "noc";
+    case LinkKind::inject: return "inject";
+    case LinkKind::eject: return "eject";
+    case LinkKind::ucie: return "ucie";
+    case LinkKind::inter_sip: return "inter_sip";
+    case LinkKind::hbm_channel: return "hbm";
+  }
+  return "?";
+}
+
+struct Link {
+  emu::Bandwidth bandwidth = emu::Bandwidth::from_bytes_per_s(1);
+  emu::Tick full_packet_time = 0;  // serialisation of one full packet, computed once
+  emu::Tick latency = 0;           // head latency across the link (0 for ports and channels)
+  LinkKind kind = LinkKind::noc;
+  // Naming only: global cube (or SIP for inter_sip) and the two ends (nodes, cubes, SIPs or
+  // PE / channel index), see Topology::link_name.
+  std::uint32_t owner = 0;
+  std::uint32_t from = 0;
+  std::uint32_t to = 0;
+
+  // State and statistics.
+  emu::Tick free_at = 0;    // when the tail of the last packet has left
+  emu::Tick busy = 0;       // total time occupied
+  std::uint64_t bytes = 0;
+  std::uint64_t packets = 0;
+  emu::Tick trace_start = 0, trace_end = 0;  // the busy interval not yet written to a trace
+};
+
+}  // namespace cubesim::components

@@ -1,0 +1,322 @@
+#include "components/network/topology.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+#include <stdexcept>
+
+namespace cubesim::components {
+namespace {
+constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+enum Dir : std::uint32_t { kEast = 0, kWest = 1, kSouth = 2, kNorth = 3 };  // +x, -x, +y, -y
+const char* const kDirName[] = {"east", "west", "south", "north"};
+}  // namespace
+
+Topology::Topology(const SystemConfig& config)
+    : config_(config),
+      mesh_x_(config.cube.noc.mesh_x),
+      mesh_y_(config.cube.noc.mesh_y),
+      pes_(config.cube.pes),
+      cubes_(static_cast<std::uint32_t>(config.total_cubes())),
+      cubes_per_sip_(config.cubes_per_sip),
+      sips_(config.sips),
+      channels_(config.cube.hbm.channels) {
+  const auto& noc = config.cube.noc;
+  if (pes_ != mesh_x_ * mesh_y_)
+    throw std::invalid_argument("Topology: cube.pes must equal mesh_x * mesh_y");
+  // Mesh links: four slots per node, id kNone where the mesh ends.
+  const std::uint32_t nodes = mesh_x_ * mesh_y_;
+  mesh_base_ = 0;
+  std::vector<LinkId> mesh_ids(std::size_t{cubes_} * nodes * 4, kNone);
+  for (std::uint32_t c = 0; c < cubes_; ++c)
+    for (std::uint32_t n = 0; n < nodes; ++n) {
+      const MeshCoord p = coord(n);
+      const bool exists[4] = {p.x + 1 < mesh_x_, p.x > 0, p.y + 1 < mesh_y_, p.y > 0};
+      const std::uint32_t to[4] = {n + 1, n - 1, n + mesh_x_, n - mesh_x_};
+      for (std::uint32_t d = 0; d < 4; ++d)
+        if (exists[d])
+          mesh_ids[(std::size_t{c} * nodes + n) * 4 + d] =
+              add_link(LinkKind::noc, noc.link_bandwidth, noc.hop_latency, c, n, to[d]);
+    }
+  mesh_ids_ = std::move(mesh_ids);
+  inject_base_ = static_cast<LinkId>(links_.size());
+  for (std::uint32_t pe = 0; pe < total_pes(); ++pe)
+    add_link(LinkKind::inject, noc.link_bandwidth, 0, pe / pes_, pe % pes_, pe % pes_);
+  eject_base_ = static_cast<LinkId>(links_.size());
+  for (std::uint32_t pe = 0; pe < total_pes(); ++pe)
+    add_link(LinkKind::eject, noc.link_bandwidth, 0, pe / pes_, pe % pes_, pe % pes_);
+  channel_base_ = static_cast<LinkId>(links_.size());
+  const auto& hbm = config.cube.hbm;
+  const Bandwidth channel_bw = Bandwidth::from_bytes_per_s(hbm.bandwidth.bytes_per_s() / channels_);
+  for (std::uint32_t c = 0; c < cubes_; ++c)
+    for (std::uint32_t ch = 0; ch < channels_; ++ch)
+      add_link(LinkKind::hbm_channel, channel_bw, 0, c, ch, ch);
+
+  ucie_.resize(sips_);
+  const auto edges = cube_edges(config.ucie, cubes_per_sip_);
+  for (std::uint32_t s = 0; s < sips_; ++s)
+    build_graph(ucie_[s], cubes_per_sip_, edges, LinkKind::ucie, config.ucie.bandwidth,
+                config.ucie.latency, s);
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> sip_edges;
+  if (sips_ > 1) {
+    if (config.inter_sip.topology == SipTopology::ring) {
+      for (std::uint32_t s = 0; s + 1 < sips_; ++s) sip_edges.emplace_back(s, s + 1);
+      if (sips_ > 2) sip_edges.emplace_back(0, sips_ - 1);
+    } else {
+      for (std::uint32_t a = 0; a < sips_; ++a)
+        for (std::uint32_t b = a + 1; b < sips_; ++b) sip_edges.emplace_back(a, b);
+    }
+  }
+  // SIP counts can be large, so the SIP graph gets adjacency only; next hops are computed.
+  inter_sip_.n = sips_;
+  inter_sip_.adj.resize(sips_);
+  for (auto [a, b] : sip_edges) {
+    const auto& is = config.inter_sip;
+    inter_sip_.adj[a].emplace_back(b, add_link(LinkKind::inter_sip, is.bandwidth, is.latency, 0, a, b));
+    inter_sip_.adj[b].emplace_back(a, add_link(LinkKind::inter_sip, is.bandwidth, is.latency, 0, b, a));
+  }
+  for (auto& v : inter_sip_.adj) std::sort(v.begin(), v.end());
+
+  for (auto& l : links_) l.full_packet_time = l.bandwidth.transfer_time(noc.packet_bytes);
+}
+
+LinkId Topology::add_link(LinkKind kind, Bandwidth bw, Tick latency, std::uint32_t owner,
+                          std::uint32_t from, std::uint32_t to) {
+  Link l;
+  l.bandwidth = bw;
+  l.latency = latency;
+  l.kind = kind;
+  l.owner = owner;
+  l.from = from;
+  l.to = to;
+  links_.push_back(l);
+  return static_cast<LinkId>(links_.size() - 1);
+}
+
+std::vector<std::pair<std::uint32_t, std::uint32_t>> Topology::cube_edges(const UcieConfig& u,
+                                                                          std::uint32_t n) {
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> e;
+  switch (u.topology) {
+    case CubeTopology::ring:
+      for (std::uint32_t c = 0; c + 1 < n; ++c) e.emplace_back(c, c + 1);
+      if (n > 2) e.emplace_back(0, n - 1);
+      break;
+    case CubeTopology::mesh:
+      for (std::uint32_t c = 0; c < n; ++c) {
+        const std::uint32_t x = c % u.mesh_x, y = c / u.mesh_x;
+        if (x + 1 < u.mesh_x) e.emplace_back(c, c + 1);
+        if (y + 1 < u.mesh_y) e.emplace_back(c, c + u.mesh_x);
+      }
+      break;
+    case CubeTopology::all_to_all:
+      for (std::uint32_t a = 0; a < n; ++a)
+        for (std::uint32_t b = a + 1; b < n; ++b) e.emplace_back(a, b);
+      break;
+  }
+  return e;
+}
+
+void Topology::build_graph(Graph& g, std::uint32_t n,
+                           const std::vector<std::pair<std::uint32_t, std::uint32_t>>& edges,
+                           LinkKind kind, Bandwidth bw, Tick latency, std::uint32_t owner) {
+  g.n = n;
+  g.adj.assign(n, {});
+  for (auto [a, b] : edges) {
+    g.adj[a].emplace_back(b, add_link(kind, bw, latency, owner, a, b));
+    g.adj[b].emplace_back(a, add_link(kind, bw, latency, owner, b, a));
+  }
+  for (auto& v : g.adj) std::sort(v.begin(), v.end());
+  // Breadth-first search from every destination gives distances; the next hop from `s` is the
+  // lowest-numbered neighbour one step closer.
+  g.dist.assign(std::size_t{n} * n, kNone);
+  g.next.assign(std::size_t{n} * n, kNone);
+  for (std::uint32_t dst = 0; dst < n; ++dst) {
+    std::deque<std::uint32_t> q{dst};
+    g.dist[std::size_t{dst} * n + dst] = 0;
+    while (!q.empty()) {
+      const std::uint32_t v = q.front();
+      q.pop_front();
+      for (auto [w, id] : g.adj[v]) {
+        auto& d = g.dist[std::size_t{w} * n + dst];
+        if (d == kNone) {
+          d = g.dist[std::size_t{v} * n + dst] + 1;
+          q.push_back(w);
+        }
+      }
+    }
+    for (std::uint32_t s = 0; s < n; ++s) {
+      if (s == dst) continue;
+      for (auto [w, id] : g.adj[s])
+        if (g.dist[std::size_t{w} * n + dst] + 1 == g.dist[std::size_t{s} * n + dst]) {
+          g.next[std::size_t{s} * n + dst] = w;
+          break;
+        }
+    }
+  }
+}
+
+std::uint32_t Topology::neighbour_rank(const Graph& g, std::uint32_t from, std::uint32_t to) const {
+  const auto& v = g.adj[from];
+  for (std::uint32_t i = 0; i < v.size(); ++i)
+    if (v[i].first == to) return i;
+  throw std::logic_error("Topology: no link between neighbours");
+}
+
+LinkId Topology::graph_link(const Graph& g, std::uint32_t from, std::uint32_t to) const {
+  return g.adj[from][neighbour_rank(g, from, to)].second;
+}
+
+std::uint32_t Topology::ucie_node(std::uint32_t cube_in_sip, std::uint32_t neighbour) const {
+  const auto& nodes = config_.cube.noc.ucie_nodes;
+  const std::uint32_t rank = neighbour_rank(ucie_[0], cube_in_sip, neighbour);
+  return node(nodes[rank % nodes.size()]);
+}
+
+std::uint32_t Topology::hbm_node(std::uint32_t channel) const {
+  const auto& nodes = config_.cube.noc.hbm_nodes;
+  return node(nodes[channel % nodes.size()]);
+}
+
+void Topology::route_mesh(std::uint32_t cube, std::uint32_t from, std::uint32_t to,
+                          Route& r) const {
+  const std::uint32_t nodes = mesh_x_ * mesh_y_;
+  MeshCoord p = coord(from);
+  const MeshCoord q = coord(to);
+  auto hop = [&](Dir d) {
+    const LinkId id = mesh_ids_[(std::size_t{cube} * nodes + node(p)) * 4 + d];
+    r.links.push_back(id);
+    r.latency.push_back(links_[id].latency);
+  };
+  while (p.x < q.x) { hop(kEast); ++p.x; }
+  while (p.x > q.x) { hop(kWest); --p.x; }
+  while (p.y < q.y) { hop(kSouth); ++p.y; }
+  while (p.y > q.y) { hop(kNorth); --p.y; }
+}
+
+void Topology::route_in_sip(std::uint32_t sip, std::uint32_t src_cube, std::uint32_t src_node,
+                            std::uint32_t dst_cube, std::uint32_t dst_node, Route& r) const {
+  const Graph& g = ucie_[sip];
+  std::uint32_t cube = src_cube, at = src_node;
+  const std::uint32_t base = sip * cubes_per_sip_;
+  while (cube != dst_cube) {
+    const std::uint32_t next = g.next[std::size_t{cube} * g.n + dst_cube];
+    route_mesh(base + cube, at, ucie_node(cube, next), r);
+    const LinkId id = graph_link(g, cube, next);
+    r.links.push_back(id);
+    r.latency.push_back(links_[id].latency);
+    at = ucie_node(next, cube);
+    cube = next;
+  }
+  route_mesh(base + cube, at, dst_node, r);
+}
+
+void Topology::route_nodes(std::uint32_t src_cube, std::uint32_t src_node, std::uint32_t dst_cube,
+                           std::uint32_t dst_node, Route& r) const {
+  std::uint32_t sip = src_cube / cubes_per_sip_;
+  const std::uint32_t dst_sip = dst_cube / cubes_per_sip_;
+  if (sip == dst_sip) {
+    route_in_sip(sip, src_cube % cubes_per_sip_, src_node, dst_cube % cubes_per_sip_, dst_node, r);
+    return;
+  }
+  const std::uint32_t port_cube = config_.inter_sip.port_cube;
+  const std::uint32_t port_node = node(config_.cube.noc.inter_sip_node);
+  route_in_sip(sip, src_cube % cubes_per_sip_, src_node, port_cube, port_node, r);
+  while (sip != dst_sip) {
+    std::uint32_t next;
+    if (config_.inter_sip.topology == SipTopology::all_to_all) {
+      next = dst_sip;
+    } else {  // ring: the shorter way round; on a tie, the lower-numbered neighbour
+      const std::uint32_t fwd = (dst_sip + sips_ - sip) % sips_;
+      const std::uint32_t up = (sip + 1) % sips_, down = (sip + sips_ - 1) % sips_;
+      if (fwd * 2 < sips_) next = up;
+      else if (fwd * 2 > sips_) next = down;
+      else next = std::min(up, down);
+    }
+    const LinkId id = graph_link(inter_sip_, sip, next);
+    r.links.push_back(id);
+    r.latency.push_back(links_[id].latency);
+    sip = next;
+  }
+  route_in_sip(sip, port_cube, port_node, dst_cube % cubes_per_sip_, dst_node, r);
+}
+
+Route Topology::pe_to_pe(std::uint32_t src_pe, std::uint32_t dst_pe) const {
+  Route r;
+  r.links.push_back(inject_port(src_pe));
+  r.latency.push_back(0);
+  route_nodes(src_pe / pes_, node_of_pe(src_pe % pes_), dst_pe / pes_, node_of_pe(dst_pe % pes_), r);
+  r.links.push_back(eject_port(dst_pe));
+  r.latency.push_back(0);
+  return r;
+}
+
+Route Topology::pe_to_memory(std::uint32_t pe, std::uint32_t cube, std::uint32_t channel) const {
+  Route r;
+  r.links.push_back(inject_port(pe));
+  r.latency.push_back(0);
+  route_nodes(pe / pes_, node_of_pe(pe % pes_), cube, hbm_node(channel), r);
+  r.links.push_back(hbm_channel(cube, channel));
+  r.latency.push_back(config_.cube.hbm.latency);  // the write lands after the access latency
+  return r;
+}
+
+Route Topology::memory_to_pe(std::uint32_t cube, std::uint32_t channel, std::uint32_t pe) const {
+  // The request travels the reverse way first; it is small, so it costs latency only.
+  Route request;
+  route_nodes(pe / pes_, node_of_pe(pe % pes_), cube, hbm_node(channel), request);
+  Route r;
+  for (Tick t : request.latency) r.pre_delay += t;
+  r.pre_delay += config_.cube.hbm.latency;
+  r.links.push_back(hbm_channel(cube, channel));
+  r.latency.push_back(0);
+  route_nodes(cube, hbm_node(channel), pe / pes_, node_of_pe(pe % pes_), r);
+  r.links.push_back(eject_port(pe));
+  r.latency.push_back(0);
+  return r;
+}
+
+std::uint32_t Topology::mesh_hops(std::uint32_t a, std::uint32_t b) const {
+  const MeshCoord p = coord(a), q = coord(b);
+  return (p.x > q.x ? p.x - q.x : q.x - p.x) + (p.y > q.y ? p.y - q.y : q.y - p.y);
+}
+
+std::uint32_t Topology::cube_hops(std::uint32_t sip, std::uint32_t a, std::uint32_t b) const {
+  return ucie_[sip].dist[std::size_t{a} * ucie_[sip].n + b];
+}
+
+std::uint32_t Topology::sip_hops(std::uint32_t a, std::uint32_t b) const {
+  if (a == b) return 0;
+  if (config_.inter_sip.topology == SipTopology::all_to_all) return 1;
+  const std::uint32_t fwd = (b + sips_ - a) % sips_;
+  return std::min(fwd, sips_ - fwd);
+}
+
+std::string Topology::link_name(LinkId id) const {
+  const Link& l = links_[id];
+  auto cube_name = [&](std::uint32_t g) {
+    return "sip" + std::to_string(g / cubes_per_sip_) + ".cube" + std::to_string(g % cubes_per_sip_);
+  };
+  auto node_name = [&](std::uint32_t n) {
+    const MeshCoord c = coord(n);
+    return "(" + std::to_string(c.x) + "," + std::to_string(c.y) + ")";
+  };
+  switch (l.kind) {
+    case LinkKind::noc: {
+      const MeshCoord a = coord(l.from), b = coord(l.to);
+      const Dir d = b.x > a.x ? kEast : b.x < a.x ? kWest : b.y > a.y ? kSouth : kNorth;
+      return cube_name(l.owner) + ".noc." + node_name(l.from) + "->" + node_name(l.to) + "." +
+             kDirName[d];
+    }
+    case LinkKind::inject: return cube_name(l.owner) + ".pe" + std::to_string(l.from) + ".inject";
+    case LinkKind::eject: return cube_name(l.owner) + ".pe" + std::to_string(l.from) + ".eject";
+    case LinkKind::hbm_channel: return cube_name(l.owner) + ".hbm.ch" + std::to_string(l.from);
+    case LinkKind::ucie:
+      return "sip" + std::to_string(l.owner) + ".ucie.cube" + std::to_string(l.from) + "->cube" +
+             std::to_string(l.to);
+    case LinkKind::inter_sip:
+      return "inter_sip.sip" + std::to_string(l.from) + "->sip" + std::to_string(l.to);
+  }
+  return "?";
+}
+
+}  // namespace cubesim::components

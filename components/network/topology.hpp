@@ -1,0 +1,102 @@
+#pragma once
+// The links of a system and the routes over them.
+//
+//  - In a cube: a 2D mesh, one PE per node (PE i on node (i % mesh_x, i / mesh_x)), a pair of
+//    directed links between neighbouring nodes, and per PE an injection and an ejection port.
+//    HBM channel c is reached through the controller on hbm_nodes[c % hbm_nodes.size()].
+//    Routing is dimension-order: X first, then Y.
+//  - Between the cubes of a SIP: UCIe links (ring, 2D mesh or all-to-all). Cube c's link to
+//    its k-th neighbour (neighbours in increasing index) leaves from ucie_nodes[k % size].
+//    Routes are shortest paths; among equals the lowest-numbered next cube is taken.
+//  - Between SIPs: links (ring or all-to-all) from the inter-SIP port, which sits on cube
+//    inter_sip.port_cube at node inter_sip_node of every SIP; shortest paths, same tie-break.
+//
+// Every route is a list of link ids, plus the head latency of each hop.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "components/network/link.hpp"
+#include "components/system_config.hpp"
+
+namespace cubesim::components {
+
+using LinkId = std::uint32_t;
+
+struct Route {
+  std::vector<LinkId> links;
+  std::vector<Tick> latency;  // per hop: when the head reaches the next link's input
+  Tick pre_delay = 0;         // before the first hop (a read's request and the HBM access)
+};
+
+class Topology {
+ public:
+  explicit Topology(const SystemConfig& config);
+
+  const SystemConfig& config() const { return config_; }
+  std::uint32_t cubes() const { return cubes_; }
+  std::uint32_t pes_per_cube() const { return pes_; }
+  std::uint32_t total_pes() const { return cubes_ * pes_; }
+  std::uint32_t node_of_pe(std::uint32_t local_pe) const { return local_pe; }
+  MeshCoord coord(std::uint32_t node) const { return {node % mesh_x_, node / mesh_x_}; }
+  std::uint32_t node(MeshCoord c) const { return c.y * mesh_x_ + c.x; }
+  std::uint32_t hbm_node(std::uint32_t channel) const;
+
+  std::vector<Link>& links() { return links_; }
+  const std::vector<Link>& links() const { return links_; }
+  Link& link(LinkId id) { return links_[id]; }
+  const Link& link(LinkId id) const { return links_[id]; }
+  std::string link_name(LinkId id) const;
+
+  LinkId inject_port(std::uint32_t global_pe) const { return inject_base_ + global_pe; }
+  LinkId eject_port(std::uint32_t global_pe) const { return eject_base_ + global_pe; }
+  LinkId hbm_channel(std::uint32_t global_cube, std::uint32_t channel) const {
+    return channel_base_ + global_cube * channels_ + channel;
+  }
+
+  // Appends to `r` the hops from a node of one cube to a node of another (or the same) cube.
+  void route_nodes(std::uint32_t src_cube, std::uint32_t src_node, std::uint32_t dst_cube,
+                   std::uint32_t dst_node, Route& r) const;
+  // Data paths of the three kinds of transfer.
+  Route pe_to_pe(std::uint32_t src_pe, std::uint32_t dst_pe) const;
+  Route pe_to_memory(std::uint32_t pe, std::uint32_t cube, std::uint32_t channel) const;
+  // Data from memory to the PE; pre_delay holds the request's way there and the HBM access.
+  Route memory_to_pe(std::uint32_t cube, std::uint32_t channel, std::uint32_t pe) const;
+
+  // Hop counts, for tests and reports.
+  std::uint32_t mesh_hops(std::uint32_t a, std::uint32_t b) const;
+  std::uint32_t cube_hops(std::uint32_t sip, std::uint32_t a, std::uint32_t b) const;
+  std::uint32_t sip_hops(std::uint32_t a, std::uint32_t b) const;
+
+ private:
+  struct Graph {  // an undirected graph of cubes or SIPs with its directed link ids
+    std::vector<std::vector<std::pair<std::uint32_t, LinkId>>> adj;  // sorted by neighbour
+    std::vector<std::uint32_t> next;  // next[src * n + dst], shortest path, lowest index first
+    std::vector<std::uint32_t> dist;
+    std::uint32_t n = 0;
+  };
+  static std::vector<std::pair<std::uint32_t, std::uint32_t>> cube_edges(const UcieConfig& u,
+                                                                         std::uint32_t n);
+  LinkId add_link(LinkKind kind, Bandwidth bw, Tick latency, std::uint32_t owner,
+                  std::uint32_t from, std::uint32_t to);
+  void build_graph(Graph& g, std::uint32_t n,
+                   const std::vector<std::pair<std::uint32_t, std::uint32_t>>& edges,
+                   LinkKind kind, Bandwidth bw, Tick latency, std::uint32_t owner);
+  std::uint32_t neighbour_rank(const Graph& g, std::uint32_t from, std::uint32_t to) const;
+  LinkId graph_link(const Graph& g, std::uint32_t from, std::uint32_t to) const;
+  void route_mesh(std::uint32_t cube, std::uint32_t from, std::uint32_t to, Route& r) const;
+  void route_in_sip(std::uint32_t sip, std::uint32_t src_cube, std::uint32_t src_node,
+                    std::uint32_t dst_cube, std::uint32_t dst_node, Route& r) const;
+  std::uint32_t ucie_node(std::uint32_t cube_in_sip, std::uint32_t neighbour) const;
+
+  SystemConfig config_;
+  std::uint32_t mesh_x_, mesh_y_, pes_, cubes_, cubes_per_sip_, sips_, channels_;
+  std::vector<Link> links_;
+  std::vector<LinkId> mesh_ids_;  // [(cube * nodes + node) * 4 + direction]
+  LinkId mesh_base_ = 0, inject_base_ = 0, eject_base_ = 0, channel_base_ = 0;
+  std::vector<Graph> ucie_;  // per SIP
+  Graph inter_sip_;
+};
+
+}  // namespace cubesim::components

@@ -1,0 +1,82 @@
+#include "components/system/system.hpp"
+
+namespace cubesim::components {
+
+std::string to_string(CubeTopology t) {
+  switch (t) {
+    case CubeTopology::ring: return "ring";
+    case CubeTopology::mesh: return "mesh";
+    case CubeTopology::all_to_all: return "all_to_all";
+  }
+  return "?";
+}
+
+std::string to_string(SipTopology t) {
+  return t == SipTopology::ring ? "ring" : "all_to_all";
+}
+
+System::System(const SystemConfig& config, emu::Scheduler& scheduler, SystemOptions options)
+    : config_(config),
+      scheduler_(scheduler),
+      options_(options),
+      map_(config_),
+      topology_(config_),
+      fabric_(scheduler, topology_, map_),
+      gemm_(config_.pe.gemm) {
+  if (!options_.timing_only)
+    memory_ = std::make_unique<SparseMemory>(map_, config_.memory.page_bytes);
+}
+
+PeCoord System::pe_coord(std::uint32_t global_pe) const {
+  const std::uint32_t pes = config_.cube.pes;
+  const std::uint32_t cube = global_pe / pes;
+  return {cube / config_.cubes_per_sip, cube % config_.cubes_per_sip, global_pe % pes};
+}
+
+std::uint32_t System::global_pe(PeCoord c) const {
+  return (c.sip * config_.cubes_per_sip + c.cube) * config_.cube.pes + c.pe;
+}
+
+std::string System::pe_name(std::uint32_t global_pe) const {
+  const PeCoord c = pe_coord(global_pe);
+  return "sip" + std::to_string(c.sip) + ".cube" + std::to_string(c.cube) + ".pe" +
+         std::to_string(c.pe);
+}
+
+nlohmann::json System::describe() const {
+  const auto& c = config_;
+  nlohmann::json peak = nlohmann::json::object();
+  for (DType t : kAllDTypes) {
+    const double per_pe = static_cast<double>(gemm_.peak_flops_per_s(t));
+    peak[std::string(dtype_name(t))] = {{"per_pe", per_pe},
+                                        {"system", per_pe * static_cast<double>(c.total_pes())}};
+  }
+  const auto bw = [](Bandwidth b) { return static_cast<double>(b.bytes_per_s()) / 1e9; };
+  return {
+      {"name", c.name},
+      {"description", c.description},
+      {"sips", c.sips},
+      {"cubes_per_sip", c.cubes_per_sip},
+      {"pes_per_cube", c.cube.pes},
+      {"total_cubes", c.total_cubes()},
+      {"total_pes", c.total_pes()},
+      {"mesh", {c.cube.noc.mesh_x, c.cube.noc.mesh_y}},
+      {"ucie_topology", to_string(c.ucie.topology)},
+      {"inter_sip_topology", to_string(c.inter_sip.topology)},
+      {"links", topology_.links().size()},
+      {"peak_flops_per_s", peak},
+      {"bandwidth_GBps",
+       {{"noc_link", bw(c.cube.noc.link_bandwidth)},
+        {"hbm_per_cube", bw(c.cube.hbm.bandwidth)},
+        {"hbm_system", bw(c.cube.hbm.bandwidth) * static_cast<double>(c.total_cubes())},
+        {"ucie_link", bw(c.ucie.bandwidth)},
+        {"inter_sip_link", bw(c.inter_sip.bandwidth)}}},
+      {"hbm_capacity_bytes",
+       {{"per_cube", c.cube.hbm.capacity_bytes},
+        {"system", c.cube.hbm.capacity_bytes * c.total_cubes()}}},
+      {"sram_bytes_per_pe", c.pe.sram_bytes},
+      {"clock_hz", c.pe.clock.hz()},
+  };
+}
+
+}  // namespace cubesim::components

@@ -1,0 +1,74 @@
+#pragma once
+// A whole modelled system built from a SystemConfig: the topology and its links, the address
+// map, the packet fabric, functional memory (unless timing-only) and the GEMM timing model.
+// Components know nothing of kernels; triton_emu drives them.
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "components/gemm/gemm_timing.hpp"
+#include "components/memory/address_map.hpp"
+#include "components/memory/sparse_memory.hpp"
+#include "components/network/fabric.hpp"
+#include "components/network/topology.hpp"
+#include "components/system_config.hpp"
+#include "emu/scheduler.hpp"
+
+namespace cubesim::components {
+
+struct SystemOptions {
+  bool timing_only = false;  // no functional bytes stored or moved; timing is identical
+};
+
+// Where a PE sits: SIP, cube within the SIP, PE within the cube (ADR-0022's axes 2, 1, 0).
+struct PeCoord {
+  std::uint32_t sip = 0;
+  std::uint32_t cube = 0;
+  std::uint32_t pe = 0;
+  friend constexpr bool operator==(PeCoord, PeCoord) = default;
+};
+
+class System {
+ public:
+  System(const SystemConfig& config, emu::Scheduler& scheduler, SystemOptions options = {});
+  System(const System&) = delete;
+  System& operator=(const System&) = delete;
+
+  const SystemConfig& config() const { return config_; }
+  emu::Scheduler& scheduler() { return scheduler_; }
+  bool timing_only() const { return options_.timing_only; }
+
+  const AddressMap& address_map() const { return map_; }
+  Topology& topology() { return topology_; }
+  const Topology& topology() const { return topology_; }
+  Fabric& fabric() { return fabric_; }
+  const Fabric& fabric() const { return fabric_; }
+  SparseMemory* memory() { return memory_.get(); }  // nullptr when timing-only
+  const SparseMemory* memory() const { return memory_.get(); }
+  const GemmTimingModel& gemm_timing() const { return gemm_; }
+
+  std::uint32_t total_pes() const { return topology_.total_pes(); }
+  PeCoord pe_coord(std::uint32_t global_pe) const;
+  std::uint32_t global_pe(PeCoord c) const;
+  std::string pe_name(std::uint32_t global_pe) const;  // "sip0.cube1.pe5"
+
+  // Topology, peak rates and bandwidths, for `cubesim info` and reports.
+  nlohmann::json describe() const;
+
+ private:
+  SystemConfig config_;
+  emu::Scheduler& scheduler_;
+  SystemOptions options_;
+  AddressMap map_;
+  Topology topology_;
+  Fabric fabric_;
+  std::unique_ptr<SparseMemory> memory_;
+  GemmTimingModel gemm_;
+};
+
+std::string to_string(CubeTopology t);
+std::string to_string(SipTopology t);
+
+}  // namespace cubesim::components

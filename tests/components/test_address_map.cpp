@@ -1,0 +1,96 @@
+#include "components/memory/address_map.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "system_config_for_tests.hpp"
+
+namespace cubesim::components {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(AddressMap, DirectAddressesRoundTripThroughSipCubeAndOffset) {
+  const SystemConfig c = testing::small_config(/*sips=*/3, /*cubes_per_sip=*/4);
+  const AddressMap map(c);
+  for (std::uint32_t g = 0; g < map.cubes(); ++g)
+    for (std::uint64_t off : {std::uint64_t{0}, std::uint64_t{4095}, std::uint64_t{12345678},
+                              c.cube.hbm.capacity_bytes - 1}) {
+      const std::uint64_t a = map.direct_address({g, off});
+      const Location loc = map.decode(a);
+      EXPECT_EQ(loc.global_cube, g);
+      EXPECT_EQ(loc.offset, off);
+      EXPECT_EQ(map.cube_id(g).sip, g / 4);
+      EXPECT_EQ(map.cube_id(g).cube, g % 4);
+      EXPECT_EQ(map.global_cube(map.cube_id(g)), g);
+    }
+}
+
+TEST(AddressMap, InterleavedAddressesRoundTrip) {
+  const SystemConfig c = testing::small_config(2, 4);
+  const AddressMap map(c);
+  for (std::uint64_t w : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{4096 * 7 + 5},
+                          map.interleaved_size() - 1}) {
+    const std::uint64_t a = AddressMap::kInterleavedBase + w;
+    const Location loc = map.decode(a);
+    EXPECT_EQ(map.interleaved_address(loc), a);
+    EXPECT_EQ(loc.global_cube, (w / 4096) % 8);
+  }
+}
+
+TEST(AddressMap, InterleavingSpreadsGranulesEvenlyOverCubesAndChannels) {
+  const SystemConfig c = testing::small_config(2, 4);  // 8 cubes, 8 channels, 4 KiB granules
+  const AddressMap map(c);
+  std::map<std::uint32_t, int> per_cube;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, int> per_channel;
+  const int granules = 8 * 8 * 16;
+  for (int i = 0; i < granules; ++i) {
+    const Location loc = map.decode(AddressMap::kInterleavedBase + std::uint64_t(i) * 4096);
+    ++per_cube[loc.global_cube];
+    ++per_channel[{loc.global_cube, map.channel(loc)}];
+  }
+  ASSERT_EQ(per_cube.size(), 8u);
+  for (auto [cube, n] : per_cube) EXPECT_EQ(n, granules / 8) << "cube " << cube;
+  ASSERT_EQ(per_channel.size(), 64u);
+  for (auto [k, n] : per_channel) EXPECT_EQ(n, granules / 64);
+}
+
+TEST(AddressMap, UnmappedAddressErrorNamesTheAddressAndTheRanges) {
+  const SystemConfig c = testing::small_config();
+  const AddressMap map(c);
+  try {
+    map.decode(0x1000);
+    FAIL() << "no error";
+  } catch (const AddressError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("0x1000"));
+    EXPECT_THAT(e.what(), HasSubstr("outside every HBM range"));
+    EXPECT_THAT(e.what(), HasSubstr("[0x100000000, 0x180000000)"));  // 2 cubes of 1 GiB
+    EXPECT_THAT(e.what(), HasSubstr("interleaved window"));
+  }
+  const std::uint64_t end = map.direct_address({1, c.cube.hbm.capacity_bytes - 8});
+  EXPECT_NO_THROW(map.check_range(end, 8, "load"));
+  EXPECT_THAT([&] { map.check_range(end, 9, "load"); },
+              ::testing::ThrowsMessage<AddressError>(HasSubstr("load of 9 bytes")));
+}
+
+TEST(AddressMap, PiecesStopAtPacketChannelAndInterleaveBoundaries) {
+  SystemConfig c = testing::small_config();
+  c.cube.hbm.channel_interleave_bytes = 8192;
+  const AddressMap map(c);
+  std::vector<std::uint64_t> lens;
+  map.for_each_piece(map.direct_address({0, 1000}), 20000, 4096,
+                     [&](std::uint64_t, Location, std::uint64_t len) { lens.push_back(len); });
+  EXPECT_EQ(lens, (std::vector<std::uint64_t>{3096, 4096, 4096, 4096, 4096, 520}));
+  lens.clear();
+  map.for_each_piece(AddressMap::kInterleavedBase + 100, 9000, 65536,
+                     [&](std::uint64_t, Location loc, std::uint64_t len) {
+                       lens.push_back(len);
+                       EXPECT_LT(loc.global_cube, 2u);
+                     });
+  EXPECT_EQ(lens, (std::vector<std::uint64_t>{3996, 4096, 908}));
+}
+
+}  // namespace
+}  // namespace cubesim::components

@@ -1,0 +1,166 @@
+// Transfer timing on the fabric. Every expectation is computed from the configuration (hop
+// counts x latencies + the serialisation of the narrowest link), never copied from a run.
+#include "components/network/fabric.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "components/system/system.hpp"
+#include "emu/scheduler.hpp"
+#include "system_config_for_tests.hpp"
+
+namespace cubesim::components {
+namespace {
+
+using emu::Tick;
+
+struct Bench {
+  explicit Bench(const SystemConfig& c) : sys(c, sched) {}
+  emu::Scheduler sched;
+  System sys;
+  Fabric& fabric() { return sys.fabric(); }
+  const SystemConfig& cfg() const { return sys.config(); }
+  std::uint64_t addr(std::uint32_t cube, std::uint64_t off) const {
+    return sys.address_map().direct_address({cube, off});
+  }
+  Tick ser(Bandwidth b, std::uint64_t bytes) const { return b.transfer_time(bytes); }
+};
+
+Tick run_one(Bench& b, const std::function<void(Fabric::Done)>& issue) {
+  Tick done_at = 0;
+  issue([&] { done_at = b.sched.now(); });
+  b.sched.run();
+  return done_at;
+}
+
+constexpr std::uint64_t kSmall = 256;
+
+TEST(Fabric, ReadFromHbmOnTheSameNodeCostsAccessLatencyPlusSerialisation) {
+  Bench b(testing::small_config());
+  // PE 0 sits on node (0,0), where the HBM controller is; channel 0 holds offset 0.
+  const Tick t = run_one(b, [&](auto done) { b.fabric().read(0, b.addr(0, 0), kSmall, done); });
+  const auto& c = b.cfg();
+  const Tick channel_ser = b.ser(Bandwidth::from_bytes_per_s(c.cube.hbm.bandwidth.bytes_per_s() /
+                                                            c.cube.hbm.channels), kSmall);
+  const Tick link_ser = b.ser(c.cube.noc.link_bandwidth, kSmall);
+  EXPECT_EQ(t, c.cube.hbm.latency + std::max(channel_ser, link_ser));
+}
+
+TEST(Fabric, ReadAndWriteOverKMeshHopsAddHopLatencyEachWay) {
+  Bench b(testing::small_config());
+  const auto& c = b.cfg();
+  const std::uint32_t pe = 15;  // node (3,3): six hops from the controller at (0,0)
+  const std::uint32_t hops = b.sys.topology().mesh_hops(pe, 0);
+  ASSERT_EQ(hops, 6u);
+  const Tick ser = b.ser(c.cube.noc.link_bandwidth, kSmall);  // channel and link: same rate here
+  const Tick read = run_one(b, [&](auto done) { b.fabric().read(pe, b.addr(0, 0), kSmall, done); });
+  EXPECT_EQ(read, 2 * hops * c.cube.noc.hop_latency + c.cube.hbm.latency + ser);
+  Bench w(testing::small_config());
+  const Tick write =
+      run_one(w, [&](auto done) { w.fabric().write(pe, w.addr(0, 0), kSmall, done); });
+  EXPECT_EQ(write, hops * c.cube.noc.hop_latency + c.cube.hbm.latency + ser);
+}
+
+TEST(Fabric, PeToPeOverKMeshHops) {
+  Bench b(testing::small_config());
+  const auto& c = b.cfg();
+  const Tick t = run_one(b, [&](auto done) { b.fabric().send(0, 15, kSmall, done); });
+  EXPECT_EQ(t, 6 * c.cube.noc.hop_latency + b.ser(c.cube.noc.link_bandwidth, kSmall));
+}
+
+TEST(Fabric, ReadFromAnotherCubeCrossesUcieBothWays) {
+  Bench b(testing::small_config(1, 2));
+  const auto& c = b.cfg();
+  // Cube 0's UCIe port to cube 1 is ucie_nodes[0] = (3,0); so is cube 1's port to cube 0.
+  // Request: (0,0)->(3,0) in cube 0, UCIe, (3,0)->(0,0) in cube 1; the data comes back the same way.
+  const Tick one_way = 6 * c.cube.noc.hop_latency + c.ucie.latency;
+  const Tick t = run_one(b, [&](auto done) { b.fabric().read(0, b.addr(1, 0), kSmall, done); });
+  EXPECT_EQ(t, 2 * one_way + c.cube.hbm.latency + b.ser(c.ucie.bandwidth, kSmall));
+}
+
+TEST(Fabric, ReadFromAnotherSipCrossesTheInterSipLink) {
+  Bench b(testing::small_config(2, 2));
+  const auto& c = b.cfg();
+  // PE 0 of SIP 0 is on the inter-SIP port node of the port cube; in SIP 1 the data lives on
+  // cube 1, one UCIe hop from the port cube: 3 mesh hops to the UCIe port, 3 back to (0,0).
+  const std::uint32_t sip1_cube1 = b.sys.address_map().global_cube({1, 1});
+  const Tick one_way = c.inter_sip.latency + 6 * c.cube.noc.hop_latency + c.ucie.latency;
+  const Tick t =
+      run_one(b, [&](auto done) { b.fabric().read(0, b.addr(sip1_cube1, 0), kSmall, done); });
+  EXPECT_EQ(t, 2 * one_way + c.cube.hbm.latency + b.ser(c.inter_sip.bandwidth, kSmall));
+}
+
+TEST(Fabric, LargeTransferOnAnIdlePathTakesLatencyPlusBytesOverBottleneck) {
+  Bench b(testing::small_config());
+  const auto& c = b.cfg();
+  const std::uint64_t bytes = 64ull << 20;
+  const Tick t = run_one(b, [&](auto done) { b.fabric().read(15, b.addr(0, 0), bytes, done); });
+  // Eight channels of 64 GB/s feed one 64 GB/s mesh path: the mesh link is the bottleneck.
+  const Tick latency = 2 * 6 * c.cube.noc.hop_latency + c.cube.hbm.latency;
+  const double expected = static_cast<double>(latency + b.ser(c.cube.noc.link_bandwidth, bytes));
+  EXPECT_NEAR(static_cast<double>(t), expected, expected * 1e-3);
+}
+
+TEST(Fabric, TwoFlowsSharingALinkTakeTwiceAsLongAsOne) {
+  const std::uint64_t bytes = 16ull << 20;
+  Bench alone(testing::small_config());
+  const Tick one = run_one(alone, [&](auto done) { alone.fabric().send(0, 3, bytes, done); });
+  Bench shared(testing::small_config());
+  Tick a = 0, c = 0;
+  shared.fabric().send(0, 3, bytes, [&] { a = shared.sched.now(); });  // (0,0) -> (3,0)
+  shared.fabric().send(1, 3, bytes, [&] { c = shared.sched.now(); });  // (1,0) -> (3,0)
+  shared.sched.run();
+  const double both = static_cast<double>(std::max(a, c));
+  EXPECT_NEAR(both, 2.0 * static_cast<double>(one), 0.01 * 2.0 * static_cast<double>(one));
+}
+
+TEST(Fabric, FlowsOnDisjointLinksDoNotSlowEachOther) {
+  const std::uint64_t bytes = 16ull << 20;
+  Bench alone(testing::small_config());
+  const Tick one = run_one(alone, [&](auto done) { alone.fabric().send(0, 1, bytes, done); });
+  Bench two(testing::small_config());
+  Tick a = 0, c = 0;
+  two.fabric().send(0, 1, bytes, [&] { a = two.sched.now(); });
+  two.fabric().send(2, 3, bytes, [&] { c = two.sched.now(); });
+  two.sched.run();
+  EXPECT_EQ(a, one);
+  EXPECT_EQ(c, one);
+}
+
+TEST(Fabric, LinkStatisticsCountBytesAndBusyTime) {
+  Bench b(testing::small_config());
+  const auto& c = b.cfg();
+  const std::uint64_t bytes = 1 << 20;
+  const Tick t = run_one(b, [&](auto done) { b.fabric().send(0, 1, bytes, done); });
+  const auto stats = b.fabric().stats_json(t);
+  EXPECT_EQ(stats["bytes"]["noc"].get<std::uint64_t>(), bytes);  // one mesh hop
+  EXPECT_EQ(stats["bytes"]["inject"].get<std::uint64_t>(), bytes);
+  EXPECT_EQ(stats["packets"].get<std::uint64_t>(), bytes / c.cube.noc.packet_bytes);
+  const auto& link = stats["links"]["sip0.cube0.noc.(0,0)->(1,0).east"];
+  EXPECT_EQ(link["busy_ps"].get<Tick>(), b.ser(c.cube.noc.link_bandwidth, bytes));
+  EXPECT_TRUE(stats.contains("busiest_link"));
+}
+
+TEST(Fabric, OutOfRangeTransferNamesTheAddress) {
+  Bench b(testing::small_config());
+  EXPECT_THAT([&] { b.fabric().read(0, 0x42, 16, [] {}); },
+              ::testing::ThrowsMessage<AddressError>(::testing::HasSubstr("0x42")));
+}
+
+TEST(Fabric, IdenticalRunsGiveIdenticalTimes) {
+  auto run = [] {
+    Bench b(testing::small_config(1, 2));
+    std::vector<Tick> done;
+    for (std::uint32_t pe = 0; pe < 32; ++pe)
+      b.fabric().read(pe, b.addr((pe + 1) % 2, pe * 8192), 300000,
+                      [&] { done.push_back(b.sched.now()); });
+    b.sched.run();
+    return done;
+  };
+  EXPECT_EQ(run(), run());
+}
+
+}  // namespace
+}  // namespace cubesim::components

@@ -1,0 +1,61 @@
+#include "components/network/topology.hpp"
+
+#include <gtest/gtest.h>
+
+#include "system_config_for_tests.hpp"
+
+namespace cubesim::components {
+namespace {
+
+TEST(Topology, XyRouteOnFourByFourMeshCostsSixHopsAndGoesXFirst) {
+  const Topology t(testing::small_config(1, 1, 4));
+  const Route r = t.pe_to_pe(0, 15);
+  ASSERT_EQ(r.links.size(), 8u);  // inject + 6 mesh hops + eject
+  EXPECT_EQ(t.link_name(r.links[1]), "sip0.cube0.noc.(0,0)->(1,0).east");
+  EXPECT_EQ(t.link_name(r.links[3]), "sip0.cube0.noc.(2,0)->(3,0).east");
+  EXPECT_EQ(t.link_name(r.links[4]), "sip0.cube0.noc.(3,0)->(3,1).south");
+  EXPECT_EQ(t.link_name(r.links[7]), "sip0.cube0.pe15.eject");
+}
+
+TEST(Topology, RingOfCubesTakesTheShorterWayAndBreaksTiesTowardsTheLowerCube) {
+  const Topology t(testing::small_config(1, 6));
+  EXPECT_EQ(t.cube_hops(0, 0, 1), 1u);
+  EXPECT_EQ(t.cube_hops(0, 0, 5), 1u);
+  EXPECT_EQ(t.cube_hops(0, 1, 4), 3u);
+  // 0 -> 3 is three hops either way: the tie goes through cube 1 (lower than 5).
+  Route r;
+  t.route_nodes(0, 0, 3, 0, r);
+  std::vector<std::string> ucie;
+  for (LinkId id : r.links)
+    if (t.link(id).kind == LinkKind::ucie) ucie.push_back(t.link_name(id));
+  EXPECT_EQ(ucie, (std::vector<std::string>{"sip0.ucie.cube0->cube1", "sip0.ucie.cube1->cube2",
+                                             "sip0.ucie.cube2->cube3"}));
+}
+
+TEST(Topology, MeshAndAllToAllCubeTopologies) {
+  SystemConfig c = testing::small_config(1, 6);
+  c.ucie.topology = CubeTopology::mesh;
+  c.ucie.mesh_x = 3;
+  c.ucie.mesh_y = 2;
+  const Topology mesh(c);
+  EXPECT_EQ(mesh.cube_hops(0, 0, 5), 3u);
+  EXPECT_EQ(mesh.cube_hops(0, 1, 4), 1u);
+  c.ucie.topology = CubeTopology::all_to_all;
+  const Topology full(c);
+  for (std::uint32_t a = 0; a < 6; ++a)
+    for (std::uint32_t b = 0; b < 6; ++b) EXPECT_EQ(full.cube_hops(0, a, b), a == b ? 0u : 1u);
+}
+
+TEST(Topology, InterSipRingAndAllToAll) {
+  SystemConfig c = testing::small_config(5, 1);
+  const Topology ring(c);
+  EXPECT_EQ(ring.sip_hops(0, 2), 2u);
+  EXPECT_EQ(ring.sip_hops(0, 3), 2u);
+  EXPECT_EQ(ring.sip_hops(1, 4), 2u);
+  c.inter_sip.topology = SipTopology::all_to_all;
+  const Topology full(c);
+  EXPECT_EQ(full.sip_hops(0, 3), 1u);
+}
+
+}  // namespace
+}  // namespace cubesim::components
