@@ -209,6 +209,15 @@ void Fabric::flush_trace() {
   }
 }
 
+void Fabric::reset_stats() {
+  for (Link& l : links_) {
+    l.busy = 0;
+    l.bytes = 0;
+    l.packets = 0;
+  }
+  packets_ = packet_hops_ = transfers_ = 0;
+}
+
 std::uint64_t Fabric::link_bytes(LinkKind kind) const {
   std::uint64_t sum = 0;
   for (const Link& l : links_)

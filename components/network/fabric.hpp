@@ -50,6 +50,9 @@ class Fabric {
   void set_trace(emu::TraceWriter* trace) { trace_ = trace; }
   void flush_trace();
 
+  // Zeroes the link and packet statistics (a new launch measures from here).
+  void reset_stats();
+
   Topology& topology() { return topology_; }
   const Topology& topology() const { return topology_; }
   std::uint64_t packets() const { return packets_; }

@@ -1,0 +1,6 @@
+#pragma once
+#include <string>
+
+inline std::string spec_path(const std::string& name) {
+  return std::string(CUBESIM_SOURCE_DIR) + "/specs/" + name;
+}

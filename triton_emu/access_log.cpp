@@ -1,0 +1,161 @@
+#include "triton_emu/access_log.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "components/memory/address_map.hpp"
+
+namespace cubesim {
+
+using components::hex_address;
+
+std::string ProgramCoord::str() const {
+  return "program (" + std::to_string(id[0]) + ", " + std::to_string(id[1]) + ", " +
+         std::to_string(id[2]) + ")";
+}
+
+void AccessLog::record(std::uint32_t program, std::uint32_t epoch, std::uint64_t begin,
+                       std::uint64_t end, bool write) {
+  if (begin >= end) return;
+  if (!accesses_.empty()) {  // extend the previous record when this one continues it
+    Access& last = accesses_.back();
+    if (last.program == program && last.epoch == epoch && last.write == write &&
+        last.end == begin) {
+      last.end = end;
+      return;
+    }
+  }
+  accesses_.push_back({program, epoch, begin, end, write});
+}
+
+Coverage coverage(const AccessLog& log, Ptr region, std::uint64_t bytes) {
+  const std::uint64_t lo = region.addr, hi = region.addr + bytes;
+  // Sweep over the boundaries of every write that touches the region.
+  struct Edge {
+    std::uint64_t at;
+    int delta;
+    std::uint32_t program;
+  };
+  std::vector<Edge> edges;
+  for (const auto& a : log.accesses()) {
+    if (!a.write || a.end <= lo || a.begin >= hi) continue;
+    edges.push_back({std::max(a.begin, lo), +1, a.program});
+    edges.push_back({std::min(a.end, hi), -1, a.program});
+  }
+  std::sort(edges.begin(), edges.end(), [](const Edge& x, const Edge& y) {
+    return x.at != y.at ? x.at < y.at : x.delta < y.delta;
+  });
+  Coverage c;
+  std::multiset<std::uint32_t> active;
+  std::uint64_t pos = lo;
+  std::size_t i = 0;
+  auto emit = [&](std::uint64_t from, std::uint64_t to) {
+    if (from >= to) return;
+    if (active.empty()) {
+      if (!c.gaps.empty() && c.gaps.back().end == from) c.gaps.back().end = to;
+      else c.gaps.push_back({from, to});
+    } else if (active.size() > 1) {
+      std::vector<std::uint32_t> progs(active.begin(), active.end());
+      if (!c.overlaps.empty() && c.overlaps.back().range.end == from &&
+          c.overlaps.back().programs == progs)
+        c.overlaps.back().range.end = to;
+      else
+        c.overlaps.push_back({{from, to}, std::move(progs)});
+    }
+  };
+  while (i < edges.size()) {
+    const std::uint64_t at = edges[i].at;
+    emit(pos, at);
+    pos = at;
+    for (; i < edges.size() && edges[i].at == at; ++i) {
+      if (edges[i].delta > 0) active.insert(edges[i].program);
+      else active.erase(active.find(edges[i].program));
+    }
+  }
+  emit(pos, hi);
+  return c;
+}
+
+std::vector<Race> races(const AccessLog& log, std::size_t max_reported) {
+  std::vector<const AccessLog::Access*> order;
+  order.reserve(log.accesses().size());
+  for (const auto& a : log.accesses()) order.push_back(&a);
+  std::sort(order.begin(), order.end(),
+            [](const auto* x, const auto* y) { return x->begin < y->begin; });
+  std::vector<const AccessLog::Access*> reads, writes;  // still overlapping the sweep position
+  std::set<std::tuple<std::uint32_t, std::uint32_t, bool>> seen;
+  std::vector<Race> out;
+  auto prune = [](std::vector<const AccessLog::Access*>& v, std::uint64_t at) {
+    v.erase(std::remove_if(v.begin(), v.end(), [at](const auto* a) { return a->end <= at; }),
+            v.end());
+  };
+  auto check = [&](const AccessLog::Access& x, const std::vector<const AccessLog::Access*>& v) {
+    for (const auto* y : v) {
+      if (y->program == x.program || y->epoch != x.epoch) continue;
+      const bool ww = x.write && y->write;
+      const auto key = std::make_tuple(std::min(x.program, y->program),
+                                       std::max(x.program, y->program), ww);
+      if (!seen.insert(key).second) continue;
+      out.push_back({{std::max(x.begin, y->begin), std::min(x.end, y->end)},
+                     std::min(x.program, y->program), std::max(x.program, y->program), ww});
+      if (out.size() >= max_reported) return true;
+    }
+    return false;
+  };
+  for (const auto* a : order) {
+    prune(reads, a->begin);
+    prune(writes, a->begin);
+    if (check(*a, writes)) break;
+    if (a->write && check(*a, reads)) break;
+    (a->write ? writes : reads).push_back(a);
+  }
+  return out;
+}
+
+namespace {
+std::string range_str(ByteRange r, Ptr region) {
+  return "[" + hex_address(r.begin) + ", " + hex_address(r.end) + ") (bytes " +
+         std::to_string(r.begin - region.addr) + ".." + std::to_string(r.end - region.addr) +
+         " of the region)";
+}
+std::string program_str(std::uint32_t p, const std::vector<ProgramCoord>& coords) {
+  return p < coords.size() ? coords[p].str() : "program #" + std::to_string(p);
+}
+}  // namespace
+
+std::string describe(const Coverage& c, Ptr region, const std::vector<ProgramCoord>& coords,
+                     std::size_t max_items) {
+  if (c.exactly_once()) return "every byte written exactly once";
+  std::string s;
+  if (!c.gaps.empty()) {
+    s += std::to_string(c.gaps.size()) + " gap(s) nobody wrote:";
+    for (std::size_t i = 0; i < c.gaps.size() && i < max_items; ++i)
+      s += "\n  " + range_str(c.gaps[i], region);
+    if (c.gaps.size() > max_items) s += "\n  ...";
+  }
+  if (!c.overlaps.empty()) {
+    if (!s.empty()) s += "\n";
+    s += std::to_string(c.overlaps.size()) + " range(s) written more than once:";
+    for (std::size_t i = 0; i < c.overlaps.size() && i < max_items; ++i) {
+      s += "\n  " + range_str(c.overlaps[i].range, region) + " by";
+      for (auto p : c.overlaps[i].programs) s += " " + program_str(p, coords) + ";";
+      s.pop_back();
+    }
+    if (c.overlaps.size() > max_items) s += "\n  ...";
+  }
+  return s;
+}
+
+std::string describe(const std::vector<Race>& r, const std::vector<ProgramCoord>& coords,
+                     std::size_t max_items) {
+  if (r.empty()) return "no races";
+  std::string s = std::to_string(r.size()) + " race(s) between programs with no barrier between them:";
+  for (std::size_t i = 0; i < r.size() && i < max_items; ++i)
+    s += "\n  " + program_str(r[i].first, coords) + " and " + program_str(r[i].second, coords) +
+         (r[i].write_write ? " both write" : ": one reads what the other writes") + " [" +
+         hex_address(r[i].range.begin) + ", " + hex_address(r[i].range.end) + ")";
+  return s;
+}
+
+}  // namespace cubesim

@@ -1,0 +1,332 @@
+#include "triton_emu/context.hpp"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "triton_emu/backends/gemm_backend.hpp"
+#include "triton_emu/errors.hpp"
+#include "triton_emu/gemm_engine.hpp"
+#include "triton_emu/launch_state.hpp"
+
+namespace cubesim::tl {
+
+using components::hex_address;
+
+Context::Context(detail::LaunchState& launch, detail::PeState& pe, std::uint32_t program)
+    : launch_(launch), pe_(pe), program_(program) {}
+
+// ---- Where the program runs -----------------------------------------------------------------
+
+std::int64_t Context::program_id(int axis) const {
+  if (axis < 0 || axis > 2)
+    fault("program_id(" + std::to_string(axis) +
+          "): no such axis; valid axes are 0 (PE within its cube), 1 (cube within its SIP) and "
+          "2 (SIP)");
+  return launch_.coords[program_].id[axis];
+}
+
+std::int64_t Context::num_programs(int axis) const {
+  if (axis < 0 || axis > 2)
+    fault("num_programs(" + std::to_string(axis) +
+          "): no such axis; valid axes are 0 (PEs per cube), 1 (cubes per SIP) and 2 (SIPs)");
+  return launch_.grid[axis];
+}
+
+PeCoord Context::pe() const { return pe_.coord; }
+std::string Context::pe_name() const { return pe_.name; }
+emu::Tick Context::now() const { return launch_.sched.now() + pending_; }
+bool Context::timing_only() const { return launch_.sys.timing_only(); }
+std::uint64_t Context::sram_free() const { return pe_.sram->capacity - pe_.sram->used; }
+
+void Context::fault(const std::string& what) const { throw KernelFault(what); }
+
+// ---- Vector unit ------------------------------------------------------------------------------
+
+void Context::charge_vector(std::uint64_t element_ops) {
+  const std::uint64_t cycles =
+      (element_ops + launch_.vector_lanes - 1) / launch_.vector_lanes + launch_.vector_latency_cycles;
+  pending_ += launch_.sys.config().pe.clock.cycles_to_ticks(emu::Cycles{cycles});
+}
+
+void Context::sync() {
+  if (pending_ == 0) return;
+  const emu::Tick t = pending_;
+  const emu::Tick start = launch_.sched.now();
+  pending_ = 0;
+  pe_.vector_busy += t;
+  launch_.sched.wait_for(t);
+  launch_.trace_slice(pe_, false, "vector", start, start + t);
+}
+
+Tile Context::make_tile(Shape shape, DType dtype) {
+  if (shape.dims[0] < 0 || (shape.rank == 2 && shape.dims[1] < 0))
+    fault("tile shape " + shape.str() + " has a negative dimension");
+  const std::uint64_t bytes = static_cast<std::uint64_t>(shape.numel()) * dtype_size(dtype);
+  auto& sram = *pe_.sram;
+  if (bytes > sram.capacity - sram.used)
+    fault("SRAM overflow on " + pe_.name + ": a " + std::string(dtype_name(dtype)) + " tile of shape " +
+          shape.str() + " needs " + std::to_string(bytes) + " bytes but only " +
+          std::to_string(sram.capacity - sram.used) + " of " + std::to_string(sram.capacity) +
+          " bytes are free; work on smaller blocks, let tiles go out of scope, or raise "
+          "system.pe.sram_KiB");
+  Tile t;
+  t.ctx_ = this;
+  t.shape_ = shape;
+  t.dtype_ = dtype;
+  t.data_ = std::make_shared<Tile::Data>();
+  t.data_->sram = pe_.sram;
+  t.data_->held = bytes;
+  sram.used += bytes;
+  sram.peak = std::max(sram.peak, sram.used);
+  if (!timing_only()) t.data_->bytes.resize(bytes);
+  return t;
+}
+
+Tile Context::arange(std::int64_t start, std::int64_t end) {
+  if (end < start)
+    fault("arange(" + std::to_string(start) + ", " + std::to_string(end) + "): end < start");
+  Tile t = make_tile(Shape{end - start}, DType::i32);
+  charge_vector(static_cast<std::uint64_t>(end - start));
+  if (!timing_only()) {
+    auto* p = reinterpret_cast<std::int32_t*>(t.data_->bytes.data());
+    for (std::int64_t i = start; i < end; ++i) p[i - start] = static_cast<std::int32_t>(i);
+  }
+  return t;
+}
+
+namespace {
+// Fills n elements of dtype with one value, converted once.
+void fill_value(std::byte* p, std::int64_t n, DType dtype, double value) {
+  const std::uint32_t size = dtype_size(dtype);
+  std::byte one[4];
+  switch (dtype) {
+    case DType::f16: {
+      const auto h = Eigen::half(static_cast<float>(value));
+      std::memcpy(one, &h, 2);
+      break;
+    }
+    case DType::bf16: {
+      const auto h = Eigen::bfloat16(static_cast<float>(value));
+      std::memcpy(one, &h, 2);
+      break;
+    }
+    case DType::f32: {
+      const auto f = static_cast<float>(value);
+      std::memcpy(one, &f, 4);
+      break;
+    }
+    case DType::i32: {
+      const auto i = static_cast<std::int32_t>(value);
+      std::memcpy(one, &i, 4);
+      break;
+    }
+  }
+  for (std::int64_t i = 0; i < n; ++i) std::memcpy(p + i * size, one, size);
+}
+}  // namespace
+
+Tile Context::full(Shape shape, double value, DType dtype) {
+  Tile t = make_tile(shape, dtype);
+  charge_vector(static_cast<std::uint64_t>(shape.numel()));
+  if (!timing_only()) fill_value(t.data_->bytes.data(), shape.numel(), dtype, value);
+  return t;
+}
+
+// ---- Memory -----------------------------------------------------------------------------------
+
+namespace {
+
+// A run of elements that are consecutive both in memory and in the tile.
+struct Segment {
+  std::uint64_t addr;
+  std::uint64_t bytes;
+  std::uint64_t tile_offset;  // bytes into the tile
+};
+
+struct Layout {
+  std::int64_t rows, cols, row_stride, col_stride;
+};
+
+std::vector<Segment> segments(const Layout& l, Ptr base, std::uint32_t size,
+                              const std::vector<std::int32_t>* mask) {
+  std::vector<Segment> out;
+  auto add = [&](std::uint64_t addr, std::uint64_t tile_off) {
+    if (!out.empty() && out.back().addr + out.back().bytes == addr &&
+        out.back().tile_offset + out.back().bytes == tile_off) {
+      out.back().bytes += size;
+      return;
+    }
+    out.push_back({addr, size, tile_off});
+  };
+  if (!mask && l.col_stride == 1) {  // whole rows: one segment per row at most
+    for (std::int64_t i = 0; i < l.rows; ++i) {
+      const std::uint64_t addr = base.addr + static_cast<std::uint64_t>(i * l.row_stride) * size;
+      const std::uint64_t off = static_cast<std::uint64_t>(i * l.cols) * size;
+      const std::uint64_t bytes = static_cast<std::uint64_t>(l.cols) * size;
+      if (!out.empty() && out.back().addr + out.back().bytes == addr &&
+          out.back().tile_offset + out.back().bytes == off)
+        out.back().bytes += bytes;
+      else if (bytes > 0)
+        out.push_back({addr, bytes, off});
+    }
+    return out;
+  }
+  for (std::int64_t i = 0; i < l.rows; ++i)
+    for (std::int64_t j = 0; j < l.cols; ++j) {
+      const std::int64_t e = i * l.cols + j;
+      if (mask && !(*mask)[static_cast<std::size_t>(e)]) continue;
+      const std::uint64_t addr =
+          base.addr + static_cast<std::uint64_t>(i * l.row_stride + j * l.col_stride) * size;
+      if (l.col_stride != 1) {
+        out.push_back({addr, size, static_cast<std::uint64_t>(e) * size});  // a gather
+        continue;
+      }
+      add(addr, static_cast<std::uint64_t>(e) * size);
+    }
+  return out;
+}
+
+}  // namespace
+
+void Context::check_access(Ptr ptr, std::uint64_t bytes, DType dtype, const char* what) const {
+  if (ptr.addr % dtype_size(dtype) != 0)
+    fault(std::string(what) + " at " + hex_address(ptr.addr) + " is misaligned: " +
+          std::string(dtype_name(dtype)) + " elements need addresses that are multiples of " +
+          std::to_string(dtype_size(dtype)) + " bytes; check the byte offsets of the pointer "
+          "arithmetic");
+  try {
+    launch_.sys.address_map().check_range(ptr.addr, bytes, what);
+  } catch (const components::AddressError& e) {
+    fault(std::string(e.what()) + "; check the offsets and shapes against the buffers allocated");
+  }
+}
+
+Tile Context::load(Ptr ptr, Shape shape, DType dtype, const LoadOptions& o) {
+  sync();
+  const Layout l{shape.rows(), shape.cols(), o.row_stride ? o.row_stride : shape.cols(),
+                 o.col_stride};
+  if (l.row_stride < 0 || l.col_stride < 1)
+    fault("load: strides must be positive (row_stride " + std::to_string(l.row_stride) +
+          ", col_stride " + std::to_string(l.col_stride) + ")");
+  std::vector<std::int32_t> mask_values;
+  const std::vector<std::int32_t>* mask = nullptr;
+  if (o.mask) {
+    if (!(o.mask->shape() == shape) && o.mask->numel() != shape.numel())
+      fault("load: the mask has shape " + o.mask->shape().str() + " but the tile " + shape.str());
+    if (o.mask->has_values()) {
+      mask_values = o.mask->to_i32();
+      mask = &mask_values;
+    }
+  }
+  Tile t = make_tile(shape, dtype);
+  const std::uint32_t size = dtype_size(dtype);
+  auto segs = segments(l, ptr, size, mask);
+  for (const auto& s : segs) check_access(Ptr{s.addr}, s.bytes, dtype, "load");
+  if (!timing_only() && mask)  // masked-off elements read as `other`
+    fill_value(t.data_->bytes.data(), shape.numel(), dtype, o.other);
+  const emu::Tick start = launch_.sched.now();
+  emu::Completion done(launch_.sched, "load", std::max<std::size_t>(segs.size(), 1));
+  auto* memory = launch_.sys.memory();
+  std::byte* dst = timing_only() ? nullptr : t.data_->bytes.data();
+  std::uint64_t total = 0;
+  for (const auto& s : segs) {
+    total += s.bytes;
+    if (launch_.log) launch_.log->record(program_, epoch_, s.addr, s.addr + s.bytes, false);
+    launch_.sys.fabric().read(pe_.global_pe, s.addr, s.bytes, [&done, memory, dst, s] {
+      if (dst) memory->read(s.addr, dst + s.tile_offset, s.bytes);
+      done.arrive();
+    });
+  }
+  if (segs.empty()) done.arrive();
+  done.wait();
+  pe_.bytes_loaded += total;
+  pe_.memory_wait += launch_.sched.now() - start;
+  launch_.trace_slice(pe_, false, "load", start, launch_.sched.now());
+  return t;
+}
+
+Ref Context::ref(Ptr ptr, Shape shape, DType dtype, std::int64_t row_stride) {
+  const std::int64_t rs = row_stride ? row_stride : shape.cols();
+  if (rs < shape.cols())
+    fault("ref: row_stride " + std::to_string(rs) + " is smaller than a row of " +
+          std::to_string(shape.cols()) + " elements");
+  const std::uint64_t span =
+      shape.numel() == 0 ? 0
+                         : static_cast<std::uint64_t>((shape.rows() - 1) * rs + shape.cols()) *
+                               dtype_size(dtype);
+  check_access(ptr, span, dtype, "ref");
+  return Ref{ptr, shape, dtype, rs};
+}
+
+void Context::store(Ptr ptr, const Tile& tile, const StoreOptions& o) {
+  sync();
+  if (tile.ctx_ != this) fault("store: the tile belongs to another program");
+  const Shape& shape = tile.shape();
+  const Layout l{shape.rows(), shape.cols(), o.row_stride ? o.row_stride : shape.cols(),
+                 o.col_stride};
+  if (l.row_stride < 0 || l.col_stride < 1)
+    fault("store: strides must be positive (row_stride " + std::to_string(l.row_stride) +
+          ", col_stride " + std::to_string(l.col_stride) + ")");
+  std::vector<std::int32_t> mask_values;
+  const std::vector<std::int32_t>* mask = nullptr;
+  if (o.mask) {
+    if (o.mask->numel() != shape.numel())
+      fault("store: the mask has shape " + o.mask->shape().str() + " but the tile " + shape.str());
+    if (o.mask->has_values()) {
+      mask_values = o.mask->to_i32();
+      mask = &mask_values;
+    }
+  }
+  const DType dtype = tile.dtype();
+  auto segs = segments(l, ptr, dtype_size(dtype), mask);
+  for (const auto& s : segs) check_access(Ptr{s.addr}, s.bytes, dtype, "store");
+  const emu::Tick start = launch_.sched.now();
+  emu::Completion done(launch_.sched, "store", std::max<std::size_t>(segs.size(), 1));
+  auto* memory = launch_.sys.memory();
+  const std::byte* src = tile.has_values() ? tile.raw() : nullptr;
+  std::uint64_t total = 0;
+  for (const auto& s : segs) {
+    total += s.bytes;
+    if (launch_.log) launch_.log->record(program_, epoch_, s.addr, s.addr + s.bytes, true);
+    launch_.sys.fabric().write(pe_.global_pe, s.addr, s.bytes, [&done, memory, src, s] {
+      if (src && memory) memory->write(s.addr, src + s.tile_offset, s.bytes);
+      done.arrive();
+    });
+  }
+  if (segs.empty()) done.arrive();
+  done.wait();
+  pe_.bytes_stored += total;
+  pe_.memory_wait += launch_.sched.now() - start;
+  launch_.trace_slice(pe_, false, "store", start, launch_.sched.now());
+}
+
+// ---- Composite operations ------------------------------------------------------------------------
+
+Handle Context::composite(Op op, const Operand& a, const Operand& b, Ptr out,
+                          const CompositeOptions& options) {
+  sync();
+  if (op != Op::gemm) fault("composite: unknown operation");
+  Handle h;
+  h.state_ = detail::start_gemm(launch_, pe_, *this, program_, epoch_, a, b, out, options);
+  return h;
+}
+
+void Context::wait(Handle& handle) {
+  sync();
+  if (!handle.valid()) fault("wait: the handle was not returned by composite()");
+  const emu::Tick start = launch_.sched.now();
+  detail::wait_gemm(*handle.state_);
+  pe_.gemm_wait += launch_.sched.now() - start;
+}
+
+void Context::barrier() {
+  sync();
+  emu::Completion& c = launch_.barrier(epoch_);
+  ++epoch_;
+  c.arrive();
+  c.wait();
+}
+
+}  // namespace cubesim::tl

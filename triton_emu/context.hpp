@@ -1,0 +1,136 @@
+#pragma once
+// tl::Context: what a kernel program sees (ADR-0022, docs/adr/0001-program-id-axes.md).
+//
+//   program_id(0) / num_programs(0): PE within its cube / PEs per cube
+//   program_id(1) / num_programs(1): cube within its SIP / system.sips.cubes_per_sip
+//   program_id(2) / num_programs(2): SIP / number of SIPs
+//   program_id()  : axis 0.  Any other axis is a kernel fault naming the PE and the axis.
+//
+// Where the time of each call comes from (docs/hardware-model.md has the formulas):
+//   load / store    the fabric: packets from or to memory, contended (components/network)
+//   composite gemm  the PE's GEMM engine: FIFO, start-up + max(compute, streaming)
+//   tile math       the vector unit: ceil(elements / lanes) + latency cycles per operation
+// Vector-unit time is accumulated and paid before the next call that talks to the rest of
+// the system (a load, store, composite, wait, barrier) or when the program ends, which gives
+// the same simulated times as paying it at once, with far fewer context switches.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "components/dtype.hpp"
+#include "components/system/system.hpp"
+#include "emu/time.hpp"
+#include "triton_emu/ptr.hpp"
+#include "triton_emu/tile.hpp"
+
+namespace cubesim {
+class Simulation;
+namespace detail {
+struct LaunchState;
+struct PeState;
+}  // namespace detail
+}  // namespace cubesim
+
+namespace cubesim::tl {
+
+using components::PeCoord;
+
+// Memory named without moving it; a composite op streams it from where it lies.
+struct Ref {
+  Ptr ptr;
+  Shape shape;
+  DType dtype = DType::f32;
+  std::int64_t row_stride = 0;  // elements between rows; 0 = cols (contiguous)
+};
+
+struct LoadOptions {
+  std::int64_t row_stride = 0;  // elements between rows (2D); 0 = cols, i.e. contiguous
+  std::int64_t col_stride = 1;  // elements between neighbours in a row; != 1 is a gather
+  const Tile* mask = nullptr;   // i32 mask of the tile's shape: 0 = do not read
+  double other = 0.0;           // value of masked-off elements
+};
+
+struct StoreOptions {
+  std::int64_t row_stride = 0;
+  std::int64_t col_stride = 1;
+  const Tile* mask = nullptr;   // 0 = do not write
+};
+
+enum class Op { gemm };
+
+struct CompositeOptions {
+  bool trans_a = false;              // a holds K x M
+  bool trans_b = false;              // b holds N x K
+  std::optional<DType> out_dtype;    // default: the dtype of a
+  bool accumulate = false;           // out += a . b
+};
+
+// An asynchronous composite operation in flight.
+class Handle {
+ public:
+  Handle() = default;
+  bool valid() const { return state_ != nullptr; }
+
+ private:
+  friend class Context;
+  std::shared_ptr<struct HandleState> state_;
+};
+
+class Context {
+ public:
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  std::int64_t program_id(int axis = 0) const;
+  std::int64_t num_programs(int axis = 0) const;
+
+  // Blocking: returns once the data is in SRAM. 1D shapes {n}, 2D {rows, cols}.
+  Tile load(Ptr ptr, Shape shape, DType dtype, const LoadOptions& options = {});
+  Ref ref(Ptr ptr, Shape shape, DType dtype, std::int64_t row_stride = 0);
+  // Blocking: returns once the data is in memory.
+  void store(Ptr ptr, const Tile& tile, const StoreOptions& options = {});
+
+  using Operand = std::variant<Tile, Ref>;
+  // out (M x N, row-major, contiguous) = a (M x K) . b (K x N), on the GEMM engine.
+  Handle composite(Op op, const Operand& a, const Operand& b, Ptr out,
+                   const CompositeOptions& options = {});
+  void wait(Handle& handle);
+  // Every program of the launch waits here until all have arrived. A program that finishes
+  // without arriving leaves the others waiting: a deadlock, reported with every blocked PE.
+  void barrier();
+
+  Tile arange(std::int64_t start, std::int64_t end);  // i32, [start, end)
+  Tile full(Shape shape, double value, DType dtype);
+  Tile zeros(Shape shape, DType dtype) { return full(shape, 0.0, dtype); }
+
+  // Where this program runs (the hardware position, also on a sub-grid).
+  PeCoord pe() const;
+  std::string pe_name() const;
+  emu::Tick now() const;  // simulated time, including vector-unit time not yet paid
+  std::uint64_t sram_free() const;
+
+  // For tile math (tile.cpp): charge the vector unit and make result tiles.
+  void charge_vector(std::uint64_t element_ops);
+  Tile make_tile(Shape shape, DType dtype);  // SRAM-accounted, values uninitialised
+  bool timing_only() const;
+  [[noreturn]] void fault(const std::string& what) const;
+
+ private:
+  friend class cubesim::Simulation;
+  friend struct cubesim::detail::LaunchState;
+  Context(detail::LaunchState& launch, detail::PeState& pe, std::uint32_t program);
+  void sync();  // pay accumulated vector time
+  void check_access(Ptr ptr, std::uint64_t bytes, DType dtype, const char* what) const;
+  std::uint64_t element_bytes(const Shape& s, DType t) const;
+
+  detail::LaunchState& launch_;
+  detail::PeState& pe_;
+  std::uint32_t program_;     // index within the launch
+  emu::Tick pending_ = 0;     // vector time not yet paid
+  std::uint32_t epoch_ = 0;   // barriers passed
+};
+
+}  // namespace cubesim::tl

@@ -1,0 +1,75 @@
+#pragma once
+// Internal state shared by Simulation, KernelRunner and tl::Context (not installed API).
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <future>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "emu/scheduler.hpp"
+#include "emu/trace.hpp"
+#include "emu/waitable.hpp"
+#include "triton_emu/access_log.hpp"
+#include "triton_emu/context.hpp"
+#include "triton_emu/gemm_worker_pool.hpp"
+
+namespace cubesim::backends {
+class GemmBackend;
+}
+
+namespace cubesim::detail {
+
+struct GemmJob;
+
+// One PE: its SRAM, its GEMM engine queue and what it did during the current launch.
+struct PeState {
+  std::uint32_t global_pe = 0;
+  components::PeCoord coord;
+  std::string name;  // "sip0.cube1.pe5"
+  std::shared_ptr<tl::SramAccount> sram;
+  std::deque<std::shared_ptr<GemmJob>> gemm_queue;  // front = running
+  // Per launch.
+  emu::Tick finish = 0;
+  emu::Tick vector_busy = 0;
+  emu::Tick gemm_busy = 0;
+  emu::Tick memory_wait = 0;  // blocked in load / store
+  emu::Tick gemm_wait = 0;    // blocked in wait()
+  std::uint64_t flops = 0;
+  std::uint64_t bytes_loaded = 0, bytes_stored = 0;
+  bool traced = false;
+  emu::TraceWriter::Track track{}, gemm_track{};
+  void reset_launch_stats() {
+    finish = vector_busy = gemm_busy = memory_wait = gemm_wait = 0;
+    flops = bytes_loaded = bytes_stored = 0;
+    if (sram) sram->peak = sram->used;
+  }
+};
+
+struct LaunchState {
+  emu::Scheduler& sched;
+  components::System& sys;
+  backends::GemmBackend* backend;  // nullptr in timing-only runs
+  GemmWorkerPool* pool;
+  emu::TraceWriter* trace;
+  AccessLog* log;  // nullptr when not recording
+  std::int64_t grid[3] = {1, 1, 1};  // programs per axis
+  std::vector<ProgramCoord> coords{};
+  std::vector<std::unique_ptr<emu::Completion>> barriers{};  // one per generation
+  std::uint64_t vector_lanes = 1;
+  std::uint64_t vector_latency_cycles = 0;
+  emu::Tick start = 0;
+
+  emu::Completion& barrier(std::uint32_t generation) {
+    while (barriers.size() <= generation)
+      barriers.push_back(std::make_unique<emu::Completion>(
+          sched, "barrier " + std::to_string(barriers.size()), coords.size()));
+    return *barriers[generation];
+  }
+  void trace_slice(PeState& pe, bool gemm, const char* name, emu::Tick start_at,
+                   emu::Tick end_at);
+};
+
+}  // namespace cubesim::detail

@@ -1,0 +1,323 @@
+#include "triton_emu/simulation.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <unistd.h>
+
+#include "emu/errors.hpp"
+#include "emu/log.hpp"
+#include "triton_emu/backends/gemm_backend.hpp"
+#include "triton_emu/launch_state.hpp"
+
+namespace cubesim {
+
+namespace detail {
+
+void LaunchState::trace_slice(PeState& pe, bool gemm, const char* name, emu::Tick start_at,
+                              emu::Tick end_at) {
+  if (!trace || end_at <= start_at) return;
+  if (!pe.traced) {
+    pe.track = trace->track("PEs", pe.name);
+    pe.gemm_track = trace->track("GEMM engines", pe.name + ".gemm");
+    pe.traced = true;
+  }
+  trace->complete(gemm ? pe.gemm_track : pe.track, name, start_at, end_at - start_at);
+}
+
+struct SimulationImpl {
+  SimulationImpl(const Spec& s, SimOptions o)
+      : spec(s),
+        options(std::move(o)),
+        sched(emu::SchedulerOptions{options.stack_size}),
+        sys(spec.config(), sched, components::SystemOptions{options.timing_only}) {
+    const auto& c = spec.config();
+    pes.resize(sys.total_pes());
+    for (std::uint32_t i = 0; i < pes.size(); ++i) {
+      auto& p = pes[i];
+      p.global_pe = i;
+      p.coord = sys.pe_coord(i);
+      p.name = sys.pe_name(i);
+      p.sram = std::make_shared<tl::SramAccount>();
+      p.sram->capacity = c.pe.sram_bytes;
+    }
+    direct_next.assign(sys.address_map().cubes(), 0);
+    interleaved_low = sys.address_map().interleaved_size();
+    if (!options.timing_only) {
+      try {
+        backend = backends::make_gemm_backend(options.backend);
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(std::string("--backend ") + options.backend + ": " + e.what());
+      }
+      const int workers = std::max(1, backend->preferred_concurrency());
+      backend->set_concurrency(workers);
+      pool = std::make_unique<GemmWorkerPool>(workers);
+    }
+    if (!options.trace_path.empty()) {
+      trace = std::make_unique<emu::TraceWriter>(options.trace_path);
+      sys.fabric().set_trace(trace.get());
+    }
+  }
+  ~SimulationImpl() {
+    if (trace) {
+      try {
+        sys.fabric().flush_trace();
+        trace->close();
+      } catch (...) {
+      }
+    }
+  }
+
+  Spec spec;
+  SimOptions options;
+  emu::Scheduler sched;
+  components::System sys;
+  std::vector<PeState> pes;
+  std::unique_ptr<backends::GemmBackend> backend;
+  std::unique_ptr<GemmWorkerPool> pool;
+  std::unique_ptr<emu::TraceWriter> trace;
+  std::vector<std::uint64_t> direct_next;  // per cube: next free offset from the bottom
+  std::uint64_t interleaved_low;           // window offset: interleaved buffers grow down
+  std::string kernel_name = "kernel";
+  std::uint64_t launches = 0;
+};
+
+}  // namespace detail
+
+Simulation::Simulation(const Spec& spec, SimOptions options)
+    : impl_(std::make_unique<detail::SimulationImpl>(spec, std::move(options))) {}
+Simulation::~Simulation() = default;
+
+const Spec& Simulation::spec() const { return impl_->spec; }
+const components::SystemConfig& Simulation::config() const { return impl_->spec.config(); }
+const SimOptions& Simulation::options() const { return impl_->options; }
+components::System& Simulation::system() { return impl_->sys; }
+void Simulation::set_kernel_name(std::string name) { impl_->kernel_name = std::move(name); }
+
+Ptr Simulation::alloc(std::uint64_t bytes, Placement placement, std::uint64_t align) {
+  auto& I = *impl_;
+  const auto& map = I.sys.address_map();
+  if (align == 0 || (align & (align - 1)) != 0)
+    throw UsageError("alloc: alignment " + std::to_string(align) + " is not a power of two");
+  const std::uint64_t cap = map.capacity_per_cube();
+  const std::uint64_t g = map.interleave_bytes(), n = map.cubes();
+  // Interleaved buffers take whole rows of granules from the top of every cube; direct
+  // buffers grow from the bottom of their cube. The two must not meet.
+  auto interleaved_floor = [&](std::uint64_t low) { return (low / (g * n)) * g; };
+  if (placement.interleaved) {
+    const std::uint64_t a = std::max(align, g);
+    if (bytes > I.interleaved_low) throw UsageError("alloc: " + std::to_string(bytes) + " bytes do not fit in HBM");
+    const std::uint64_t low = (I.interleaved_low - bytes) / a * a;
+    const std::uint64_t floor = interleaved_floor(low);
+    for (std::uint64_t c = 0; c < n; ++c)
+      if (I.direct_next[c] > floor)
+        throw UsageError("alloc: " + std::to_string(bytes) +
+                         " bytes interleaved do not fit: HBM is full (cube " + std::to_string(c) +
+                         " has " + std::to_string(I.direct_next[c]) + " bytes of direct buffers)");
+    I.interleaved_low = low;
+    return Ptr{components::AddressMap::kInterleavedBase + low};
+  }
+  if (placement.sip >= I.spec.config().sips || placement.cube >= I.spec.config().cubes_per_sip)
+    throw UsageError("alloc: no cube (sip " + std::to_string(placement.sip) + ", cube " +
+                     std::to_string(placement.cube) + ") in this system of " +
+                     std::to_string(I.spec.config().sips) + " SIP(s) x " +
+                     std::to_string(I.spec.config().cubes_per_sip) + " cubes");
+  const std::uint32_t cube = map.global_cube({placement.sip, placement.cube});
+  const std::uint64_t start = (I.direct_next[cube] + align - 1) / align * align;
+  if (start + bytes > std::min(cap, interleaved_floor(I.interleaved_low)))
+    throw UsageError("alloc: " + std::to_string(bytes) + " bytes do not fit on cube (sip " +
+                     std::to_string(placement.sip) + ", cube " + std::to_string(placement.cube) + ")");
+  I.direct_next[cube] = start + bytes;
+  return Ptr{map.direct_address({cube, start})};
+}
+
+void Simulation::write_bytes(Ptr p, const void* src, std::uint64_t bytes) {
+  auto* mem = impl_->sys.memory();
+  try {
+    if (mem) mem->write(p.addr, src, bytes);
+    else impl_->sys.address_map().check_range(p.addr, bytes, "write");
+  } catch (const components::AddressError& e) {
+    throw UsageError(e.what());
+  }
+}
+
+void Simulation::read_bytes(Ptr p, void* dst, std::uint64_t bytes) const {
+  const auto* mem = impl_->sys.memory();
+  if (!mem) throw UsageError("read: a timing-only simulation holds no data");
+  try {
+    mem->read(p.addr, dst, bytes);
+  } catch (const components::AddressError& e) {
+    throw UsageError(e.what());
+  }
+}
+
+RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& body) {
+  auto& I = *impl_;
+  const auto& cfg = I.spec.config();
+  const std::int64_t hw[3] = {cfg.cube.pes, cfg.cubes_per_sip, cfg.sips};
+  std::int64_t g[3] = {grid.pes ? grid.pes : hw[0], grid.cubes ? grid.cubes : hw[1],
+                       grid.sips ? grid.sips : hw[2]};
+  const char* axis_name[3] = {"PEs per cube (axis 0)", "cubes per SIP (axis 1)", "SIPs (axis 2)"};
+  for (int i = 0; i < 3; ++i)
+    if (g[i] < 1 || g[i] > hw[i])
+      throw UsageError("launch grid: " + std::to_string(g[i]) + " " + axis_name[i] +
+                       " but the hardware has " + std::to_string(hw[i]) +
+                       "; a grid dimension must be between 1 and the hardware's");
+
+  auto log = std::make_shared<AccessLog>();
+  detail::LaunchState L{I.sched, I.sys, I.backend.get(), I.pool.get(), I.trace.get(),
+                        I.options.record_accesses ? log.get() : nullptr};
+  for (int i = 0; i < 3; ++i) L.grid[i] = g[i];
+  L.vector_lanes = std::max<std::uint32_t>(1, cfg.pe.vector.lanes);
+  L.vector_latency_cycles = cfg.pe.vector.latency_cycles;
+  L.start = I.sched.now();
+  I.sys.fabric().reset_stats();
+  for (auto& p : I.pes) p.reset_launch_stats();
+
+  // One process per program, on the PE with the same coordinates.
+  std::vector<std::unique_ptr<tl::Context>> contexts;
+  std::vector<detail::PeState*> used;
+  for (std::int64_t s = 0; s < g[2]; ++s)
+    for (std::int64_t c = 0; c < g[1]; ++c)
+      for (std::int64_t p = 0; p < g[0]; ++p) {
+        ProgramCoord pc;
+        pc.id[0] = p;
+        pc.id[1] = c;
+        pc.id[2] = s;
+        L.coords.push_back(pc);
+        auto& pe = I.pes[I.sys.global_pe({static_cast<std::uint32_t>(s),
+                                          static_cast<std::uint32_t>(c),
+                                          static_cast<std::uint32_t>(p)})];
+        used.push_back(&pe);
+        contexts.push_back(std::unique_ptr<tl::Context>(
+            new tl::Context(L, pe, static_cast<std::uint32_t>(contexts.size()))));
+      }
+  for (std::size_t i = 0; i < contexts.size(); ++i) {
+    tl::Context* ctx = contexts[i].get();
+    detail::PeState* pe = used[i];
+    I.sched.spawn(pe->name, [ctx, pe, &body, &I] {
+      body(*ctx);
+      ctx->sync();
+      pe->finish = I.sched.now();
+    });
+  }
+
+  const auto wall0 = std::chrono::steady_clock::now();
+  const std::uint64_t events0 = I.sched.events_executed();
+  const bool progress = isatty(STDERR_FILENO) != 0;
+  try {
+    // Run in slices so a long run can show progress on a terminal.
+    for (;;) {
+      const auto r = I.sched.run(emu::RunLimits{emu::kTickMax, I.sched.events_executed() + 4'000'000, false});
+      if (r.reason != emu::StopReason::event_limit) break;
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+      if (progress && wall > 2.0) {
+        std::size_t done = 0;
+        for (auto* pe : used) done += pe->finish != 0;
+        std::fprintf(stderr, "\r  simulated %s, %zu of %zu programs finished, %.1f s   ",
+                     emu::format_time(I.sched.now() - L.start).c_str(), done, used.size(), wall);
+      }
+    }
+    if (progress && std::chrono::steady_clock::now() - wall0 > std::chrono::seconds(2))
+      std::fprintf(stderr, "\r%80s\r", "");
+  } catch (const emu::ProcessError& e) {
+    std::string cause = emu::describe_exception(e.cause());
+    std::string where = e.process();
+    std::string program;
+    for (std::size_t i = 0; i < used.size(); ++i)
+      if (used[i]->name == where) {
+        const auto& pc = L.coords[i];
+        program = " (program_id " + std::to_string(pc.id[0]) + ", " + std::to_string(pc.id[1]) +
+                  ", " + std::to_string(pc.id[2]) + ")";
+      }
+    throw KernelError("kernel fault on " + where + program + " at " + emu::format_time(e.time()) +
+                          ": " + cause,
+                      where, e.time());
+  } catch (const emu::DeadlockError& e) {
+    std::vector<std::string> blocked;
+    std::string msg = "deadlock at " + emu::format_time(e.time()) + ": " +
+                      std::to_string(e.blocked().size()) +
+                      " program(s) wait on something that can never happen:";
+    for (const auto& b : e.blocked()) {
+      blocked.push_back(b.process);
+      msg += "\n  " + b.process + " waits on " + b.waits_on;
+    }
+    msg += "\nEvery program must reach every barrier(), and wait() only on handles its own "
+           "composite() returned.";
+    throw DeadlockError(msg, std::move(blocked), e.time());
+  } catch (const emu::CallbackError& e) {
+    throw KernelError("a composite operation failed at " + emu::format_time(e.time()) + ": " +
+                          emu::describe_exception(e.cause()),
+                      "", e.time());
+  }
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  const std::uint64_t events = I.sched.events_executed() - events0;
+  ++I.launches;
+
+  RunResult r;
+  r.sim_time_ps = I.sched.now() - L.start;
+  r.accesses = log;
+  r.programs = L.coords;
+  const emu::Tick elapsed = r.sim_time_ps;
+  nlohmann::json pes = nlohmann::json::array();
+  std::uint64_t flops = 0;
+  for (auto* pe : used) {
+    flops += pe->flops;
+    pes.push_back({{"pe", pe->name},
+                   {"finish_ps", pe->finish - L.start},
+                   {"vector_busy_ps", pe->vector_busy},
+                   {"gemm_busy_ps", pe->gemm_busy},
+                   {"memory_wait_ps", pe->memory_wait},
+                   {"gemm_wait_ps", pe->gemm_wait},
+                   {"flops", pe->flops},
+                   {"bytes_loaded", pe->bytes_loaded},
+                   {"bytes_stored", pe->bytes_stored},
+                   {"sram_peak_bytes", pe->sram->peak}});
+  }
+  const auto fabric = I.sys.fabric().stats_json(elapsed);
+  const double seconds = static_cast<double>(elapsed) / 1e12;
+  r.report = {
+      {"sim_time_ps", r.sim_time_ps},
+      {"system",
+       {{"sips", cfg.sips},
+        {"cubes_per_sip", cfg.cubes_per_sip},
+        {"pes_per_cube", cfg.cube.pes},
+        {"total_pes", cfg.total_pes()}}},
+      {"grid", {g[0], g[1], g[2]}},
+      {"stats",
+       {{"flops", flops},
+        {"flops_per_second", seconds > 0 ? static_cast<double>(flops) / seconds : 0.0},
+        {"hbm_bytes", fabric["bytes"]["hbm"]},
+        {"noc_bytes", fabric["bytes"]["noc"]},
+        {"ucie_bytes", fabric["bytes"]["ucie"]},
+        {"inter_sip_bytes", fabric["bytes"]["inter_sip"]},
+        {"events", events},
+        {"packets", fabric["packets"]},
+        {"pes", std::move(pes)},
+        {"links", fabric["links"]}}},
+      {"wall_seconds", wall},
+      {"events_per_second", wall > 0 ? static_cast<double>(events) / wall : 0.0},
+      {"timing_only", I.options.timing_only},
+      {"backend", I.options.timing_only ? "none" : I.options.backend},
+  };
+  if (fabric.contains("busiest_link")) r.report["stats"]["busiest_link"] = fabric["busiest_link"];
+  return r;
+}
+
+Coverage RunResult::coverage(Ptr region, std::uint64_t bytes) const {
+  if (!accesses) throw UsageError("coverage: no access log (SimOptions::record_accesses is off)");
+  return cubesim::coverage(*accesses, region, bytes);
+}
+std::vector<Race> RunResult::races() const {
+  if (!accesses) throw UsageError("races: no access log (SimOptions::record_accesses is off)");
+  return cubesim::races(*accesses);
+}
+std::string RunResult::describe(const Coverage& c, Ptr region) const {
+  return cubesim::describe(c, region, programs);
+}
+std::string RunResult::describe(const std::vector<Race>& r) const {
+  return cubesim::describe(r, programs);
+}
+
+}  // namespace cubesim

@@ -1,0 +1,127 @@
+#pragma once
+// The host side of cubesim (DESIGN.md "Library"): build a simulation from a spec, allocate
+// and fill buffers, launch kernels on the hardware grid (or a sub-grid), read results and the
+// report, and check sharding.
+//
+//   cubesim::Simulation sim(cubesim::Spec::load("specs/tiny.json"));
+//   cubesim::Ptr a = sim.alloc(bytes);                        // interleaved across cubes
+//   sim.write<float>(a, host_values);
+//   cubesim::RunResult r = sim.launch(kernel, a, n);          // runs to completion
+//   auto c = sim.read<float>(a, n);
+//
+// A kernel is any callable void(cubesim::tl::Context&, Args...); every program gets a copy of
+// the arguments. A failing kernel makes launch() throw KernelError (exit 3) or DeadlockError
+// (exit 4) naming the PE and the simulated time.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "components/spec/spec.hpp"
+#include "components/system/system.hpp"
+#include "triton_emu/access_log.hpp"
+#include "triton_emu/context.hpp"
+#include "triton_emu/errors.hpp"
+#include "triton_emu/ptr.hpp"
+
+namespace cubesim {
+
+using Spec = components::Spec;
+using SpecError = components::SpecError;
+
+struct SimOptions {
+  bool timing_only = false;            // no values stored or computed; timing is identical
+  std::string backend = "cpu";         // GEMM numerics: cpu (always), cuda, metal when built
+  std::uint64_t seed = 1;              // for harnesses that draw inputs
+  std::size_t stack_size = 64 * 1024;  // bytes per program's fiber stack
+  std::string trace_path{};            // Perfetto trace of every launch ("" = none)
+  bool record_accesses = true;         // keep the access log for sharding checks
+};
+
+// Where alloc() puts a buffer.
+struct Placement {
+  bool interleaved = true;
+  std::uint32_t sip = 0, cube = 0;
+  static Placement interleaved_across_cubes() { return {}; }
+  static Placement on_cube(std::uint32_t sip, std::uint32_t cube) { return {false, sip, cube}; }
+};
+
+// The programs of a launch: 0 in a dimension means the hardware's size (the default).
+struct Grid {
+  std::int64_t pes = 0, cubes = 0, sips = 0;
+};
+
+struct RunResult {
+  std::uint64_t sim_time_ps = 0;     // launch to the end of its last program and operation
+  nlohmann::json report;             // as `cubesim run --json` (simulation fields)
+  std::shared_ptr<const AccessLog> accesses;
+  std::vector<ProgramCoord> programs;
+
+  // Sharding checks (need SimOptions::record_accesses).
+  Coverage coverage(Ptr region, std::uint64_t bytes) const;
+  std::vector<Race> races() const;
+  std::string describe(const Coverage& c, Ptr region) const;
+  std::string describe(const std::vector<Race>& r) const;
+};
+
+namespace detail {
+struct SimulationImpl;
+}
+
+class Simulation {
+ public:
+  explicit Simulation(const Spec& spec, SimOptions options = {});
+  ~Simulation();
+  Simulation(const Simulation&) = delete;
+  Simulation& operator=(const Simulation&) = delete;
+
+  const Spec& spec() const;
+  const components::SystemConfig& config() const;
+  const SimOptions& options() const;
+  components::System& system();
+
+  // Allocation: aligned to `align` bytes (a power of two); UsageError when HBM is full.
+  Ptr alloc(std::uint64_t bytes, Placement placement = {}, std::uint64_t align = 4096);
+
+  void write_bytes(Ptr p, const void* src, std::uint64_t bytes);
+  void read_bytes(Ptr p, void* dst, std::uint64_t bytes) const;
+  template <typename T>
+  void write(Ptr p, std::span<const T> values) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    write_bytes(p, values.data(), values.size_bytes());
+  }
+  template <typename T>
+  void write(Ptr p, const std::vector<T>& values) {
+    write<T>(p, std::span<const T>(values));
+  }
+  template <typename T>
+  std::vector<T> read(Ptr p, std::size_t count) const {
+    static_assert(std::is_trivially_copyable_v<T>);
+    std::vector<T> out(count);
+    read_bytes(p, out.data(), count * sizeof(T));
+    return out;
+  }
+
+  template <typename Kernel, typename... Args>
+  RunResult launch(Kernel&& kernel, Args&&... args) {
+    return launch_on(Grid{}, std::forward<Kernel>(kernel), std::forward<Args>(args)...);
+  }
+  template <typename Kernel, typename... Args>
+  RunResult launch_on(Grid grid, Kernel&& kernel, Args&&... args) {
+    return run(grid, [&kernel, &args...](tl::Context& tl) { kernel(tl, args...); });
+  }
+
+  // A label for reports and traces (the CLI sets the kernel name).
+  void set_kernel_name(std::string name);
+
+ private:
+  RunResult run(Grid grid, const std::function<void(tl::Context&)>& body);
+  std::unique_ptr<detail::SimulationImpl> impl_;
+};
+
+}  // namespace cubesim

@@ -1,0 +1,139 @@
+#pragma once
+// Tiles: 1D or 2D blocks of values in a PE's SRAM, Triton-style. A tile occupies SRAM from
+// the moment it exists until its last copy is gone; element-wise math, reductions, where,
+// casts and dot make new tiles and cost time on the PE's vector unit (charged to the program
+// that owns the tile). Tiles are values: copying one shares its (immutable) data.
+//
+// Types: f16/bf16 values are computed in f32 and rounded to the tile's dtype once per
+// operation, as a vector unit with f32 ALUs does; i32 wraps modulo 2^32. Comparisons give i32
+// masks (0 or 1). Binary operations broadcast like NumPy: a 1D tile of n is a 1 x n row, and a
+// dimension of 1 stretches to match the other operand.
+//
+// In timing-only runs tiles carry shapes but no values; reading values is then an error.
+
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "components/dtype.hpp"
+
+namespace cubesim::tl {
+
+class Context;
+
+struct Shape {
+  std::array<std::int64_t, 2> dims{1, 1};
+  int rank = 1;
+
+  Shape() = default;
+  Shape(std::initializer_list<std::int64_t> d);  // {n} or {rows, cols}
+  static Shape of(std::int64_t rows, std::int64_t cols) { return Shape{rows, cols}; }
+
+  std::int64_t rows() const { return rank == 1 ? 1 : dims[0]; }
+  std::int64_t cols() const { return rank == 1 ? dims[0] : dims[1]; }
+  std::int64_t numel() const { return rank == 1 ? dims[0] : dims[0] * dims[1]; }
+  std::int64_t operator[](int i) const { return dims[static_cast<std::size_t>(i)]; }
+  bool operator==(const Shape& o) const;
+  std::string str() const;  // "[4, 8]"
+};
+
+// Bytes of SRAM held by live tiles of one PE.
+struct SramAccount {
+  std::uint64_t capacity = 0;
+  std::uint64_t used = 0;
+  std::uint64_t peak = 0;
+};
+
+class Tile {
+ public:
+  Tile() = default;
+
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  std::int64_t numel() const { return shape_.numel(); }
+  std::uint64_t bytes() const { return static_cast<std::uint64_t>(numel()) * dtype_size(dtype_); }
+  bool has_values() const { return data_ && !data_->bytes.empty(); }
+  bool valid() const { return ctx_ != nullptr; }
+
+  // Values, converted; throws std::logic_error in timing-only runs.
+  std::vector<float> to_f32() const;
+  std::vector<double> to_f64() const;
+  std::vector<std::int32_t> to_i32() const;
+  double at(std::int64_t i) const;                  // flat index, row-major
+  double at(std::int64_t row, std::int64_t col) const;
+
+  // Raw storage in the tile's dtype, row-major; empty in timing-only runs.
+  const std::byte* raw() const { return data_ ? data_->bytes.data() : nullptr; }
+
+  Tile to(DType t) const;                          // cast
+  Tile reshape(Shape s) const;                     // same number of elements
+  Tile column() const;                             // a 1D tile of n as an n x 1 tile
+  Tile row() const;                                // a 1D tile of n as a 1 x n tile
+
+  Context& context() const;
+
+ private:
+  friend class Context;
+  friend struct TileAccess;
+  struct Data {
+    std::vector<std::byte> bytes;
+    std::shared_ptr<SramAccount> sram;
+    std::uint64_t held = 0;
+    ~Data() {
+      if (sram) sram->used -= held;
+    }
+  };
+  Context* ctx_ = nullptr;
+  Shape shape_;
+  DType dtype_ = DType::f32;
+  std::shared_ptr<Data> data_;
+};
+
+// Element-wise arithmetic and comparisons (broadcasting), with scalars on either side.
+Tile operator+(const Tile& a, const Tile& b);
+Tile operator-(const Tile& a, const Tile& b);
+Tile operator*(const Tile& a, const Tile& b);
+Tile operator/(const Tile& a, const Tile& b);
+Tile operator+(const Tile& a, double s);
+Tile operator-(const Tile& a, double s);
+Tile operator*(const Tile& a, double s);
+Tile operator/(const Tile& a, double s);
+Tile operator+(double s, const Tile& a);
+Tile operator-(double s, const Tile& a);
+Tile operator*(double s, const Tile& a);
+Tile operator/(double s, const Tile& a);
+Tile operator-(const Tile& a);
+Tile operator<(const Tile& a, const Tile& b);
+Tile operator<=(const Tile& a, const Tile& b);
+Tile operator>(const Tile& a, const Tile& b);
+Tile operator>=(const Tile& a, const Tile& b);
+Tile operator==(const Tile& a, const Tile& b);
+Tile operator!=(const Tile& a, const Tile& b);
+Tile operator<(const Tile& a, double s);
+Tile operator<=(const Tile& a, double s);
+Tile operator>(const Tile& a, double s);
+Tile operator>=(const Tile& a, double s);
+Tile operator&(const Tile& a, const Tile& b);  // logical and of masks
+Tile operator|(const Tile& a, const Tile& b);
+
+Tile maximum(const Tile& a, const Tile& b);
+Tile minimum(const Tile& a, const Tile& b);
+Tile exp(const Tile& a);
+Tile log(const Tile& a);
+Tile sqrt(const Tile& a);
+Tile abs(const Tile& a);
+// mask ? a : b, element-wise with broadcasting; a and b promote to a common dtype.
+Tile where(const Tile& mask, const Tile& a, const Tile& b);
+Tile where(const Tile& mask, const Tile& a, double b);
+// Reductions over an axis of a 2D tile give a 1D tile; over axis 0 of a 1D tile, a 1D tile of 1.
+Tile sum(const Tile& a, int axis);
+Tile max(const Tile& a, int axis);
+Tile min(const Tile& a, int axis);
+// A small matrix product on the vector unit: (M x K) . (K x N), accumulating in f32
+// (i32 for i32 tiles); the result has dtype `out` (f32 unless i32 inputs).
+Tile dot(const Tile& a, const Tile& b);
+
+}  // namespace cubesim::tl
