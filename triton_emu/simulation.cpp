@@ -196,8 +196,16 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
     tl::Context* ctx = contexts[i].get();
     detail::PeState* pe = used[i];
     I.sched.spawn(pe->name, [ctx, pe, &body, &I] {
-      body(*ctx);
+      std::exception_ptr error;
+      try {
+        body(*ctx);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      // Pay the vector time not yet paid, so a fault is reported at the time it happened.
+      // (Outside the handler: switching fibers with an exception being handled is unsafe.)
       ctx->sync();
+      if (error) std::rethrow_exception(error);
       pe->finish = I.sched.now();
     });
   }

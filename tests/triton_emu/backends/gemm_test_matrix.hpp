@@ -1,0 +1,102 @@
+#pragma once
+// Test helpers: a strided row-major matrix of any GEMM dtype with random, never-zero contents,
+// and an fp64 reference GEMM over the values actually stored.
+
+#include <Eigen/Core>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "components/dtype.hpp"
+#include "triton_emu/backends/gemm_backend.hpp"
+
+namespace cubesim::backends::testing {
+
+class TestMatrix {
+ public:
+  TestMatrix(DType t, std::int64_t rows, std::int64_t cols, std::int64_t ld)
+      : dtype_(t), rows_(rows), cols_(cols), ld_(ld),
+        bytes_(static_cast<std::size_t>(std::max<std::int64_t>(rows * ld, 1)) * dtype_size(t)) {}
+
+  // Floats: magnitudes in [0.25, 1) with random signs, so no product vanishes and sums cancel.
+  // i32: values in +-[1, 2^20), so that K of a few hundred products overflow 32 bits and wrap.
+  // The padding between rows gets a sentinel pattern that a GEMM must leave alone.
+  void fill_random(std::mt19937_64& rng) {
+    std::memset(bytes_.data(), 0x5A, bytes_.size());
+    std::uniform_real_distribution<float> mag(0.25f, 1.0f);
+    std::uniform_int_distribution<std::int32_t> imag(1, (1 << 20) - 1);
+    std::bernoulli_distribution neg(0.5);
+    for (std::int64_t r = 0; r < rows_; ++r)
+      for (std::int64_t c = 0; c < cols_; ++c) {
+        if (dtype_ == DType::i32)
+          set_i32(r, c, neg(rng) ? -imag(rng) : imag(rng));
+        else
+          set(r, c, neg(rng) ? -mag(rng) : mag(rng));
+      }
+  }
+
+  void set(std::int64_t r, std::int64_t c, float v) {
+    unsigned char* p = ptr(r, c);
+    switch (dtype_) {
+      case DType::f16: store(p, std::bit_cast<std::uint16_t>(Eigen::half(v))); break;
+      case DType::bf16: store(p, std::bit_cast<std::uint16_t>(Eigen::bfloat16(v))); break;
+      case DType::f32: store(p, v); break;
+      case DType::i32: store(p, static_cast<std::int32_t>(v)); break;
+    }
+  }
+  void set_i32(std::int64_t r, std::int64_t c, std::int32_t v) { store(ptr(r, c), v); }
+
+  double get(std::int64_t r, std::int64_t c) const {
+    const unsigned char* p = ptr(r, c);
+    switch (dtype_) {
+      case DType::f16: return static_cast<float>(std::bit_cast<Eigen::half>(load<std::uint16_t>(p)));
+      case DType::bf16:
+        return static_cast<float>(std::bit_cast<Eigen::bfloat16>(load<std::uint16_t>(p)));
+      case DType::f32: return load<float>(p);
+      case DType::i32: return load<std::int32_t>(p);
+    }
+    return 0;
+  }
+  std::int32_t get_i32(std::int64_t r, std::int64_t c) const { return load<std::int32_t>(ptr(r, c)); }
+
+  // The padding bytes after each row's last element still hold the sentinel.
+  bool padding_intact() const {
+    const std::size_t es = dtype_size(dtype_);
+    for (std::int64_t r = 0; r < rows_; ++r)
+      for (std::int64_t c = cols_; c < ld_; ++c)
+        for (std::size_t b = 0; b < es; ++b)
+          if (bytes_[static_cast<std::size_t>(r * ld_ + c) * es + b] != 0x5A) return false;
+    return true;
+  }
+
+  void* data() { return bytes_.data(); }
+  const void* data() const { return bytes_.data(); }
+  std::int64_t ld() const { return ld_; }
+
+ private:
+  template <class T>
+  static void store(unsigned char* p, T v) {
+    std::memcpy(p, &v, sizeof v);
+  }
+  template <class T>
+  static T load(const unsigned char* p) {
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+  unsigned char* ptr(std::int64_t r, std::int64_t c) {
+    return bytes_.data() + static_cast<std::size_t>(r * ld_ + c) * dtype_size(dtype_);
+  }
+  const unsigned char* ptr(std::int64_t r, std::int64_t c) const {
+    return bytes_.data() + static_cast<std::size_t>(r * ld_ + c) * dtype_size(dtype_);
+  }
+
+  DType dtype_;
+  std::int64_t rows_, cols_, ld_;
+  std::vector<unsigned char> bytes_;
+};
+
+}  // namespace cubesim::backends::testing

@@ -1,0 +1,44 @@
+#pragma once
+// The "cpu" GEMM backend: for each input dtype, the fastest measured CPU implementation on this
+// machine (docs/performance.md, "GEMM backend (CPU)"):
+//   f32  -> OpenBLAS sgemm (oneDNN's f32 matmul is no faster)
+//   f16  -> vectorised conversion + sgemm (oneDNN 2.6 has no fast f16 matmul on any CPU)
+//   bf16 -> oneDNN matmul where it runs on AMX (2.5-3.5x sgemm), else conversion + sgemm
+//           (without AVX512-BF16 / AMX oneDNN 2.6 has no bf16 matmul at all)
+//   i32  -> the blocked integer loop (cpu_i32_gemm.hpp)
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+
+#include "triton_emu/backends/cpu_onednn.hpp"
+#include "triton_emu/backends/cpu_openblas.hpp"
+#include "triton_emu/backends/gemm_backend.hpp"
+
+namespace cubesim::backends {
+
+enum class CpuGemmPath : std::uint8_t { openblas, onednn, i32_loop };
+
+std::string_view cpu_gemm_path_name(CpuGemmPath path);
+
+class CpuGemmBackend final : public GemmBackend {
+ public:
+  CpuGemmBackend();
+
+  std::string_view name() const override { return "cpu"; }
+  void gemm(const GemmDesc& d) override;
+  int preferred_concurrency() const override;
+  void set_concurrency(int callers) override;
+  std::string describe() const override;
+
+  // The implementation gemm() uses for `in` inputs.
+  CpuGemmPath path(DType in) const { return paths_[static_cast<std::size_t>(in)]; }
+
+ private:
+  CpuOpenblasGemm openblas_;
+  CpuOnednnGemm onednn_;
+  std::array<CpuGemmPath, 4> paths_{};
+  std::atomic<int> callers_{1};
+};
+
+}  // namespace cubesim::backends

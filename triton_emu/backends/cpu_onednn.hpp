@@ -1,0 +1,46 @@
+#pragma once
+// GEMM on oneDNN's matmul primitive. Its worth here is bf16 on CPUs with AMX (Sapphire Rapids:
+// 400-615 GFLOP/s on 2 cores against sgemm's 156-169); on CPUs without AVX512-BF16 or AMX,
+// oneDNN 2.6 has no bf16 or f16 matmul at all, and its f16 path elsewhere converts inside at
+// 11-39 GFLOP/s. Primitives are slow to create (the implementation search), so they are cached
+// by everything that shapes them; the cache is shared by all calling threads. i32 goes to
+// cpu_i32_gemm.
+
+#include <atomic>
+#include <memory>
+
+#include "triton_emu/backends/gemm_backend.hpp"
+
+namespace cubesim::backends {
+
+class CpuOnednnGemm final : public GemmBackend {
+ public:
+  CpuOnednnGemm();
+  ~CpuOnednnGemm() override;
+  CpuOnednnGemm(const CpuOnednnGemm&) = delete;
+  CpuOnednnGemm& operator=(const CpuOnednnGemm&) = delete;
+
+  std::string_view name() const override { return "cpu-onednn"; }
+  // Throws std::runtime_error when oneDNN has no matmul for the dtypes on this CPU.
+  void gemm(const GemmDesc& d) override;
+  int preferred_concurrency() const override;
+  void set_concurrency(int callers) override;
+  std::string describe() const override;
+
+  // Whether gemm() computes `in` inputs on this CPU: i32 always (the loop), floating-point
+  // dtypes when oneDNN has a matmul for them here (probed once per dtype).
+  bool supports(DType in) const;
+  // Whether oneDNN runs on AMX here (its effective ISA is avx512_core_amx).
+  static bool uses_amx();
+  // oneDNN's effective ISA, for logs.
+  static std::string isa_name();
+  // Primitives in the cache.
+  std::size_t cached_primitives() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::atomic<int> threads_per_call_{1};
+};
+
+}  // namespace cubesim::backends

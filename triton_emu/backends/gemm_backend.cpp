@@ -1,0 +1,101 @@
+#include "triton_emu/backends/gemm_backend.hpp"
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "triton_emu/backends/cpu_backend.hpp"
+
+namespace cubesim::backends {
+namespace {
+
+bool is_float(DType t) { return t == DType::f16 || t == DType::bf16 || t == DType::f32; }
+
+std::string dtype_str(DType t) { return std::string(dtype_name(t)); }
+
+[[noreturn]] void fail(std::string_view backend, const std::string& what) {
+  throw std::invalid_argument(std::string(backend) + " gemm: " + what);
+}
+
+// One operand: `rows` x `cols` as stored, row stride `ld`.
+void check_operand(std::string_view backend, const char* name, const void* ptr, std::int64_t ld,
+                   std::int64_t rows, std::int64_t cols, DType t, const char* shape) {
+  const std::int64_t min_ld = cols > 1 ? cols : 1;
+  if (ld < min_ld)
+    fail(backend, std::string("ld") + name + " = " + std::to_string(ld) + " is less than " +
+                      std::to_string(min_ld) + ", the row length of " + name + " stored " +
+                      shape + " (" + std::to_string(rows) + " x " + std::to_string(cols) + ")");
+  if (rows == 0 || cols == 0) return;
+  if (ptr == nullptr)
+    fail(backend, std::string(name) + " is null but has " + std::to_string(rows) + " x " +
+                      std::to_string(cols) + " elements");
+  if (reinterpret_cast<std::uintptr_t>(ptr) % dtype_size(t) != 0)
+    fail(backend, std::string(name) + " is not aligned to its element size (" +
+                      std::to_string(dtype_size(t)) + " bytes for " + dtype_str(t) + ")");
+  // The last element's byte offset must fit in 64 bits: (rows - 1) * ld + cols elements.
+  std::int64_t span = 0;
+  if (__builtin_mul_overflow(rows - 1, ld, &span) || __builtin_add_overflow(span, cols, &span) ||
+      __builtin_mul_overflow(span, std::int64_t{dtype_size(t)}, &span))
+    fail(backend, std::string(name) + " spans more than 2^63 bytes (" + std::to_string(rows) +
+                      " rows of stride " + std::to_string(ld) + ")");
+}
+
+}  // namespace
+
+void validate_gemm_desc(const GemmDesc& d, std::string_view backend) {
+  if (d.M < 0 || d.N < 0 || d.K < 0)
+    fail(backend, "sizes must be >= 0, got M = " + std::to_string(d.M) + ", N = " +
+                      std::to_string(d.N) + ", K = " + std::to_string(d.K));
+  const bool floats = is_float(d.in_dtype) && is_float(d.out_dtype);
+  const bool ints = d.in_dtype == DType::i32 && d.out_dtype == DType::i32;
+  if (!floats && !ints)
+    fail(backend, "unsupported dtype pair: " + dtype_str(d.in_dtype) + " inputs with a " +
+                      dtype_str(d.out_dtype) +
+                      " output (supported: f16/bf16/f32 inputs with an f16/bf16/f32 output, "
+                      "i32 inputs with an i32 output)");
+  if (d.trans_a)
+    check_operand(backend, "a", d.a, d.lda, d.K, d.M, d.in_dtype, "K x M (trans_a)");
+  else
+    check_operand(backend, "a", d.a, d.lda, d.M, d.K, d.in_dtype, "M x K");
+  if (d.trans_b)
+    check_operand(backend, "b", d.b, d.ldb, d.N, d.K, d.in_dtype, "N x K (trans_b)");
+  else
+    check_operand(backend, "b", d.b, d.ldb, d.K, d.N, d.in_dtype, "K x N");
+  check_operand(backend, "c", d.c, d.ldc, d.M, d.N, d.out_dtype, "M x N");
+}
+
+namespace {
+
+struct BuiltBackend {
+  std::string_view name;
+  std::unique_ptr<GemmBackend> (*make)();
+};
+
+std::unique_ptr<GemmBackend> make_cpu() { return std::make_unique<CpuGemmBackend>(); }
+
+// Backends compiled into this binary. A cuda or metal build adds its entry here.
+constexpr BuiltBackend kBuiltBackends[] = {{"cpu", &make_cpu}};
+// Every backend cubesim knows, built here or not, so that a missing one is told apart from a typo.
+constexpr std::string_view kKnownBackends[] = {"cpu", "cuda", "metal"};
+
+}  // namespace
+
+std::vector<std::string> available_gemm_backends() {
+  std::vector<std::string> names;
+  for (const BuiltBackend& b : kBuiltBackends) names.emplace_back(b.name);
+  return names;
+}
+
+std::unique_ptr<GemmBackend> make_gemm_backend(std::string_view name) {
+  for (const BuiltBackend& b : kBuiltBackends)
+    if (b.name == name) return b.make();
+  std::string available;
+  for (const BuiltBackend& b : kBuiltBackends)
+    available += (available.empty() ? "" : ", ") + std::string(b.name);
+  std::string why = "unknown GEMM backend '" + std::string(name) + "'";
+  for (std::string_view known : kKnownBackends)
+    if (known == name) why = "GEMM backend '" + std::string(name) + "' is not built in this binary";
+  throw std::invalid_argument(why + "; available: " + available);
+}
+
+}  // namespace cubesim::backends

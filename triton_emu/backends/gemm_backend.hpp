@@ -1,0 +1,65 @@
+#pragma once
+// The numeric side of composite(Op::gemm): one small interface, one implementation per place the
+// numbers can be computed (cpu always; cuda and metal when built). Simulated time never depends
+// on which backend computed the numbers.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "components/dtype.hpp"
+
+namespace cubesim::backends {
+
+// C = op(A) op(B) (or C += ... with accumulate), all matrices row-major with a row stride.
+// Supported dtype pairs: f16/bf16/f32 inputs with an f16, bf16 or f32 C (products accumulate in
+// f32), and i32 inputs with an i32 C (exact products summed modulo 2^32, see cpu_i32_gemm.hpp).
+struct GemmDesc {
+  DType in_dtype = DType::f32;   // dtype of A and B
+  DType out_dtype = DType::f32;  // dtype of C
+  std::int64_t M = 0, N = 0, K = 0;
+  bool trans_a = false;  // A stored K x M instead of M x K
+  bool trans_b = false;  // B stored N x K instead of K x N
+  const void* a = nullptr;
+  std::int64_t lda = 0;  // leading dimensions: row strides in elements
+  const void* b = nullptr;
+  std::int64_t ldb = 0;
+  void* c = nullptr;
+  std::int64_t ldc = 0;
+  bool accumulate = false;  // C += op(A) op(B) instead of C = op(A) op(B)
+};
+
+// Contract: gemm() validates its descriptor (std::invalid_argument naming the field and the rule),
+// computes the product, and is thread-safe: several threads may call it at once on one backend,
+// with C blocks that do not overlap. A backend runs its own library threads inside each call;
+// set_concurrency() tells it how many calls the caller keeps in flight at once so that it can
+// divide the machine's cores between them.
+class GemmBackend {
+ public:
+  virtual ~GemmBackend() = default;
+  virtual std::string_view name() const = 0;
+  virtual void gemm(const GemmDesc& d) = 0;
+
+  // How many gemm() calls to keep in flight at once for the most GEMMs per second when the caller
+  // has many independent GEMMs ready (the measured best on this machine; 1 = one at a time).
+  virtual int preferred_concurrency() const = 0;
+  // The caller will keep up to `callers` (>= 1) gemm() calls in flight at once. Call it while no
+  // gemm() runs: it may change process-wide library settings (OpenBLAS's thread count).
+  virtual void set_concurrency(int callers) = 0;
+  // One line saying how each dtype is computed, for logs and `cubesim info`.
+  virtual std::string describe() const = 0;
+};
+
+// Throws std::invalid_argument when `d` breaks the GemmDesc rules: negative sizes, a leading
+// dimension smaller than its matrix's row (BLAS's max(1, cols) rule), a null pointer for a
+// matrix with elements, or an unsupported dtype pair. `backend` prefixes the message.
+void validate_gemm_desc(const GemmDesc& d, std::string_view backend);
+
+// "cpu" (always built). Unknown names, and "cuda" / "metal" when this binary was built without
+// them, throw std::invalid_argument listing what is available.
+std::unique_ptr<GemmBackend> make_gemm_backend(std::string_view name);
+std::vector<std::string> available_gemm_backends();
+
+}  // namespace cubesim::backends
