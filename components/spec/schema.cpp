@@ -1,0 +1,310 @@
+#include "components/spec/schema.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <utility>
+
+#include "components/dtype.hpp"
+
+namespace cubesim::components::spec {
+
+std::string_view SpecField::key() const {
+  const auto dot = path.rfind('.');
+  return dot == std::string::npos ? std::string_view(path) : std::string_view(path).substr(dot + 1);
+}
+
+std::string_view SpecField::parent_path() const {
+  const auto dot = path.rfind('.');
+  return dot == std::string::npos ? std::string_view() : std::string_view(path).substr(0, dot);
+}
+
+std::string SpecField::pointer() const {
+  std::string p = "/" + path;
+  for (char& c : p)
+    if (c == '.') c = '/';
+  return p;
+}
+
+SpecField& SpecField::range(double lo, double hi) {
+  has_range = true;
+  min = lo;
+  max = hi;
+  return *this;
+}
+
+SpecField& SpecField::above(double lo, double hi) {
+  range(lo, hi);
+  min_exclusive = true;
+  return *this;
+}
+
+SpecField& SpecField::def(nlohmann::json value) {
+  presence = Presence::optional;
+  default_value = std::move(value);
+  return *this;
+}
+
+SpecField& SpecField::optional() {
+  presence = Presence::optional;
+  return *this;
+}
+
+SpecField& SpecField::when(std::string condition_text) {
+  presence = Presence::conditional;
+  condition = std::move(condition_text);
+  return *this;
+}
+
+SpecField& SpecField::pow2() {
+  power_of_two = true;
+  return *this;
+}
+
+SpecField& SpecField::desc(std::string text) {
+  description = std::move(text);
+  return *this;
+}
+
+namespace {
+
+constexpr std::uint64_t kKiB = 1024;
+constexpr std::uint64_t kGiB = 1024 * 1024 * 1024;
+// Mesh coordinates are bounded by the largest mesh; the real mesh is checked across fields.
+constexpr double kMaxMeshDim = 64;
+// Generous physical ceilings: they catch unit mistakes (ps for ns, MB/s for GB/s) and keep
+// every conversion to ps and B/s far from overflow, without limiting what-if studies.
+constexpr double kMaxLatencyNs = 1e9;      // 1 s
+constexpr double kMaxBandwidthGBps = 1e6;  // 1 PB/s per link
+constexpr double kMaxPeakTflops = 1e6;
+
+SpecField field(std::string path, FieldType type, std::string unit = {}) {
+  SpecField f;
+  f.path = std::move(path);
+  f.type = type;
+  f.unit = std::move(unit);
+  return f;
+}
+
+SpecField object(std::string path) {
+  return field(std::move(path), FieldType::object);
+}
+SpecField text(std::string path) {
+  return field(std::move(path), FieldType::string);
+}
+SpecField integer(std::string path, std::string unit = {}) {
+  return field(std::move(path), FieldType::integer, std::move(unit));
+}
+SpecField number(std::string path, std::string unit) {
+  return field(std::move(path), FieldType::number, std::move(unit));
+}
+SpecField latency(std::string path) {
+  return std::move(number(std::move(path), "ns").range(0, kMaxLatencyNs));
+}
+SpecField bandwidth(std::string path) {
+  return std::move(number(std::move(path), "GB/s").above(0, kMaxBandwidthGBps));
+}
+SpecField size(std::string path, std::string unit, std::uint64_t bytes_per_unit) {
+  SpecField f = field(std::move(path), FieldType::size, std::move(unit));
+  f.bytes_per_unit = bytes_per_unit;
+  return f;
+}
+SpecField choice(std::string path, std::vector<std::string> choices) {
+  SpecField f = field(std::move(path), FieldType::choice);
+  f.choices = std::move(choices);
+  return f;
+}
+SpecField extent(std::string path) {
+  return std::move(field(std::move(path), FieldType::extent).range(1, kMaxMeshDim));
+}
+SpecField coord(std::string path) {
+  return std::move(field(std::move(path), FieldType::coord).range(0, kMaxMeshDim - 1));
+}
+SpecField coord_list(std::string path) {
+  return std::move(field(std::move(path), FieldType::coord_list).range(0, kMaxMeshDim - 1));
+}
+
+std::vector<SpecField> build_schema() {
+  std::vector<SpecField> s;
+  auto add = [&s](SpecField& f) { s.push_back(std::move(f)); };
+
+  add(
+      text("name").desc("Short name of the system; reports and sweeps label results with it. "
+                        "A spec that extends another must set its own."));
+  add(text("description").desc("What the spec models, in a sentence or two."));
+  add(text("extends").optional().desc(
+      "Path of a spec this one builds on, relative to this file. The base is loaded first and "
+      "this file is applied to it as a JSON merge patch (RFC 7386; `null` deletes a field)."));
+  add(object("system").desc("The hardware."));
+
+  add(object("system.sips").desc("How many SIPs (systems-in-package) and how many cubes each."));
+  add(integer("system.sips.count", "SIPs")
+          .range(1, 4096)
+          .def(1)
+          .desc("Number of SIPs; `program_id(2)` ranges over them."));
+  add(integer("system.sips.cubes_per_sip", "cubes")
+          .range(1, 256)
+          .desc("Cubes (dies) per SIP; `num_programs(1)` (ADR-0022)."));
+
+  add(object("system.cube").desc("One cube (die): PEs on a NOC mesh, sharing the cube's HBM."));
+  add(integer("system.cube.pes", "PEs")
+          .range(1, kMaxMeshDim * kMaxMeshDim)
+          .desc("PEs per cube; one sits on each mesh node, PE i on node (i % x, i / x)."));
+
+  add(object("system.cube.noc").desc("The cube's 2D mesh network (dimension-order XY routing)."));
+  add(extent("system.cube.noc.mesh").desc("Mesh size [x (columns), y (rows)]; x * y == pes."));
+  add(bandwidth("system.cube.noc.link_bandwidth_GBps")
+          .desc("Bandwidth of each direction of each mesh link."));
+  add(latency("system.cube.noc.hop_latency_ns")
+          .def(1.0)
+          .desc("Latency per link traversed (router + wire)."));
+  add(integer("system.cube.noc.packet_bytes", "bytes")
+          .range(16, 1 << 20)
+          .def(4096)
+          .desc("Transfers are split into packets of this size; each occupies each link on its "
+                "path for "
+                "its serialisation time."));
+  add(coord_list("system.cube.noc.hbm_nodes")
+          .desc("Mesh nodes [x, y] where HBM controllers attach; at least one, no repeats."));
+  add(coord_list("system.cube.noc.ucie_nodes")
+          .desc("Mesh nodes [x, y] where UCIe ports attach; at least one, no repeats."));
+  add(coord("system.cube.noc.inter_sip_node")
+          .def(nlohmann::json::array({0, 0}))
+          .desc("Mesh node [x, y] where the inter-SIP port attaches (used on "
+                "`inter_sip.port_cube`)."));
+
+  add(object("system.cube.hbm").desc("The cube's HBM: capacity, bandwidth over channels."));
+  add(size("system.cube.hbm.capacity_GiB", "GiB", kGiB)
+          .above(0, 65536)
+          .desc("Capacity per cube; a multiple of `channel_interleave_bytes` and of "
+                "`memory.interleave_KiB`. Each cube owns this much of the flat address space."));
+  add(bandwidth("system.cube.hbm.bandwidth_GBps")
+          .desc("Bandwidth per cube, all channels together; split evenly over the channels."));
+  add(integer("system.cube.hbm.channels", "channels")
+          .range(1, 1024)
+          .def(16)
+          .desc(
+              "Independent channels; consecutive interleave granules go to consecutive channels."));
+  add(latency("system.cube.hbm.latency_ns").def(100.0).desc("Access latency per request."));
+  add(integer("system.cube.hbm.channel_interleave_bytes", "bytes")
+          .range(32, 1 << 30)
+          .pow2()
+          .def(4096)
+          .desc("Granule of the address interleave across channels; a power of two."));
+
+  add(object("system.pe").desc("Every PE: clock, local SRAM, vector unit, GEMM engine, DMA."));
+  add(number("system.pe.clock_GHz", "GHz").range(0.001, 100).desc("PE clock."));
+  add(size("system.pe.sram_KiB", "KiB", kKiB)
+          .above(0, 1 << 20)
+          .desc("Local SRAM; `tl.load` fails when a tile would overflow it."));
+  add(object("system.pe.vector").optional().desc("The vector unit that costs tile math."));
+  add(integer("system.pe.vector.lanes", "elements/cycle")
+          .range(1, 65536)
+          .def(64)
+          .desc("Elements processed per cycle by element-wise tile math."));
+  add(integer("system.pe.vector.latency_cycles", "cycles")
+          .range(0, 1'000'000)
+          .def(4)
+          .desc("Pipeline latency added once per vector operation."));
+  add(object("system.pe.gemm").desc("The GEMM engine that runs composite ops asynchronously."));
+  add(latency("system.pe.gemm.startup_ns").def(0.0).desc("Fixed cost of each composite GEMM."));
+  add(object("system.pe.gemm.peak_TFLOPS").desc("Peak rate per input dtype, in 10^12 FLOP/s."));
+  for (DType t : kAllDTypes) {
+    add(number(fmt::format("system.pe.gemm.peak_TFLOPS.{}", dtype_name(t)), "TFLOP/s")
+            .above(0, kMaxPeakTflops)
+            .desc(fmt::format("Peak GEMM rate with {} inputs.", dtype_name(t))));
+  }
+  add(object("system.pe.dma").optional().desc("The engine that moves data for load/store."));
+  add(integer("system.pe.dma.max_outstanding_packets", "packets")
+          .range(1, 65536)
+          .def(32)
+          .desc("Packets of one transfer in flight at once."));
+
+  add(object("system.ucie").desc("UCIe die-to-die links between the cubes of a SIP."));
+  add(choice("system.ucie.topology", {"ring", "mesh", "all_to_all"})
+          .def("ring")
+          .desc("How the cubes of a SIP are linked. A ring of 2 cubes is one link."));
+  add(extent("system.ucie.mesh")
+          .when("required when `topology` is `mesh`, rejected otherwise")
+          .desc("Cube grid [x, y] for the mesh topology; x * y == `sips.cubes_per_sip`."));
+  add(latency("system.ucie.latency_ns").desc("Latency of one die-to-die crossing."));
+  add(bandwidth("system.ucie.bandwidth_GBps").desc("Bandwidth of each link, per direction."));
+
+  add(object("system.inter_sip").desc("Links between SIPs (unused when `sips.count` is 1)."));
+  add(choice("system.inter_sip.topology", {"ring", "all_to_all"})
+          .def("ring")
+          .desc("How the SIPs are linked."));
+  add(integer("system.inter_sip.port_cube", "cube")
+          .range(0, 255)
+          .def(0)
+          .desc("The cube of each SIP that holds the inter-SIP port; < `sips.cubes_per_sip`."));
+  add(latency("system.inter_sip.latency_ns").desc("Latency of one SIP-to-SIP crossing."));
+  add(bandwidth("system.inter_sip.bandwidth_GBps").desc("Bandwidth of each link, per direction."));
+
+  add(object("system.memory").optional().desc("The flat address space and functional storage."));
+  add(size("system.memory.interleave_KiB", "KiB", kKiB)
+          .range(0.0625, 1 << 20)
+          .pow2()
+          .def(4)
+          .desc("Granule of buffers interleaved across cubes; a power of two, at least 64 bytes."));
+  add(size("system.memory.page_KiB", "KiB", kKiB)
+          .range(4, 1 << 20)
+          .pow2()
+          .def(64)
+          .desc("Page of the sparse functional storage (made on first write); a power of two."));
+  return s;
+}
+
+}  // namespace
+
+const std::vector<SpecField>& spec_schema() {
+  static const std::vector<SpecField> schema = build_schema();
+  return schema;
+}
+
+const SpecField* find_field(std::string_view dotted_path) {
+  static const std::map<std::string, const SpecField*, std::less<>> index = [] {
+    std::map<std::string, const SpecField*, std::less<>> m;
+    for (const SpecField& f : spec_schema()) m.emplace(f.path, &f);
+    return m;
+  }();
+  const auto it = index.find(dotted_path);
+  return it == index.end() ? nullptr : it->second;
+}
+
+const std::vector<const SpecField*>& child_fields(std::string_view parent_path) {
+  static const std::map<std::string, std::vector<const SpecField*>, std::less<>> children = [] {
+    std::map<std::string, std::vector<const SpecField*>, std::less<>> m;
+    for (const SpecField& f : spec_schema()) m[std::string(f.parent_path())].push_back(&f);
+    return m;
+  }();
+  static const std::vector<const SpecField*> none;
+  const auto it = children.find(parent_path);
+  return it == children.end() ? none : it->second;
+}
+
+const std::vector<std::string>& cross_field_rules() {
+  static const std::vector<std::string> rules = {
+      "`system.cube.pes` equals `noc.mesh` x * y: one PE sits on each mesh node.",
+      "Every node in `noc.hbm_nodes`, `noc.ucie_nodes` and `noc.inter_sip_node` lies inside "
+      "the mesh; a node list names each node once.",
+      "`ucie.mesh` is given exactly when `ucie.topology` is `mesh`, and its x * y equals "
+      "`sips.cubes_per_sip`.",
+      "`inter_sip.port_cube` < `sips.cubes_per_sip`.",
+      "`hbm.bandwidth_GBps` / `hbm.channels` is at least 1 B/s per channel.",
+      "`hbm.capacity_GiB` is a whole multiple of `hbm.channel_interleave_bytes` and of "
+      "`memory.interleave_KiB`.",
+      fmt::format("Total PEs (`sips.count` * `cubes_per_sip` * `pes`) <= {}.", kMaxTotalPes),
+      fmt::format("Total cubes (`sips.count` * `cubes_per_sip`) <= {}.", kMaxTotalCubes),
+      fmt::format("UCIe links in the system, and inter-SIP links, <= {} each (all-to-all "
+                  "grows as n^2).",
+                  kMaxLinksPerClass),
+      "Total HBM (`capacity_GiB` * total cubes) < 2^62 bytes, so every address fits the flat "
+      "64-bit space with room to spare.",
+      "Every time converts to whole picoseconds, every rate to a whole, non-zero number of "
+      "B/s or Hz (emu/time.hpp).",
+  };
+  return rules;
+}
+
+}  // namespace cubesim::components::spec

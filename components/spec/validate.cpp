@@ -1,0 +1,652 @@
+#include "components/spec/validate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <set>
+
+#include "components/spec/spec.hpp"
+
+namespace cubesim::components::spec {
+
+using nlohmann::json;
+
+std::string pointer_token(std::string_view key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
+  }
+  return out;
+}
+
+namespace {
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
+                        std::tolower(static_cast<unsigned char>(b[j - 1]));
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (same ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string fmt_num(double d) {
+  return fmt::format("{}", d);
+}
+
+}  // namespace
+
+std::string nearest(std::string_view key, const std::vector<std::string_view>& candidates) {
+  std::string_view best;
+  std::size_t best_d = SIZE_MAX;
+  for (std::string_view c : candidates) {
+    const std::size_t d = edit_distance(key, c);
+    if (d < best_d) best_d = d, best = c;
+  }
+  // A third of the longer name catches "bandwith_GBps" and "latency" for "latency_ns" without
+  // suggesting "pes" for "ucie".
+  const std::size_t limit = std::max<std::size_t>(2, std::max(key.size(), best.size()) / 3);
+  const bool prefix = !key.empty() && best.starts_with(key.substr(
+                                          0, std::min<std::size_t>(key.size(), best.size())));
+  if (best_d <= limit || (prefix && key.size() >= 3)) return std::string(best);
+  return {};
+}
+
+std::string describe_value(const json& v) {
+  switch (v.type()) {
+    case json::value_t::null:
+      return "null";
+    case json::value_t::boolean:
+      return fmt::format("a boolean ({})", v.get<bool>());
+    case json::value_t::string: {
+      std::string s = v.dump();
+      if (s.size() > 40) s = s.substr(0, 37) + "...";
+      return fmt::format("a string ({})", s);
+    }
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned:
+    case json::value_t::number_float:
+      return v.dump();
+    case json::value_t::array:
+      return v.empty()
+                 ? "an empty array"
+                 : fmt::format("an array of {} element{}", v.size(), v.size() == 1 ? "" : "s");
+    case json::value_t::object:
+      return v.empty() ? "an empty object"
+                       : fmt::format("an object of {} key{}", v.size(), v.size() == 1 ? "" : "s");
+    default:
+      return "an unsupported value";
+  }
+}
+
+std::vector<std::string_view> child_keys(std::string_view parent_path) {
+  std::vector<std::string_view> keys;
+  for (const SpecField* f : child_fields(parent_path)) keys.push_back(f->key());
+  return keys;
+}
+
+std::string join(const std::vector<std::string_view>& items, std::string_view quote) {
+  std::string out;
+  for (std::string_view s : items) {
+    if (!out.empty()) out += ", ";
+    out += fmt::format("{}{}{}", quote, s, quote);
+  }
+  return out;
+}
+
+namespace {
+
+// "an integer", "a number in ns": what a field takes, for "expected ..." messages.
+std::string expected_phrase(const SpecField& f) {
+  switch (f.type) {
+    case FieldType::object:
+      return "an object";
+    case FieldType::string:
+      return "a non-empty string";
+    case FieldType::integer:
+      return f.unit.empty() ? "an integer" : fmt::format("an integer ({})", f.unit);
+    case FieldType::number:
+      return fmt::format("a number in {}", f.unit);
+    case FieldType::size:
+      return fmt::format("a number of {}", f.unit);
+    case FieldType::choice:
+      return fmt::format("one of {}", join({f.choices.begin(), f.choices.end()}, "\""));
+    case FieldType::extent:
+      return "[x, y], two integers";
+    case FieldType::coord:
+      return "a mesh node [x, y]";
+    case FieldType::coord_list:
+      return "a list of mesh nodes [[x, y], ...]";
+  }
+  return "a value";
+}
+
+std::string range_phrase(const SpecField& f) {
+  const std::string unit = f.unit.empty() || f.type == FieldType::integer ? "" : " " + f.unit;
+  return fmt::format("{}{}, {}]{}", f.min_exclusive ? "(" : "[", fmt_num(f.min), fmt_num(f.max),
+                     unit);
+}
+
+// The value if `v` is a number with no fractional part (4 and 4.0 alike), else nullopt.
+std::optional<double> integral(const json& v) {
+  if (v.is_number_unsigned()) return static_cast<double>(v.get<std::uint64_t>());
+  if (v.is_number_integer()) return static_cast<double>(v.get<std::int64_t>());
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (std::floor(d) == d) return d;
+  }
+  return std::nullopt;
+}
+
+std::string pow2_neighbours(std::uint64_t bytes, std::uint64_t per_unit, std::string_view unit) {
+  const std::uint64_t lo = std::bit_floor(bytes), hi = lo << 1;
+  auto show = [&](std::uint64_t b) {
+    return per_unit == 1
+               ? fmt::format("{}", b)
+               : fmt::format("{} {}",
+                             fmt_num(static_cast<double>(b) / static_cast<double>(per_unit)), unit);
+  };
+  return fmt::format("the nearest are {} and {}", show(lo), show(hi));
+}
+
+class Validator {
+ public:
+  explicit Validator(const Locator& locate) : locate_(locate) {}
+
+  json check_root(const json& doc) { return check_object("", doc, ""); }
+
+  void add(const std::string& pointer, std::string detail) {
+    Source src = locate_(pointer);
+    issues_.push_back({std::move(src.file), pointer, std::move(detail) + src.note});
+  }
+
+  bool ok() const { return issues_.empty(); }
+  [[noreturn]] void fail() {
+    constexpr std::size_t kMaxIssues = 25;  // a wrong file should not print pages of errors
+    if (issues_.size() > kMaxIssues) {
+      const std::size_t more = issues_.size() - kMaxIssues;
+      issues_.resize(kMaxIssues);
+      issues_.push_back({issues_.front().file, "",
+                         fmt::format("... and {} more issue{}", more, more == 1 ? "" : "s")});
+    }
+    throw SpecError(std::move(issues_));
+  }
+
+ private:
+  json check_object(std::string_view path, const json& v, const std::string& ptr) {
+    const std::vector<std::string_view> keys = child_keys(path);
+    const std::string where = ptr.empty() ? "at the top level" : "in " + ptr;
+    std::set<std::string, std::less<>> typo_of;  // fields an unknown key is likely meant to be
+    for (const auto& [k, _] : v.items()) {
+      if (std::find(keys.begin(), keys.end(), k) != keys.end()) continue;
+      const std::string guess = nearest(k, keys);
+      if (!guess.empty()) typo_of.insert(guess);
+      add(ptr + "/" + pointer_token(k),
+          fmt::format("unknown key \"{}\"; {}allowed keys {}: {}", k,
+                      guess.empty() ? "" : fmt::format("did you mean \"{}\"? ", guess), where,
+                      join(keys)));
+    }
+    json out = json::object();
+    for (const SpecField* f : child_fields(path)) {
+      const std::string key(f->key());
+      const std::string child_ptr = ptr + "/" + key;
+      const auto it = v.find(key);
+      // null means "not given", as in a merge patch: it restores the default.
+      if (it != v.end() && !it->is_null()) {
+        json r = check(*f, *it, child_ptr);
+        if (!r.is_null()) out[key] = std::move(r);
+        continue;
+      }
+      if (f->presence == Presence::required) {
+        if (!typo_of.contains(key)) add(child_ptr, missing(*f));
+      } else if (f->presence == Presence::optional) {
+        if (f->type == FieldType::object)
+          out[key] = check_object(f->path, json::object(), child_ptr);
+        else if (!f->default_value.is_null())
+          out[key] = f->default_value;
+      }
+    }
+    return out;
+  }
+
+  std::string missing(const SpecField& f) {
+    if (f.type == FieldType::object) {
+      std::vector<std::string_view> required;
+      for (const SpecField* c : child_fields(f.path))
+        if (c->presence == Presence::required) required.push_back(c->key());
+      return fmt::format("missing required section \"{}\"; add it with at least: {}", f.key(),
+                         join(required));
+    }
+    return fmt::format("missing required field \"{}\"; add {} ({})", f.key(), expected_phrase(f),
+                       f.description);
+  }
+
+  void type_error(const SpecField& f, const json& v, const std::string& ptr) {
+    add(ptr, fmt::format("expected {}, got {}", expected_phrase(f), describe_value(v)));
+  }
+
+  bool in_range(const SpecField& f, double d) const {
+    if (!f.has_range) return true;
+    return (f.min_exclusive ? d > f.min : d >= f.min) && d <= f.max;
+  }
+
+  void range_error(const SpecField& f, const json& v, const std::string& ptr) {
+    const std::string unit = f.type == FieldType::integer ? "" : " " + f.unit;
+    add(ptr, fmt::format("{}{} is out of range; allowed: {}", v.dump(), f.unit.empty() ? "" : unit,
+                         range_phrase(f)));
+  }
+
+  // Returns the effective value, or null after recording why the value is unusable.
+  json check(const SpecField& f, const json& v, const std::string& ptr) {
+    switch (f.type) {
+      case FieldType::object:
+        if (!v.is_object()) return type_error(f, v, ptr), json();
+        return check_object(f.path, v, ptr);
+      case FieldType::string:
+        if (!v.is_string()) return type_error(f, v, ptr), json();
+        if (v.get_ref<const std::string&>().empty())
+          return add(ptr, fmt::format("must not be empty; {}", f.description)), json();
+        return v;
+      case FieldType::integer:
+        return check_integer(f, v, ptr);
+      case FieldType::number:
+        if (!v.is_number()) return type_error(f, v, ptr), json();
+        if (!in_range(f, v.get<double>())) return range_error(f, v, ptr), json();
+        return v;
+      case FieldType::size:
+        return check_size(f, v, ptr);
+      case FieldType::choice: {
+        if (!v.is_string()) return type_error(f, v, ptr), json();
+        const auto& s = v.get_ref<const std::string&>();
+        if (std::find(f.choices.begin(), f.choices.end(), s) != f.choices.end()) return v;
+        const std::vector<std::string_view> allowed(f.choices.begin(), f.choices.end());
+        const std::string guess = nearest(s, allowed);
+        add(ptr, fmt::format("\"{}\" is not allowed; {}allowed values: {}", s,
+                             guess.empty() ? "" : fmt::format("did you mean \"{}\"? ", guess),
+                             join(allowed, "\"")));
+        return json();
+      }
+      case FieldType::extent:
+      case FieldType::coord:
+        return check_pair(f, v, ptr);
+      case FieldType::coord_list: {
+        if (!v.is_array()) return type_error(f, v, ptr), json();
+        if (v.empty())
+          return add(ptr, fmt::format("needs at least one mesh node; e.g. [[0, 0]] ({})",
+                                      f.description)),
+                 json();
+        json out = json::array();
+        bool good = true;
+        for (std::size_t i = 0; i < v.size(); ++i) {
+          json r = check_pair(f, v[i], ptr + "/" + std::to_string(i));
+          good = good && !r.is_null();
+          out.push_back(std::move(r));
+        }
+        return good ? out : json();
+      }
+    }
+    return json();
+  }
+
+  json check_integer(const SpecField& f, const json& v, const std::string& ptr) {
+    if (!v.is_number()) return type_error(f, v, ptr), json();
+    const std::optional<double> d = integral(v);
+    if (!d) return add(ptr, fmt::format("expected an integer, got {}", v.dump())), json();
+    if (!in_range(f, *d)) return range_error(f, v, ptr), json();
+    const auto n = static_cast<std::uint64_t>(*d);  // ranges of integer fields start at >= 0
+    if (f.power_of_two && !std::has_single_bit(n)) {
+      add(ptr, fmt::format("{} is not a power of two; {}", n, pow2_neighbours(n, 1, "")));
+      return json();
+    }
+    return n;
+  }
+
+  json check_size(const SpecField& f, const json& v, const std::string& ptr) {
+    if (!v.is_number()) return type_error(f, v, ptr), json();
+    const double units = v.get<double>();
+    if (!in_range(f, units)) return range_error(f, v, ptr), json();
+    // bytes_per_unit is a power of two, so this product is exact in binary floating point.
+    const double bytes = units * static_cast<double>(f.bytes_per_unit);
+    if (std::floor(bytes) != bytes) {
+      add(ptr, fmt::format("{} {} is {} bytes, not a whole number of bytes; use a multiple of "
+                           "1/{} {}",
+                           v.dump(), f.unit, fmt_num(bytes), f.bytes_per_unit, f.unit));
+      return json();
+    }
+    const auto n = static_cast<std::uint64_t>(bytes);
+    if (f.power_of_two && !std::has_single_bit(n)) {
+      add(ptr, fmt::format("{} {} ({} bytes) is not a power of two; {}", v.dump(), f.unit, n,
+                           pow2_neighbours(n, f.bytes_per_unit, f.unit)));
+      return json();
+    }
+    return v;
+  }
+
+  json check_pair(const SpecField& f, const json& v, const std::string& ptr) {
+    if (!v.is_array() || v.size() != 2) {
+      add(ptr, fmt::format("expected {}, got {}",
+                           f.type == FieldType::extent ? "[x, y], two integers"
+                                                       : "a mesh node [x, y], two integers",
+                           describe_value(v)));
+      return json();
+    }
+    json out = json::array();
+    for (std::size_t i = 0; i < 2; ++i) {
+      const std::string p = ptr + "/" + std::to_string(i);
+      const std::optional<double> d = v[i].is_number() ? integral(v[i]) : std::nullopt;
+      if (!d) {
+        add(p, fmt::format("expected an integer {}, got {}", i == 0 ? "x" : "y",
+                           describe_value(v[i])));
+        return json();
+      }
+      if (!in_range(f, *d)) {
+        add(p, fmt::format("{} = {} is out of range; allowed: {}", i == 0 ? "x" : "y", v[i].dump(),
+                           range_phrase(f)));
+        return json();
+      }
+      out.push_back(static_cast<std::uint64_t>(*d));
+    }
+    return out;
+  }
+
+  const Locator& locate_;
+  std::vector<SpecIssue> issues_;
+};
+
+// ---- Rules across fields and conversion, on a document that passed the field checks. ----
+
+std::uint32_t u32(const json& doc, const char* ptr) {
+  return doc.at(json::json_pointer(ptr)).get<std::uint32_t>();
+}
+double num(const json& doc, const char* ptr) {
+  return doc.at(json::json_pointer(ptr)).get<double>();
+}
+MeshCoord coord_of(const json& v) {
+  return {v.at(0).get<std::uint32_t>(), v.at(1).get<std::uint32_t>()};
+}
+
+std::uint64_t ring_links(std::uint64_t n) {
+  return n <= 1 ? 0 : n == 2 ? 1 : n;
+}
+std::uint64_t all_to_all_links(std::uint64_t n) {
+  return n * (n - 1) / 2;
+}
+
+class Builder {
+ public:
+  Builder(const json& eff, Validator& v) : doc_(eff), v_(v) {}
+
+  SystemConfig build() {
+    SystemConfig c;
+    c.name = doc_.at("name").get<std::string>();
+    c.description = doc_.at("description").get<std::string>();
+    c.sips = u32(doc_, "/system/sips/count");
+    c.cubes_per_sip = u32(doc_, "/system/sips/cubes_per_sip");
+    check_sizes(c);
+
+    CubeConfig& cube = c.cube;
+    cube.pes = u32(doc_, "/system/cube/pes");
+    NocConfig& noc = cube.noc;
+    noc.mesh_x = u32(doc_, "/system/cube/noc/mesh/0");
+    noc.mesh_y = u32(doc_, "/system/cube/noc/mesh/1");
+    if (std::uint64_t{noc.mesh_x} * noc.mesh_y != cube.pes) {
+      v_.add("/system/cube/noc/mesh",
+             fmt::format("a {}x{} mesh has {} nodes but /system/cube/pes is {}; one PE sits on "
+                         "each node, so make pes equal x * y",
+                         noc.mesh_x, noc.mesh_y, std::uint64_t{noc.mesh_x} * noc.mesh_y, cube.pes));
+    }
+    noc.link_bandwidth = bandwidth("/system/cube/noc/link_bandwidth_GBps");
+    noc.hop_latency = ticks("/system/cube/noc/hop_latency_ns");
+    noc.packet_bytes = u32(doc_, "/system/cube/noc/packet_bytes");
+    noc.hbm_nodes = nodes("/system/cube/noc/hbm_nodes", noc);
+    noc.ucie_nodes = nodes("/system/cube/noc/ucie_nodes", noc);
+    noc.inter_sip_node = coord_of(doc_.at(json::json_pointer("/system/cube/noc/inter_sip_node")));
+    inside_mesh("/system/cube/noc/inter_sip_node", noc.inter_sip_node, noc);
+
+    HbmConfig& hbm = cube.hbm;
+    hbm.capacity_bytes = size_bytes("/system/cube/hbm/capacity_GiB");
+    hbm.bandwidth = bandwidth("/system/cube/hbm/bandwidth_GBps");
+    hbm.channels = u32(doc_, "/system/cube/hbm/channels");
+    if (hbm.bandwidth.bytes_per_s() < hbm.channels) {
+      v_.add("/system/cube/hbm/channels",
+             fmt::format("{} channels share {} B/s, less than 1 B/s each; use fewer channels or "
+                         "more bandwidth",
+                         hbm.channels, hbm.bandwidth.bytes_per_s()));
+    }
+    hbm.latency = ticks("/system/cube/hbm/latency_ns");
+    hbm.channel_interleave_bytes =
+        doc_.at(json::json_pointer("/system/cube/hbm/channel_interleave_bytes"))
+            .get<std::uint64_t>();
+
+    PeConfig& pe = c.pe;
+    pe.clock = frequency("/system/pe/clock_GHz");
+    pe.sram_bytes = size_bytes("/system/pe/sram_KiB");
+    pe.vector.lanes = u32(doc_, "/system/pe/vector/lanes");
+    pe.vector.latency_cycles = u32(doc_, "/system/pe/vector/latency_cycles");
+    pe.gemm.startup = ticks("/system/pe/gemm/startup_ns");
+    for (DType t : kAllDTypes) {
+      const std::string p = fmt::format("/system/pe/gemm/peak_TFLOPS/{}", dtype_name(t));
+      pe.gemm.peak_flops[static_cast<int>(t)] = num(doc_, p.c_str()) * 1e12;
+    }
+    pe.dma.max_outstanding_packets = u32(doc_, "/system/pe/dma/max_outstanding_packets");
+
+    build_ucie(c);
+    build_inter_sip(c);
+
+    c.memory.interleave_bytes = size_bytes("/system/memory/interleave_KiB");
+    c.memory.page_bytes = size_bytes("/system/memory/page_KiB");
+    for (const auto& [granule, ptr] :
+         {std::pair{hbm.channel_interleave_bytes, "/system/cube/hbm/channel_interleave_bytes"},
+          std::pair{c.memory.interleave_bytes, "/system/memory/interleave_KiB"}}) {
+      if (hbm.capacity_bytes % granule != 0) {
+        v_.add("/system/cube/hbm/capacity_GiB",
+               fmt::format("{} bytes per cube is not a whole number of {}-byte granules ({}); "
+                           "make the capacity a multiple of it",
+                           hbm.capacity_bytes, granule, ptr));
+      }
+    }
+    check_total_hbm(c);
+    return c;
+  }
+
+ private:
+  // Sizes that could never be simulated, refused before anything is built from them.
+  void check_sizes(const SystemConfig& c) {
+    const std::uint64_t cubes = c.total_cubes();
+    const std::uint64_t pes = cubes * u32(doc_, "/system/cube/pes");
+    if (cubes > kMaxTotalCubes) {
+      v_.add("/system/sips",
+             fmt::format("{} SIPs x {} cubes = {} cubes, more than the {} cubesim simulates; "
+                         "reduce count or cubes_per_sip",
+                         c.sips, c.cubes_per_sip, cubes, kMaxTotalCubes));
+    }
+    if (pes > kMaxTotalPes) {
+      v_.add(
+          "/system/sips",
+          fmt::format("{} SIPs x {} cubes x {} PEs = {} PEs, more than the {} cubesim "
+                      "simulates; reduce sips.count, sips.cubes_per_sip or cube.pes",
+                      c.sips, c.cubes_per_sip, u32(doc_, "/system/cube/pes"), pes, kMaxTotalPes));
+    }
+  }
+
+  void check_total_hbm(const SystemConfig& c) {
+    const std::uint64_t cubes = c.total_cubes();
+    if (c.cube.hbm.capacity_bytes > (kMaxTotalHbmBytes - 1) / cubes) {
+      v_.add("/system/cube/hbm/capacity_GiB",
+             fmt::format("{} cubes x {} bytes of HBM reaches 2^62 bytes; the flat address space "
+                         "must stay below it, so reduce the capacity or the number of cubes",
+                         cubes, c.cube.hbm.capacity_bytes));
+    }
+  }
+
+  void build_ucie(SystemConfig& c) {
+    UcieConfig& u = c.ucie;
+    const std::string topo =
+        doc_.at(json::json_pointer("/system/ucie/topology")).get<std::string>();
+    u.topology = topo == "mesh"         ? CubeTopology::mesh
+                 : topo == "all_to_all" ? CubeTopology::all_to_all
+                                        : CubeTopology::ring;
+    const json::json_pointer mesh_ptr("/system/ucie/mesh");
+    const bool has_mesh = doc_.contains(mesh_ptr);
+    std::uint64_t per_sip = 0;
+    if (u.topology == CubeTopology::mesh) {
+      if (!has_mesh) {
+        v_.add("/system/ucie/mesh",
+               fmt::format("missing: topology \"mesh\" needs the cube grid; add \"mesh\": [x, y] "
+                           "with x * y == sips.cubes_per_sip ({})",
+                           c.cubes_per_sip));
+      } else {
+        u.mesh_x = doc_.at(mesh_ptr).at(0).get<std::uint32_t>();
+        u.mesh_y = doc_.at(mesh_ptr).at(1).get<std::uint32_t>();
+        if (std::uint64_t{u.mesh_x} * u.mesh_y != c.cubes_per_sip) {
+          v_.add(
+              "/system/ucie/mesh",
+              fmt::format("a {}x{} cube mesh has {} cubes but /system/sips/cubes_per_sip is "
+                          "{}; make x * y equal cubes_per_sip",
+                          u.mesh_x, u.mesh_y, std::uint64_t{u.mesh_x} * u.mesh_y, c.cubes_per_sip));
+        }
+        per_sip = std::uint64_t{u.mesh_x - 1} * u.mesh_y + std::uint64_t{u.mesh_x} * (u.mesh_y - 1);
+      }
+    } else {
+      if (has_mesh) {
+        v_.add("/system/ucie/mesh",
+               fmt::format("only allowed when topology is \"mesh\", but topology is \"{}\"; "
+                           "remove it (or set it to null in a spec that extends a mesh spec)",
+                           topo));
+      }
+      per_sip = u.topology == CubeTopology::ring ? ring_links(c.cubes_per_sip)
+                                                 : all_to_all_links(c.cubes_per_sip);
+    }
+    if (per_sip * c.sips > kMaxLinksPerClass) {
+      v_.add("/system/ucie/topology",
+             fmt::format("{} on {} cubes makes {} UCIe links per SIP, {} in all, more than the {} "
+                         "cubesim simulates; use ring or mesh, or fewer cubes",
+                         topo, c.cubes_per_sip, per_sip, per_sip * c.sips, kMaxLinksPerClass));
+    }
+    u.latency = ticks("/system/ucie/latency_ns");
+    u.bandwidth = bandwidth("/system/ucie/bandwidth_GBps");
+  }
+
+  void build_inter_sip(SystemConfig& c) {
+    InterSipConfig& s = c.inter_sip;
+    const std::string topo =
+        doc_.at(json::json_pointer("/system/inter_sip/topology")).get<std::string>();
+    s.topology = topo == "all_to_all" ? SipTopology::all_to_all : SipTopology::ring;
+    const std::uint64_t links =
+        s.topology == SipTopology::ring ? ring_links(c.sips) : all_to_all_links(c.sips);
+    if (links > kMaxLinksPerClass) {
+      v_.add("/system/inter_sip/topology",
+             fmt::format("{} on {} SIPs makes {} links, more than the {} cubesim simulates; use "
+                         "ring, or fewer SIPs",
+                         topo, c.sips, links, kMaxLinksPerClass));
+    }
+    s.port_cube = u32(doc_, "/system/inter_sip/port_cube");
+    if (s.port_cube >= c.cubes_per_sip) {
+      v_.add(
+          "/system/inter_sip/port_cube",
+          fmt::format("cube {} does not exist: a SIP has {} cube{} (/system/sips/cubes_per_sip); "
+                      "allowed: 0 to {}",
+                      s.port_cube, c.cubes_per_sip, c.cubes_per_sip == 1 ? "" : "s",
+                      c.cubes_per_sip - 1));
+    }
+    s.latency = ticks("/system/inter_sip/latency_ns");
+    s.bandwidth = bandwidth("/system/inter_sip/bandwidth_GBps");
+  }
+
+  bool inside_mesh(const std::string& ptr, MeshCoord n, const NocConfig& noc) {
+    if (n.x < noc.mesh_x && n.y < noc.mesh_y) return true;
+    v_.add(ptr, fmt::format("[{}, {}] is outside the {}x{} mesh; x must be in [0, {}] and y in "
+                            "[0, {}]",
+                            n.x, n.y, noc.mesh_x, noc.mesh_y, noc.mesh_x - 1, noc.mesh_y - 1));
+    return false;
+  }
+
+  std::vector<MeshCoord> nodes(const char* ptr, const NocConfig& noc) {
+    const json& list = doc_.at(json::json_pointer(ptr));
+    std::vector<MeshCoord> out;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const MeshCoord n = coord_of(list[i]);
+      const std::string p = fmt::format("{}/{}", ptr, i);
+      if (!inside_mesh(p, n, noc)) continue;
+      const auto dup = std::find(out.begin(), out.end(), n);
+      if (dup != out.end()) {
+        v_.add(p, fmt::format("node [{}, {}] is listed twice (also at index {}); name each node "
+                              "once",
+                              n.x, n.y, dup - out.begin()));
+        continue;
+      }
+      out.push_back(n);
+    }
+    return out;
+  }
+
+  // emu/time.hpp does every unit conversion; its refusals become spec errors at the field.
+  template <typename F>
+  auto convert(const char* ptr, const char* unit, F&& f) -> decltype(f(0.0)) {
+    const double value = num(doc_, ptr);
+    try {
+      return f(value);
+    } catch (const emu::TimeError& e) {
+      v_.add(ptr, fmt::format("{} {} cannot be represented: {}; use a larger or smaller value",
+                              fmt_num(value), unit, e.what()));
+      return f(1.0);  // a placeholder: the issue fails validation before the config is used
+    }
+  }
+  Tick ticks(const char* ptr) {
+    return convert(ptr, "ns", [](double d) { return emu::from_ns(d); });
+  }
+  Bandwidth bandwidth(const char* ptr) {
+    return convert(ptr, "GB/s", [](double d) { return Bandwidth::from_GBps(d); });
+  }
+  Frequency frequency(const char* ptr) {
+    return convert(ptr, "GHz", [](double d) { return Frequency::from_GHz(d); });
+  }
+  std::uint64_t size_bytes(const char* ptr) {
+    const SpecField* f = find_field_by_pointer(ptr);
+    return static_cast<std::uint64_t>(num(doc_, ptr) * static_cast<double>(f->bytes_per_unit));
+  }
+  static const SpecField* find_field_by_pointer(std::string_view ptr) {
+    std::string dotted(ptr.substr(1));
+    std::replace(dotted.begin(), dotted.end(), '/', '.');
+    return find_field(dotted);
+  }
+
+  const json& doc_;
+  Validator& v_;
+};
+
+}  // namespace
+
+Validated validate(const json& merged, const Locator& locate) {
+  Validator v(locate);
+  if (!merged.is_object()) {
+    v.add("",
+          fmt::format("expected a JSON object at the top level, got {}", describe_value(merged)));
+    v.fail();
+  }
+  Validated out;
+  out.effective = v.check_root(merged);
+  if (!v.ok()) v.fail();
+  out.config = Builder(out.effective, v).build();
+  if (!v.ok()) v.fail();
+  return out;
+}
+
+}  // namespace cubesim::components::spec

@@ -1,0 +1,412 @@
+// Validation: one test per rule, each checking the text a user would read.
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "components/spec/schema.hpp"
+#include "components/spec/spec.hpp"
+
+using namespace cubesim::components;
+using nlohmann::json;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+namespace {
+
+const std::filesystem::path kSpecs = std::filesystem::path(CUBESIM_SOURCE_DIR) / "specs";
+
+json spec_file(const char* name) {
+  std::ifstream in(kSpecs / name);
+  return json::parse(in);
+}
+const json& tiny() {
+  static const json doc = spec_file("tiny.json");
+  return doc;
+}
+
+// `doc` with the value at `pointer` set (null: removed).
+json set(json doc, const std::string& pointer, json value) {
+  const json::json_pointer p(pointer);
+  if (value.is_null())
+    doc.at(p.parent_pointer()).erase(p.back());
+  else
+    doc[p] = std::move(value);
+  return doc;
+}
+
+SpecError error_of(const json& doc) {
+  try {
+    Spec::from_json(doc, "t.json");
+  } catch (const SpecError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "the spec was accepted";
+  return SpecError("", "", "");
+}
+
+// The full message of the issue `doc` raises at `pointer` ("" and a failure if none).
+std::string issue_at(const json& doc, const std::string& pointer) {
+  const SpecError e = error_of(doc);
+  for (const SpecIssue& i : e.issues())
+    if (i.pointer == pointer) return i.message();
+  ADD_FAILURE() << "no issue at " << pointer << "; got:\n" << e.what();
+  return "";
+}
+
+// A single-SIP system of `cubes` cubes of one PE each (for the size limits).
+json one_pe_cubes(std::uint64_t sips, std::uint64_t cubes) {
+  json doc = tiny();
+  doc["system"]["sips"] = {{"count", sips}, {"cubes_per_sip", cubes}};
+  doc["system"]["cube"]["pes"] = 1;
+  doc["system"]["cube"]["noc"]["mesh"] = {1, 1};
+  doc["system"]["cube"]["noc"]["hbm_nodes"] = {{0, 0}};
+  doc["system"]["cube"]["noc"]["ucie_nodes"] = {{0, 0}};
+  return doc;
+}
+
+}  // namespace
+
+// ---- Messages ----
+
+TEST(SpecRules, MessageIsFileThenPointerThenWhatAndHow) {
+  const json doc = set(spec_file("default.json"), "/system/cube/pes", 12);
+  EXPECT_THAT(issue_at(doc, "/system/cube/noc/mesh"),
+              StartsWith("t.json: /system/cube/noc/mesh: a 4x4 mesh has 16 nodes but "
+                         "/system/cube/pes is 12; "));
+}
+
+TEST(SpecRules, EveryIssueIsReportedTogether) {
+  json doc = set(tiny(), "/system/cube/hbm/channels", 0);
+  doc = set(doc, "/system/ucie/topology", "torus");
+  doc = set(doc, "/system/pe/colour", "red");
+  const SpecError e = error_of(doc);
+  EXPECT_EQ(e.issues().size(), 3u);
+  const std::string what = e.what();
+  EXPECT_EQ(std::count(what.begin(), what.end(), '\n'), 2);
+}
+
+TEST(SpecRules, IssueListIsCapped) {
+  json doc = tiny();
+  for (int i = 0; i < 40; ++i) doc["system"]["pe"][fmt::format("bogus_{}", i)] = i;
+  const SpecError e = error_of(doc);
+  EXPECT_EQ(e.issues().size(), 26u);
+  EXPECT_THAT(e.what(), HasSubstr("... and 15 more issues"));
+}
+
+// ---- Keys ----
+
+TEST(SpecRules, UnknownKeyListsAllowedKeysAndSuggestsTheNearest) {
+  const json doc = set(tiny(), "/system/ucie/bandwith_GBps", 1);
+  EXPECT_THAT(issue_at(doc, "/system/ucie/bandwith_GBps"),
+              HasSubstr("unknown key \"bandwith_GBps\"; did you mean \"bandwidth_GBps\"? allowed "
+                        "keys in /system/ucie: topology, mesh, latency_ns, bandwidth_GBps"));
+}
+
+TEST(SpecRules, UnknownKeyFarFromEveryFieldGetsNoSuggestion) {
+  const std::string m = issue_at(set(tiny(), "/system/cube/colour", 1), "/system/cube/colour");
+  EXPECT_THAT(m, HasSubstr("allowed keys in /system/cube: pes, noc, hbm"));
+  EXPECT_THAT(m, Not(HasSubstr("did you mean")));
+}
+
+TEST(SpecRules, UnknownTopLevelKey) {
+  EXPECT_THAT(issue_at(set(tiny(), "/author", "me"), "/author"),
+              HasSubstr("allowed keys at the top level: name, description, extends, system"));
+}
+
+TEST(SpecRules, MistypedRequiredKeyIsReportedOnceAsTheTypo) {
+  json doc = set(tiny(), "/system/ucie/latency_ns", nullptr);
+  doc = set(doc, "/system/ucie/latency_n", 10);
+  const SpecError e = error_of(doc);
+  ASSERT_EQ(e.issues().size(), 1u);
+  EXPECT_THAT(e.what(), HasSubstr("did you mean \"latency_ns\""));
+}
+
+TEST(SpecRules, EveryObjectRejectsUnknownKeys) {
+  for (const spec::SpecField& f : spec::spec_schema()) {
+    if (f.type != spec::FieldType::object) continue;
+    SCOPED_TRACE(f.path);
+    EXPECT_THAT(issue_at(set(tiny(), f.pointer() + "/bogus_key", 1), f.pointer() + "/bogus_key"),
+                HasSubstr("unknown key \"bogus_key\""));
+  }
+}
+
+// ---- Presence ----
+
+TEST(SpecRules, EveryRequiredFieldIsReportedMissing) {
+  for (const spec::SpecField& f : spec::spec_schema()) {
+    if (f.presence != spec::Presence::required) continue;
+    SCOPED_TRACE(f.path);
+    EXPECT_THAT(
+        issue_at(set(tiny(), f.pointer(), nullptr), f.pointer()),
+        HasSubstr(fmt::format("missing required {} \"{}\"",
+                              f.type == spec::FieldType::object ? "section" : "field", f.key())));
+  }
+}
+
+TEST(SpecRules, MissingFieldSaysWhatToAdd) {
+  EXPECT_THAT(issue_at(set(tiny(), "/system/ucie/latency_ns", nullptr), "/system/ucie/latency_ns"),
+              HasSubstr("missing required field \"latency_ns\"; add a number in ns"));
+}
+
+TEST(SpecRules, MissingSectionListsItsRequiredFields) {
+  EXPECT_THAT(issue_at(set(tiny(), "/system/pe/gemm", nullptr), "/system/pe/gemm"),
+              HasSubstr("missing required section \"gemm\"; add it with at least: peak_TFLOPS"));
+}
+
+TEST(SpecRules, NullMeansNotGiven) {
+  json doc = tiny();
+  doc["system"]["ucie"]["latency_ns"] = nullptr;
+  EXPECT_THAT(issue_at(doc, "/system/ucie/latency_ns"), HasSubstr("missing required field"));
+}
+
+TEST(SpecRules, EmptyStringIsRefused) {
+  EXPECT_THAT(issue_at(set(tiny(), "/name", ""), "/name"), HasSubstr("must not be empty"));
+}
+
+// ---- Types ----
+
+TEST(SpecRules, EveryFieldRejectsAWrongType) {
+  for (const spec::SpecField& f : spec::spec_schema()) {
+    if (f.type == spec::FieldType::object || f.path == "extends") continue;
+    SCOPED_TRACE(f.path);
+    EXPECT_THAT(issue_at(set(tiny(), f.pointer(), true), f.pointer()),
+                HasSubstr("got a boolean (true)"));
+  }
+}
+
+TEST(SpecRules, WrongTypeSaysExpectedAndGot) {
+  EXPECT_THAT(issue_at(set(tiny(), "/system/cube/pes", "16"), "/system/cube/pes"),
+              HasSubstr("expected an integer (PEs), got a string (\"16\")"));
+  EXPECT_THAT(issue_at(set(tiny(), "/system/cube/noc", 5), "/system/cube/noc"),
+              HasSubstr("expected an object, got 5"));
+}
+
+TEST(SpecRules, IntegerFieldRefusesAFraction) {
+  EXPECT_THAT(issue_at(set(tiny(), "/system/cube/pes", 4.5), "/system/cube/pes"),
+              HasSubstr("expected an integer, got 4.5"));
+}
+
+TEST(SpecRules, ExtendsMustBeAPath) {
+  const SpecError e = error_of(set(tiny(), "/extends", 3));
+  EXPECT_EQ(e.pointer(), "/extends");
+  EXPECT_THAT(e.what(), HasSubstr("expected the path of a spec file"));
+}
+
+// ---- Allowed values and ranges ----
+
+TEST(SpecRules, ChoiceListsTheAllowedValues) {
+  EXPECT_THAT(issue_at(set(tiny(), "/system/ucie/topology", "torus"), "/system/ucie/topology"),
+              HasSubstr("\"torus\" is not allowed; allowed values: \"ring\", \"mesh\", "
+                        "\"all_to_all\""));
+  EXPECT_THAT(
+      issue_at(set(tiny(), "/system/inter_sip/topology", "mesh"), "/system/inter_sip/topology"),
+      HasSubstr("allowed values: \"ring\", \"all_to_all\""));
+}
+
+TEST(SpecRules, ChoiceSuggestsTheNearestValue) {
+  EXPECT_THAT(issue_at(set(tiny(), "/system/ucie/topology", "all-to-all"), "/system/ucie/topology"),
+              HasSubstr("did you mean \"all_to_all\""));
+}
+
+TEST(SpecRules, OutOfRangeGivesTheRange) {
+  EXPECT_THAT(issue_at(set(tiny(), "/system/sips/count", 0), "/system/sips/count"),
+              HasSubstr("0 is out of range; allowed: [1, 4096]"));
+  EXPECT_THAT(
+      issue_at(set(tiny(), "/system/sips/cubes_per_sip", 257), "/system/sips/cubes_per_sip"),
+      HasSubstr("allowed: [1, 256]"));
+  EXPECT_THAT(issue_at(set(tiny(), "/system/ucie/latency_ns", -1), "/system/ucie/latency_ns"),
+              HasSubstr("-1 ns is out of range; allowed: [0, 1000000000] ns"));
+  EXPECT_THAT(issue_at(set(tiny(), "/system/pe/clock_GHz", 0), "/system/pe/clock_GHz"),
+              HasSubstr("allowed: [0.001, 100] GHz"));
+}
+
+TEST(SpecRules, RatesMustBePositive) {
+  EXPECT_THAT(
+      issue_at(set(tiny(), "/system/ucie/bandwidth_GBps", 0), "/system/ucie/bandwidth_GBps"),
+      HasSubstr("allowed: (0, 1000000] GB/s"));
+  EXPECT_THAT(issue_at(set(tiny(), "/system/pe/gemm/peak_TFLOPS/i32", 0),
+                       "/system/pe/gemm/peak_TFLOPS/i32"),
+              HasSubstr("allowed: (0, 1000000] TFLOP/s"));
+}
+
+TEST(SpecRules, MeshDimensionsAreBounded) {
+  EXPECT_THAT(issue_at(set(tiny(), "/system/cube/noc/mesh", {65, 1}), "/system/cube/noc/mesh/0"),
+              HasSubstr("x = 65 is out of range; allowed: [1, 64]"));
+  EXPECT_THAT(issue_at(set(tiny(), "/system/cube/noc/mesh", {2, 0}), "/system/cube/noc/mesh/1"),
+              HasSubstr("y = 0 is out of range"));
+  EXPECT_THAT(issue_at(set(tiny(), "/system/cube/noc/mesh", {2}), "/system/cube/noc/mesh"),
+              HasSubstr("expected [x, y], two integers, got an array of 1 element"));
+}
+
+// ---- Sizes ----
+
+TEST(SpecRules, FractionalSizesMustComeToWholeBytes) {
+  EXPECT_THAT(issue_at(set(tiny(), "/system/pe/sram_KiB", 0.3), "/system/pe/sram_KiB"),
+              HasSubstr("0.3 KiB is 307.2 bytes, not a whole number of bytes; use a multiple of "
+                        "1/1024 KiB"));
+  const Spec half = Spec::from_json(set(tiny(), "/system/cube/hbm/capacity_GiB", 0.5));
+  EXPECT_EQ(half.config().cube.hbm.capacity_bytes, 512u * 1024 * 1024);
+  const Spec sram = Spec::from_json(set(tiny(), "/system/pe/sram_KiB", 1.5));
+  EXPECT_EQ(sram.config().pe.sram_bytes, 1536u);
+}
+
+TEST(SpecRules, InterleaveAndPageSizesArePowersOfTwo) {
+  EXPECT_THAT(
+      issue_at(set(tiny(), "/system/memory/interleave_KiB", 3), "/system/memory/interleave_KiB"),
+      HasSubstr("3 KiB (3072 bytes) is not a power of two; the nearest are 2 KiB and 4 KiB"));
+  EXPECT_THAT(issue_at(set(tiny(), "/system/memory/page_KiB", 48), "/system/memory/page_KiB"),
+              HasSubstr("not a power of two; the nearest are 32 KiB and 64 KiB"));
+  EXPECT_THAT(issue_at(set(tiny(), "/system/cube/hbm/channel_interleave_bytes", 3000),
+                       "/system/cube/hbm/channel_interleave_bytes"),
+              HasSubstr("3000 is not a power of two; the nearest are 2048 and 4096"));
+  EXPECT_EQ(Spec::from_json(set(tiny(), "/system/memory/interleave_KiB", 0.5))
+                .config()
+                .memory.interleave_bytes,
+            512u);
+}
+
+TEST(SpecRules, PagesAreAtLeastFourKiB) {
+  EXPECT_THAT(issue_at(set(tiny(), "/system/memory/page_KiB", 2), "/system/memory/page_KiB"),
+              HasSubstr("2 KiB is out of range; allowed: [4, 1048576] KiB"));
+}
+
+TEST(SpecRules, CapacityIsAWholeNumberOfInterleaveGranules) {
+  // 3 bytes: a whole number of bytes, but not of 1024-byte channel granules.
+  const json doc = set(tiny(), "/system/cube/hbm/capacity_GiB", 3.0 / (1024.0 * 1024 * 1024));
+  EXPECT_THAT(issue_at(doc, "/system/cube/hbm/capacity_GiB"),
+              HasSubstr("3 bytes per cube is not a whole number of 1024-byte granules "
+                        "(/system/cube/hbm/channel_interleave_bytes)"));
+}
+
+// ---- Mesh nodes ----
+
+TEST(SpecRules, PesFillTheMesh) {
+  EXPECT_THAT(issue_at(set(tiny(), "/system/cube/pes", 3), "/system/cube/noc/mesh"),
+              HasSubstr("a 2x2 mesh has 4 nodes but /system/cube/pes is 3; one PE sits on each "
+                        "node"));
+}
+
+TEST(SpecRules, NodesLieInsideTheMesh) {
+  EXPECT_THAT(
+      issue_at(set(tiny(), "/system/cube/noc/hbm_nodes", {{2, 0}}), "/system/cube/noc/hbm_nodes/0"),
+      HasSubstr("[2, 0] is outside the 2x2 mesh; x must be in [0, 1] and y in [0, 1]"));
+  EXPECT_THAT(issue_at(set(tiny(), "/system/cube/noc/ucie_nodes", {{0, 0}, {1, 3}}),
+                       "/system/cube/noc/ucie_nodes/1"),
+              HasSubstr("[1, 3] is outside the 2x2 mesh"));
+  EXPECT_THAT(issue_at(set(tiny(), "/system/cube/noc/inter_sip_node", {0, 2}),
+                       "/system/cube/noc/inter_sip_node"),
+              HasSubstr("[0, 2] is outside the 2x2 mesh"));
+}
+
+TEST(SpecRules, NodeListsNameEachNodeOnce) {
+  EXPECT_THAT(issue_at(set(tiny(), "/system/cube/noc/ucie_nodes", {{1, 1}, {0, 1}, {1, 1}}),
+                       "/system/cube/noc/ucie_nodes/2"),
+              HasSubstr("node [1, 1] is listed twice (also at index 0)"));
+}
+
+TEST(SpecRules, NodeListsNeedAtLeastOneNode) {
+  EXPECT_THAT(issue_at(set(tiny(), "/system/cube/noc/hbm_nodes", json::array()),
+                       "/system/cube/noc/hbm_nodes"),
+              HasSubstr("needs at least one mesh node"));
+  EXPECT_THAT(issue_at(set(tiny(), "/system/cube/noc/ucie_nodes", json::array()),
+                       "/system/cube/noc/ucie_nodes"),
+              HasSubstr("needs at least one mesh node"));
+}
+
+TEST(SpecRules, NodeIsAPairOfIntegers) {
+  EXPECT_THAT(
+      issue_at(set(tiny(), "/system/cube/noc/hbm_nodes", {{0}}), "/system/cube/noc/hbm_nodes/0"),
+      HasSubstr("expected a mesh node [x, y], two integers"));
+  EXPECT_THAT(issue_at(set(tiny(), "/system/cube/noc/hbm_nodes", {{0, 0.5}}),
+                       "/system/cube/noc/hbm_nodes/0/1"),
+              HasSubstr("expected an integer y, got 0.5"));
+}
+
+// ---- UCIe and inter-SIP ----
+
+TEST(SpecRules, UcieMeshIsRequiredForTheMeshTopology) {
+  EXPECT_THAT(issue_at(set(tiny(), "/system/ucie/topology", "mesh"), "/system/ucie/mesh"),
+              HasSubstr("topology \"mesh\" needs the cube grid; add \"mesh\": [x, y] with x * y "
+                        "== sips.cubes_per_sip (2)"));
+}
+
+TEST(SpecRules, UcieMeshIsRejectedForOtherTopologies) {
+  EXPECT_THAT(issue_at(set(tiny(), "/system/ucie/mesh", {2, 1}), "/system/ucie/mesh"),
+              HasSubstr("only allowed when topology is \"mesh\", but topology is \"ring\""));
+}
+
+TEST(SpecRules, UcieMeshHoldsEveryCube) {
+  json doc = set(tiny(), "/system/ucie/topology", "mesh");
+  doc = set(doc, "/system/ucie/mesh", {2, 2});
+  EXPECT_THAT(issue_at(doc, "/system/ucie/mesh"),
+              HasSubstr("a 2x2 cube mesh has 4 cubes but /system/sips/cubes_per_sip is 2"));
+  EXPECT_NO_THROW(Spec::from_json(set(doc, "/system/ucie/mesh", {1, 2})));
+}
+
+TEST(SpecRules, PortCubeExists) {
+  EXPECT_THAT(
+      issue_at(set(tiny(), "/system/inter_sip/port_cube", 2), "/system/inter_sip/port_cube"),
+      HasSubstr("cube 2 does not exist: a SIP has 2 cubes (/system/sips/cubes_per_sip); "
+                "allowed: 0 to 1"));
+  EXPECT_NO_THROW(Spec::from_json(set(tiny(), "/system/inter_sip/port_cube", 1)));
+}
+
+// ---- HBM ----
+
+TEST(SpecRules, EveryHbmChannelGetsAtLeastOneBytePerSecond) {
+  json doc = set(tiny(), "/system/cube/hbm/bandwidth_GBps", 1e-8);  // 10 B/s over 16 channels
+  doc = set(doc, "/system/cube/hbm/channels", 16);
+  EXPECT_THAT(issue_at(doc, "/system/cube/hbm/channels"),
+              HasSubstr("16 channels share 10 B/s, less than 1 B/s each"));
+}
+
+TEST(SpecRules, RatesThatRoundToZeroAreRefused) {
+  EXPECT_THAT(
+      issue_at(set(tiny(), "/system/ucie/bandwidth_GBps", 1e-10), "/system/ucie/bandwidth_GBps"),
+      HasSubstr("cannot be represented: a bandwidth must be greater than 0 B/s"));
+}
+
+// ---- Sizes that could never be simulated ----
+
+TEST(SpecRules, HugeSystemsAreRefusedFast) {
+  json doc = tiny();
+  doc["system"]["sips"] = {{"count", 4096}, {"cubes_per_sip", 256}};
+  doc["system"]["cube"]["pes"] = 4096;
+  doc["system"]["cube"]["noc"]["mesh"] = {64, 64};
+  doc["system"]["cube"]["hbm"]["capacity_GiB"] = 65536;
+  const auto start = std::chrono::steady_clock::now();
+  const SpecError e = error_of(doc);
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_LT(took, std::chrono::milliseconds(200));
+  const std::string what = e.what();
+  EXPECT_THAT(what, HasSubstr("4096 SIPs x 256 cubes x 4096 PEs = 4294967296 PEs, more than the "
+                              "1048576 cubesim simulates"));
+  EXPECT_THAT(what, HasSubstr("= 1048576 cubes, more than the 65536"));
+  EXPECT_EQ(e.pointer(), "/system/sips");
+}
+
+TEST(SpecRules, TotalHbmStaysBelowTwoToTheSixtyTwo) {
+  json doc = one_pe_cubes(256, 256);                       // 65536 cubes
+  doc = set(doc, "/system/cube/hbm/capacity_GiB", 65536);  // 2^46 bytes each: 2^62 in all
+  EXPECT_THAT(issue_at(doc, "/system/cube/hbm/capacity_GiB"), HasSubstr("reaches 2^62 bytes"));
+  EXPECT_NO_THROW(Spec::from_json(set(doc, "/system/cube/hbm/capacity_GiB", 32768)));
+}
+
+TEST(SpecRules, AllToAllLinkCountsAreBounded) {
+  json doc = set(one_pe_cubes(256, 256), "/system/ucie/topology", "all_to_all");
+  EXPECT_THAT(issue_at(doc, "/system/ucie/topology"),
+              HasSubstr("all_to_all on 256 cubes makes 32640 UCIe links per SIP, 8355840 in all"));
+  json sips = set(one_pe_cubes(4096, 1), "/system/inter_sip/topology", "all_to_all");
+  sips = set(sips, "/system/inter_sip/port_cube", 0);
+  EXPECT_THAT(issue_at(sips, "/system/inter_sip/topology"),
+              HasSubstr("all_to_all on 4096 SIPs makes 8386560 links"));
+  EXPECT_NO_THROW(Spec::from_json(set(sips, "/system/inter_sip/topology", "ring")));
+}
