@@ -64,7 +64,7 @@ struct GemmConfig {
 };
 
 struct DmaConfig {
-  std::uint32_t max_outstanding_packets = 32;  // per transfer: packets in flight at once
+  std::uint32_t max_outstanding_packets = 32;  // per PE: packets in flight at once
 };
 
 struct PeConfig {

@@ -11,10 +11,12 @@ Fabric::Fabric(emu::Scheduler& scheduler, Topology& topology, const AddressMap& 
       map_(map),
       links_(topology.links()),
       packet_bytes_(topology.config().cube.noc.packet_bytes),
-      window_(topology.config().pe.dma.max_outstanding_packets) {}
+      window_(topology.config().pe.dma.max_outstanding_packets),
+      dma_(topology.total_pes()) {}
 
 void Fabric::read(std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes, Done done) {
   map_.check_range(addr, bytes, "read");
+  if (pe >= dma_.size()) throw std::out_of_range("Fabric::read: PE index out of range");
   Transfer& t = *new_transfer();
   t.kind = Kind::read;
   t.pe = pe;
@@ -61,7 +63,20 @@ void Fabric::start(Transfer& t) {
     }, 0, "empty transfer");
     return;
   }
-  while (t.in_flight < window_ && t.issued < t.bytes) issue_packet(t);
+  if (t.pe >= dma_.size()) throw std::out_of_range("Fabric: PE index out of range");
+  dma_[t.pe].ready.push_back(&t);
+  pump(t.pe);
+}
+
+void Fabric::pump(std::uint32_t pe) {
+  Dma& d = dma_[pe];
+  while (d.in_flight < window_ && !d.ready.empty()) {
+    Transfer& t = *d.ready.front();
+    d.ready.pop_front();
+    ++d.in_flight;
+    issue_packet(t);
+    if (t.issued < t.bytes) d.ready.push_back(&t);
+  }
 }
 
 const Route& Fabric::route_for(const Transfer& t, std::uint64_t addr, std::uint32_t* bytes) {
@@ -147,11 +162,9 @@ void Fabric::delivered(Packet& p) {
   --t.in_flight;
   p.next_free = free_packets_;
   free_packets_ = &p;
-  if (t.issued < t.bytes) {
-    issue_packet(t);
-    return;
-  }
-  if (t.in_flight != 0) return;
+  --dma_[t.pe].in_flight;
+  pump(t.pe);
+  if (t.issued < t.bytes || t.in_flight != 0) return;
   --live_transfers_;
   Done d = std::move(t.done);
   t.done = nullptr;

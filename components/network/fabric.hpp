@@ -2,9 +2,10 @@
 // Moves bytes between PEs and memory over the links of a Topology, in simulated time.
 //
 // A transfer is cut into packets at packet_bytes boundaries of its memory address (and at HBM
-// channel and interleave granules, so each packet has one source and one destination). A PE's
-// DMA keeps at most dma.max_outstanding_packets packets of a transfer in flight; the next one
-// leaves when one is delivered.
+// channel and interleave granules, so each packet has one source and one destination). Each PE
+// has one DMA engine, which keeps at most dma.max_outstanding_packets packets in flight over
+// all its transfers; when one is delivered the next leaves, taken round-robin from the PE's
+// transfers that still have packets to send (so concurrent transfers share the engine fairly).
 //
 // Packets are virtual cut-through: the head of a packet moves to the next link after the hop
 // latency and may start there while the tail is still behind it; a link carries one packet at a
@@ -80,6 +81,10 @@ class Fabric {
     Done done;
     Transfer* next_free = nullptr;
   };
+  struct Dma {  // one per PE
+    std::uint32_t in_flight = 0;
+    std::deque<Transfer*> ready;  // transfers with packets left to send, round-robin
+  };
   struct Packet {
     Transfer* transfer;
     const Route* route;
@@ -91,6 +96,7 @@ class Fabric {
 
   void start(Transfer& t);
   void issue_packet(Transfer& t);
+  void pump(std::uint32_t pe);  // send packets while the PE's DMA has room
   void advance(Packet& p);      // the head reached hop p.hop's input at now()
   void delivered(Packet& p);
   const Route& route_for(const Transfer& t, std::uint64_t addr, std::uint32_t* bytes);
@@ -105,6 +111,7 @@ class Fabric {
   std::uint32_t packet_bytes_;
   std::uint32_t window_;
   std::unordered_map<std::uint64_t, Route> routes_;
+  std::vector<Dma> dma_;
   std::deque<Transfer> transfer_store_;
   std::deque<Packet> packet_store_;
   Transfer* free_transfers_ = nullptr;

@@ -218,7 +218,7 @@ std::vector<SpecField> build_schema() {
   add(integer("system.pe.dma.max_outstanding_packets", "packets")
           .range(1, 65536)
           .def(32)
-          .desc("Packets of one transfer in flight at once."));
+          .desc("Packets the PE's DMA engine keeps in flight at once, over all its transfers."));
 
   add(object("system.ucie").desc("UCIe die-to-die links between the cubes of a SIP."));
   add(choice("system.ucie.topology", {"ring", "mesh", "all_to_all"})
