@@ -227,20 +227,25 @@ Tile Context::load(Ptr ptr, Shape shape, DType dtype, const LoadOptions& o) {
   if (!timing_only() && mask)  // masked-off elements read as `other`
     fill_value(t.data_->bytes.data(), shape.numel(), dtype, o.other);
   const emu::Tick start = launch_.sched.now();
-  emu::Completion done(launch_.sched, "load", std::max<std::size_t>(segs.size(), 1));
-  auto* memory = launch_.sys.memory();
-  std::byte* dst = timing_only() ? nullptr : t.data_->bytes.data();
+  // What the transfer callbacks need, on this fiber's stack (it outlives them: we wait).
+  struct Pending {
+    emu::Completion done;
+    components::SparseMemory* memory;
+    std::byte* dst;
+  } pending{emu::Completion(launch_.sched, "load", std::max<std::size_t>(segs.size(), 1)),
+            launch_.sys.memory(), timing_only() ? nullptr : t.data_->bytes.data()};
   std::uint64_t total = 0;
   for (const auto& s : segs) {
     total += s.bytes;
     if (launch_.log) launch_.log->record(program_, epoch_, s.addr, s.addr + s.bytes, false);
-    launch_.sys.fabric().read(pe_.global_pe, s.addr, s.bytes, [&done, memory, dst, s] {
-      if (dst) memory->read(s.addr, dst + s.tile_offset, s.bytes);
-      done.arrive();
+    const Segment* seg = &s;
+    launch_.sys.fabric().read(pe_.global_pe, s.addr, s.bytes, [&pending, seg] {
+      if (pending.dst) pending.memory->read(seg->addr, pending.dst + seg->tile_offset, seg->bytes);
+      pending.done.arrive();
     });
   }
-  if (segs.empty()) done.arrive();
-  done.wait();
+  if (segs.empty()) pending.done.arrive();
+  pending.done.wait();
   pe_.bytes_loaded += total;
   pe_.memory_wait += launch_.sched.now() - start;
   launch_.trace_slice(pe_, false, "load", start, launch_.sched.now());
@@ -283,20 +288,25 @@ void Context::store(Ptr ptr, const Tile& tile, const StoreOptions& o) {
   auto segs = segments(l, ptr, dtype_size(dtype), mask);
   for (const auto& s : segs) check_access(Ptr{s.addr}, s.bytes, dtype, "store");
   const emu::Tick start = launch_.sched.now();
-  emu::Completion done(launch_.sched, "store", std::max<std::size_t>(segs.size(), 1));
-  auto* memory = launch_.sys.memory();
-  const std::byte* src = tile.has_values() ? tile.raw() : nullptr;
+  struct Pending {
+    emu::Completion done;
+    components::SparseMemory* memory;
+    const std::byte* src;
+  } pending{emu::Completion(launch_.sched, "store", std::max<std::size_t>(segs.size(), 1)),
+            launch_.sys.memory(), tile.has_values() ? tile.raw() : nullptr};
   std::uint64_t total = 0;
   for (const auto& s : segs) {
     total += s.bytes;
     if (launch_.log) launch_.log->record(program_, epoch_, s.addr, s.addr + s.bytes, true);
-    launch_.sys.fabric().write(pe_.global_pe, s.addr, s.bytes, [&done, memory, src, s] {
-      if (src && memory) memory->write(s.addr, src + s.tile_offset, s.bytes);
-      done.arrive();
+    const Segment* seg = &s;
+    launch_.sys.fabric().write(pe_.global_pe, s.addr, s.bytes, [&pending, seg] {
+      if (pending.src && pending.memory)
+        pending.memory->write(seg->addr, pending.src + seg->tile_offset, seg->bytes);
+      pending.done.arrive();
     });
   }
-  if (segs.empty()) done.arrive();
-  done.wait();
+  if (segs.empty()) pending.done.arrive();
+  pending.done.wait();
   pe_.bytes_stored += total;
   pe_.memory_wait += launch_.sched.now() - start;
   launch_.trace_slice(pe_, false, "store", start, launch_.sched.now());

@@ -85,20 +85,11 @@ void AddressMap::for_each_piece(
     std::uint64_t addr, std::uint64_t bytes, std::uint64_t max_piece,
     const std::function<void(std::uint64_t, Location, std::uint64_t)>& fn) const {
   check_range(addr, bytes, "access");
-  const bool interleaved = is_interleaved(addr);
   std::uint64_t done = 0;
   while (done < bytes) {
-    const std::uint64_t a = addr + done;
-    const Location loc = decode(a);
-    // The piece ends at the next boundary of: max_piece (in the address), a channel granule,
-    // an interleave granule (interleaved window) or the cube's end (direct window).
-    std::uint64_t len = bytes - done;
-    len = std::min(len, max_piece - a % max_piece);
-    len = std::min(len, channel_granule_ - loc.offset % channel_granule_);
-    if (interleaved) len = std::min(len, granule_ - loc.offset % granule_);
-    len = std::min(len, capacity_ - loc.offset);
-    fn(a, loc, len);
-    done += len;
+    const Piece piece = first_piece(addr + done, bytes - done, max_piece);
+    fn(addr + done, piece.loc, piece.len);
+    done += piece.len;
   }
 }
 

@@ -10,6 +10,7 @@
 // g = sip * cubes_per_sip + cube is the global cube index. Both windows alias the same bytes;
 // the host allocator (triton_emu) keeps buffers from overlapping.
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
@@ -68,6 +69,22 @@ class AddressMap {
   // The HBM channel holding the byte at `loc` (channels interleave at channel_interleave_bytes).
   std::uint32_t channel(Location loc) const {
     return static_cast<std::uint32_t>((loc.offset / channel_granule_) % channels_);
+  }
+
+  // The first piece of [addr, addr + bytes) as for_each_piece cuts it; `addr` must be mapped
+  // (decode throws otherwise). Inline: it runs once per packet and per memory copy.
+  struct Piece {
+    Location loc;
+    std::uint64_t len;
+  };
+  Piece first_piece(std::uint64_t addr, std::uint64_t bytes, std::uint64_t max_piece) const {
+    const Location loc = decode(addr);
+    std::uint64_t len = bytes;
+    len = std::min(len, max_piece - addr % max_piece);
+    len = std::min(len, channel_granule_ - loc.offset % channel_granule_);
+    if (is_interleaved(addr)) len = std::min(len, granule_ - loc.offset % granule_);
+    len = std::min(len, capacity_ - loc.offset);
+    return {loc, len};
   }
 
   // Splits [addr, addr + bytes) into pieces that are each physically contiguous, on one cube

@@ -14,24 +14,28 @@ SparseMemory::SparseMemory(const AddressMap& map, std::uint64_t page_bytes)
 
 void SparseMemory::write(std::uint64_t addr, const void* src, std::uint64_t bytes) {
   const auto* in = static_cast<const std::byte*>(src);
-  map_.for_each_piece(addr, bytes, page_bytes_, [&](std::uint64_t a, Location loc,
-                                                    std::uint64_t len) {
-    auto& page = pages_[page_key(loc)];
+  map_.check_range(addr, bytes, "write");
+  for (std::uint64_t done = 0; done < bytes;) {
+    const auto piece = map_.first_piece(addr + done, bytes - done, page_bytes_);
+    auto& page = pages_[page_key(piece.loc)];
     if (!page) page = std::make_unique<std::byte[]>(page_bytes_);  // value-initialised: zeros
-    std::memcpy(page.get() + loc.offset % page_bytes_, in + (a - addr), len);
-  });
+    std::memcpy(page.get() + piece.loc.offset % page_bytes_, in + done, piece.len);
+    done += piece.len;
+  }
 }
 
 void SparseMemory::read(std::uint64_t addr, void* dst, std::uint64_t bytes) const {
   auto* out = static_cast<std::byte*>(dst);
-  map_.for_each_piece(addr, bytes, page_bytes_, [&](std::uint64_t a, Location loc,
-                                                    std::uint64_t len) {
-    const auto it = pages_.find(page_key(loc));
+  map_.check_range(addr, bytes, "read");
+  for (std::uint64_t done = 0; done < bytes;) {
+    const auto piece = map_.first_piece(addr + done, bytes - done, page_bytes_);
+    const auto it = pages_.find(page_key(piece.loc));
     if (it == pages_.end())
-      std::memset(out + (a - addr), 0, len);
+      std::memset(out + done, 0, piece.len);
     else
-      std::memcpy(out + (a - addr), it->second.get() + loc.offset % page_bytes_, len);
-  });
+      std::memcpy(out + done, it->second.get() + piece.loc.offset % page_bytes_, piece.len);
+    done += piece.len;
+  }
 }
 
 }  // namespace cubesim::components

@@ -88,14 +88,10 @@ const Route& Fabric::route_for(const Transfer& t, std::uint64_t addr, std::uint3
     *bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(left, packet_bytes_));
     key = (2 * pes + t.pe) * pes + t.peer;
   } else {
-    Location loc{};
-    std::uint64_t len = 0;
     // The first piece of the remaining range: one cube, one channel, at most one packet.
-    map_.for_each_piece(addr, std::min<std::uint64_t>(left, packet_bytes_), packet_bytes_,
-                        [&](std::uint64_t, Location l, std::uint64_t n) {
-                          if (len == 0) { loc = l; len = n; }
-                        });
-    *bytes = static_cast<std::uint32_t>(len);
+    const auto piece = map_.first_piece(addr, left, packet_bytes_);
+    const Location loc = piece.loc;
+    *bytes = static_cast<std::uint32_t>(piece.len);
     const std::uint32_t ch = map_.channel(loc);
     key = ((std::uint64_t{t.kind == Kind::read} * pes + t.pe) * map_.cubes() + loc.global_cube) *
               map_.hbm_channels() + ch;

@@ -24,25 +24,19 @@ CpuGemmBackend::CpuGemmBackend() {
   paths_[static_cast<std::size_t>(DType::bf16)] =
       onednn_bf16 ? CpuGemmPath::onednn : CpuGemmPath::openblas;
   paths_[static_cast<std::size_t>(DType::i32)] = CpuGemmPath::i32_loop;
-  set_concurrency(1);
 }
 
 void CpuGemmBackend::gemm(const GemmDesc& d) {
   validate_gemm_desc(d, name());
+  const CallThreads::Scope scope(threads_);
   switch (path(d.in_dtype)) {
-    case CpuGemmPath::openblas: return openblas_.gemm(d);
-    case CpuGemmPath::onednn: return onednn_.gemm(d);
-    case CpuGemmPath::i32_loop: return cpu_i32_gemm(d);
+    case CpuGemmPath::openblas: return openblas_.gemm_on_threads(d, scope.threads());
+    case CpuGemmPath::onednn: return onednn_.gemm_on_threads(d, scope.threads());
+    case CpuGemmPath::i32_loop: return cpu_i32_gemm(d, scope.threads());
   }
 }
 
 int CpuGemmBackend::preferred_concurrency() const { return openblas_.preferred_concurrency(); }
-
-void CpuGemmBackend::set_concurrency(int callers) {
-  callers_ = callers;
-  openblas_.set_concurrency(callers);
-  onednn_.set_concurrency(callers);
-}
 
 std::string CpuGemmBackend::describe() const {
   std::string s = "cpu:";
@@ -52,8 +46,10 @@ std::string CpuGemmBackend::describe() const {
     if (path(t) == CpuGemmPath::openblas && t != DType::f32)
       s += "+" + std::string(convert_isa_name(best_convert_isa()));
   }
-  return s + "; oneDNN ISA " + CpuOnednnGemm::isa_name() + "; " +
-         std::to_string(threads_per_call(callers_)) + " thread(s) per call";
+  const int fixed = threads_.fixed();
+  return s + "; oneDNN ISA " + CpuOnednnGemm::isa_name() + "; threads per call: " +
+         (fixed > 0 ? std::to_string(fixed)
+                    : std::to_string(cpu_cores_available()) + " cores / calls in flight");
 }
 
 }  // namespace cubesim::backends

@@ -8,7 +8,6 @@
 //   i32  -> the blocked integer loop (cpu_i32_gemm.hpp)
 
 #include <array>
-#include <atomic>
 #include <cstdint>
 
 #include "triton_emu/backends/cpu_onednn.hpp"
@@ -28,7 +27,7 @@ class CpuGemmBackend final : public GemmBackend {
   std::string_view name() const override { return "cpu"; }
   void gemm(const GemmDesc& d) override;
   int preferred_concurrency() const override;
-  void set_concurrency(int callers) override;
+  void set_threads_per_call(int threads) override { threads_.set_fixed(threads); }
   std::string describe() const override;
 
   // The implementation gemm() uses for `in` inputs.
@@ -38,7 +37,7 @@ class CpuGemmBackend final : public GemmBackend {
   CpuOpenblasGemm openblas_;
   CpuOnednnGemm onednn_;
   std::array<CpuGemmPath, 4> paths_{};
-  std::atomic<int> callers_{1};
+  CallThreads threads_;  // one count of calls in flight, whichever path they take
 };
 
 }  // namespace cubesim::backends

@@ -33,7 +33,7 @@ __attribute__((target_clones("avx2", "default"))) void block_kernel(
 
 }  // namespace
 
-void cpu_i32_gemm(const GemmDesc& d) {
+void cpu_i32_gemm(const GemmDesc& d, int threads) {
   const std::int64_t M = d.M, N = d.N, K = d.K;
   if (M == 0 || N == 0) return;
   auto* c = static_cast<std::int32_t*>(d.c);
@@ -45,6 +45,11 @@ void cpu_i32_gemm(const GemmDesc& d) {
   const auto* a = static_cast<const std::int32_t*>(d.a);
   const auto* b = static_cast<const std::int32_t*>(d.b);
   const std::int64_t kb_max = std::min(K, kKBlock);
+  // A thread per 2^21 multiply-adds at least (a parallel region costs microseconds), one per row
+  // at most.
+  const double macs = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+  const int parts = static_cast<int>(
+      std::max(1.0, std::min({static_cast<double>(threads), macs / 2097152.0, static_cast<double>(M)})));
   // Packed as uint32 so that the kernel's arithmetic wraps instead of overflowing.
   auto ap = std::make_unique_for_overwrite<std::uint32_t[]>(static_cast<std::size_t>(M * kb_max));
   auto bp = std::make_unique_for_overwrite<std::uint32_t[]>(static_cast<std::size_t>(kb_max * N));
@@ -60,9 +65,14 @@ void cpu_i32_gemm(const GemmDesc& d) {
         bp[k * N + j] = static_cast<std::uint32_t>(d.trans_b ? b[j * d.ldb + k0 + k]
                                                              : b[(k0 + k) * d.ldb + j]);
     const bool load_c = k0 > 0 || d.accumulate;
-    for (std::int64_t j0 = 0; j0 < N; j0 += kNBlock)
-      block_kernel(ap.get(), M, kb, bp.get() + j0, N, std::min(kNBlock, N - j0), c + j0, d.ldc,
-                   load_c);
+    // Rows of C in one contiguous range per thread; the packed blocks are shared, read-only.
+#pragma omp parallel for num_threads(parts) schedule(static) if (parts > 1)
+    for (int p = 0; p < parts; ++p) {
+      const std::int64_t r0 = M * p / parts, r1 = M * (p + 1) / parts;
+      for (std::int64_t j0 = 0; j0 < N; j0 += kNBlock)
+        block_kernel(ap.get() + r0 * kb, r1 - r0, kb, bp.get() + j0, N,
+                     std::min(kNBlock, N - j0), c + r0 * d.ldc + j0, d.ldc, load_c);
+    }
   }
 }
 

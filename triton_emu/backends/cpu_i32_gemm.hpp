@@ -12,7 +12,8 @@
 
 namespace cubesim::backends {
 
-// `d` must already be validated and have i32 inputs and output.
-void cpu_i32_gemm(const GemmDesc& d);
+// `d` must already be validated and have i32 inputs and output. Rows of C are shared out over
+// up to `threads` OpenMP threads.
+void cpu_i32_gemm(const GemmDesc& d, int threads = 1);
 
 }  // namespace cubesim::backends

@@ -114,12 +114,10 @@ struct CpuOnednnGemm::Impl {
   }
 };
 
-CpuOnednnGemm::CpuOnednnGemm() : impl_(std::make_unique<Impl>()) { set_concurrency(1); }
+CpuOnednnGemm::CpuOnednnGemm() : impl_(std::make_unique<Impl>()) {}
 CpuOnednnGemm::~CpuOnednnGemm() = default;
 
 int CpuOnednnGemm::preferred_concurrency() const { return cpu_cores_available(); }
-
-void CpuOnednnGemm::set_concurrency(int callers) { threads_per_call_ = threads_per_call(callers); }
 
 bool CpuOnednnGemm::supports(DType in) const {
   if (in == DType::i32) return true;
@@ -163,13 +161,19 @@ std::size_t CpuOnednnGemm::cached_primitives() const {
 }
 
 std::string CpuOnednnGemm::describe() const {
-  return "oneDNN matmul (ISA " + isa_name() + "); i32: blocked loop; " +
-         std::to_string(threads_per_call_.load()) + " thread(s) per call";
+  const int fixed = threads_.fixed();
+  return "oneDNN matmul (ISA " + isa_name() + "); i32: blocked loop; threads per call: " +
+         (fixed > 0 ? std::to_string(fixed) : "cores / calls in flight");
 }
 
 void CpuOnednnGemm::gemm(const GemmDesc& d) {
   validate_gemm_desc(d, name());
-  if (d.in_dtype == DType::i32) return cpu_i32_gemm(d);
+  const CallThreads::Scope scope(threads_);
+  gemm_on_threads(d, scope.threads());
+}
+
+void CpuOnednnGemm::gemm_on_threads(const GemmDesc& d, int threads) {
+  if (d.in_dtype == DType::i32) return cpu_i32_gemm(d, threads);
   if (d.M == 0 || d.N == 0) return;
   if (d.K == 0) {  // oneDNN rejects empty reductions; op(A) op(B) is zero
     if (!d.accumulate)  // +0 is all-zero bits in every dtype
@@ -200,7 +204,7 @@ void CpuOnednnGemm::gemm(const GemmDesc& d) {
       {DNNL_ARG_WEIGHTS, memory(e->b, engine, const_cast<void*>(d.b))},
       {DNNL_ARG_DST, memory(e->c, engine, c)}};
   if (scratch_bytes > 0) args.emplace(DNNL_ARG_SCRATCHPAD, memory(e->scratch, engine, scratch.get()));
-  set_openmp_threads_for_this_thread(threads_per_call_);
+  set_openmp_threads_for_this_thread(threads);
   e->prim.execute(stream, args);
   stream.wait();
   if (e->dst_via_f32) convert_block(DType::f32, c, d.N, d.out_dtype, d.c, d.ldc, d.M, d.N);

@@ -6,9 +6,9 @@
 // by everything that shapes them; the cache is shared by all calling threads. i32 goes to
 // cpu_i32_gemm.
 
-#include <atomic>
 #include <memory>
 
+#include "triton_emu/backends/cpu_threads.hpp"
 #include "triton_emu/backends/gemm_backend.hpp"
 
 namespace cubesim::backends {
@@ -23,8 +23,10 @@ class CpuOnednnGemm final : public GemmBackend {
   std::string_view name() const override { return "cpu-onednn"; }
   // Throws std::runtime_error when oneDNN has no matmul for the dtypes on this CPU.
   void gemm(const GemmDesc& d) override;
+  // gemm() with a team of `threads`; `d` already validated.
+  void gemm_on_threads(const GemmDesc& d, int threads);
   int preferred_concurrency() const override;
-  void set_concurrency(int callers) override;
+  void set_threads_per_call(int threads) override { threads_.set_fixed(threads); }
   std::string describe() const override;
 
   // Whether gemm() computes `in` inputs on this CPU: i32 always (the loop), floating-point
@@ -40,7 +42,7 @@ class CpuOnednnGemm final : public GemmBackend {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
-  std::atomic<int> threads_per_call_{1};
+  CallThreads threads_;
 };
 
 }  // namespace cubesim::backends

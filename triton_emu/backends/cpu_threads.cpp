@@ -8,16 +8,26 @@
 #include <thread>
 
 namespace cubesim::backends {
+namespace {
 
-int cpu_cores_available() {
+int count_cores() {
   cpu_set_t set;
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1u, std::thread::hardware_concurrency());
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
-int threads_per_call(int callers) {
-  return std::max(1, cpu_cores_available() / std::max(1, callers));
+}  // namespace
+
+int cpu_cores_available() {
+  static const int cores = count_cores();
+  return cores;
+}
+
+CallThreads::Scope::Scope(CallThreads& owner) : owner_(owner) {
+  const int in_flight = owner.in_flight_.fetch_add(1, std::memory_order_relaxed) + 1;
+  const int fixed = owner.fixed_.load(std::memory_order_relaxed);
+  threads_ = fixed > 0 ? fixed : std::max(1, cpu_cores_available() / in_flight);
 }
 
 void set_openblas_threads(int threads) { openblas_set_num_threads(std::max(1, threads)); }

@@ -33,9 +33,9 @@ struct GemmDesc {
 
 // Contract: gemm() validates its descriptor (std::invalid_argument naming the field and the rule),
 // computes the product, and is thread-safe: several threads may call it at once on one backend,
-// with C blocks that do not overlap. A backend runs its own library threads inside each call;
-// set_concurrency() tells it how many calls the caller keeps in flight at once so that it can
-// divide the machine's cores between them.
+// with C blocks that do not overlap. Each call may itself run on several threads; by default a
+// call takes the machine's cores shared out among the calls in flight when it starts, so one
+// caller gets every core and N concurrent callers share them, without any configuration.
 class GemmBackend {
  public:
   virtual ~GemmBackend() = default;
@@ -43,11 +43,11 @@ class GemmBackend {
   virtual void gemm(const GemmDesc& d) = 0;
 
   // How many gemm() calls to keep in flight at once for the most GEMMs per second when the caller
-  // has many independent GEMMs ready (the measured best on this machine; 1 = one at a time).
+  // has several independent GEMMs ready (measured on this kind of machine; 1 = one at a time).
   virtual int preferred_concurrency() const = 0;
-  // The caller will keep up to `callers` (>= 1) gemm() calls in flight at once. Call it while no
-  // gemm() runs: it may change process-wide library settings (OpenBLAS's thread count).
-  virtual void set_concurrency(int callers) = 0;
+  // Threads each call uses: 0 (the default) shares the cores among the calls in flight; n > 0
+  // fixes it at n (for measurements, or to leave cores to other work).
+  virtual void set_threads_per_call(int threads) = 0;
   // One line saying how each dtype is computed, for logs and `cubesim info`.
   virtual std::string describe() const = 0;
 };

@@ -1,0 +1,63 @@
+// Programming-model overheads (docs/performance.md): wall time per TL call, end to end.
+#include <benchmark/benchmark.h>
+
+#include <cubesim/cubesim.hpp>
+#include <string>
+
+namespace {
+
+std::string spec_path(const char* name) { return std::string(CUBESIM_SOURCE_DIR) + "/specs/" + name; }
+
+// One program loads a 16-element f32 tile N times: kernel call, SRAM accounting, the fabric
+// transfer (one packet, a few events), the functional copy and the fiber switches.
+void BM_TlLoadSmallTile(benchmark::State& state) {
+  const cubesim::Spec spec = cubesim::Spec::load(spec_path("default.json"));
+  const std::int64_t calls = state.range(0);
+  for (auto _ : state) {
+    cubesim::Simulation sim(spec, {.record_accesses = false});
+    const cubesim::Ptr p = sim.alloc(1 << 16);
+    sim.launch_on(cubesim::Grid{.pes = 1, .cubes = 1}, [&](cubesim::tl::Context& tl) {
+      for (std::int64_t i = 0; i < calls; ++i)
+        benchmark::DoNotOptimize(tl.load(p + (i % 64) * 64, {16}, cubesim::DType::f32));
+    });
+  }
+  state.SetItemsProcessed(state.iterations() * calls);
+}
+BENCHMARK(BM_TlLoadSmallTile)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The same with all 64 PEs of default.json loading at once (contention, more events).
+void BM_TlLoadSmallTileAllPes(benchmark::State& state) {
+  const cubesim::Spec spec = cubesim::Spec::load(spec_path("default.json"));
+  const std::int64_t calls = state.range(0);
+  for (auto _ : state) {
+    cubesim::Simulation sim(spec, {.record_accesses = false});
+    const cubesim::Ptr p = sim.alloc(1 << 20);
+    sim.launch([&](cubesim::tl::Context& tl) {
+      const auto pid = tl.program_id(1) * tl.num_programs(0) + tl.program_id(0);
+      for (std::int64_t i = 0; i < calls; ++i)
+        benchmark::DoNotOptimize(tl.load(p + pid * 4096 + (i % 64) * 64, {16}, cubesim::DType::f32));
+    });
+  }
+  state.SetItemsProcessed(state.iterations() * calls * 64);
+}
+BENCHMARK(BM_TlLoadSmallTileAllPes)->Arg(5000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Element-wise math on a small tile: the vector unit's cost is accumulated, not switched.
+void BM_TlTileAdd(benchmark::State& state) {
+  const cubesim::Spec spec = cubesim::Spec::load(spec_path("default.json"));
+  const std::int64_t calls = state.range(0);
+  for (auto _ : state) {
+    cubesim::Simulation sim(spec, {.record_accesses = false});
+    sim.launch_on(cubesim::Grid{.pes = 1, .cubes = 1}, [&](cubesim::tl::Context& tl) {
+      auto a = tl.full({16}, 1.0, cubesim::DType::f32);
+      for (std::int64_t i = 0; i < calls; ++i) a = a + 1.0;
+      benchmark::DoNotOptimize(a);
+    });
+  }
+  state.SetItemsProcessed(state.iterations() * calls);
+}
+BENCHMARK(BM_TlTileAdd)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
