@@ -226,6 +226,8 @@ Tile Context::load(Ptr ptr, Shape shape, DType dtype, const LoadOptions& o) {
   for (const auto& s : segs) check_access(Ptr{s.addr}, s.bytes, dtype, "load");
   if (!timing_only() && mask)  // masked-off elements read as `other`
     fill_value(t.data_->bytes.data(), shape.numel(), dtype, o.other);
+  if (!timing_only() && !o.mask && l.col_stride == 1)
+    t.data_->source = Tile::Source{ptr.addr, l.row_stride, launch_.sys.memory()->write_generation()};
   const emu::Tick start = launch_.sched.now();
   // What the transfer callbacks need, on this fiber's stack (it outlives them: we wait).
   struct Pending {

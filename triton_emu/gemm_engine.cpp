@@ -5,7 +5,9 @@
 #include <vector>
 
 #include "triton_emu/backends/gemm_backend.hpp"
+#include "triton_emu/backends/cpu_convert.hpp"
 #include "triton_emu/launch_state.hpp"
+#include "triton_emu/operand_cache.hpp"
 
 namespace cubesim::tl {
 struct HandleState {
@@ -31,6 +33,7 @@ struct GemmJob {
   emu::Tick started = 0;
   int pending = 0;
   std::vector<std::byte> a_buf, b_buf, c_buf;
+  std::shared_ptr<const std::vector<float>> a_f32, b_f32;  // f16 operands, converted (shared)
   std::future<void> numerics;
 };
 
@@ -64,6 +67,27 @@ const std::byte* values(const tl::Context::Operand& op, std::vector<std::byte>& 
                buf.data() + i * cols * size, static_cast<std::uint64_t>(cols) * size);
   }
   return buf.data();
+}
+
+// An f16 operand as f32: through the shared cache when its values are what memory holds at
+// a known place (a ref, or a tile loaded from memory that nobody has written to since).
+std::shared_ptr<const std::vector<float>> f16_operand_as_f32(const tl::Context::Operand& op,
+                                                            components::SparseMemory& mem,
+                                                            OperandCache& cache) {
+  if (const auto* r = std::get_if<tl::Ref>(&op))
+    return cache.f16_as_f32(mem, r->ptr.addr, r->shape.rows(), r->shape.cols(), r->row_stride);
+  const auto& t = std::get<tl::Tile>(op);
+  const std::int64_t rows = t.shape().rows(), cols = t.shape().cols();
+  if (const auto& src = t.source()) {
+    const std::uint64_t span =
+        rows == 0 ? 0 : static_cast<std::uint64_t>((rows - 1) * src->row_stride + cols) * 2;
+    if (mem.newest_write(src->addr, span) <= src->as_of)
+      return cache.f16_as_f32(mem, src->addr, rows, cols, src->row_stride);
+  }
+  auto data = std::make_shared<std::vector<float>>(static_cast<std::size_t>(rows * cols));
+  if (!data->empty())
+    backends::convert_block(DType::f16, t.raw(), cols, DType::f32, data->data(), cols, rows, cols);
+  return data;
 }
 
 void finish_job(GemmJob& job);
@@ -102,14 +126,27 @@ void start_job(const std::shared_ptr<GemmJob>& holder) {
   auto* mem = L.sys.memory();
   if (mem && L.backend) {
     // Operands as they are now, when the engine starts; the product on a worker thread.
-    const std::byte* a = values(job.a, job.a_buf, *mem);
-    const std::byte* b = values(job.b, job.b_buf, *mem);
+    const void* a = nullptr;
+    const void* b = nullptr;
+    DType compute_dtype = job.in;
+    if (job.in == DType::f16 && L.operand_cache) {
+      // The backend computes f16 in f32 anyway; converting through the cache gives the same
+      // numbers and converts an operand that many GEMMs share only once.
+      job.a_f32 = f16_operand_as_f32(job.a, *mem, *L.operand_cache);
+      job.b_f32 = f16_operand_as_f32(job.b, *mem, *L.operand_cache);
+      a = job.a_f32->data();
+      b = job.b_f32->data();
+      compute_dtype = DType::f32;
+    } else {
+      a = values(job.a, job.a_buf, *mem);
+      b = values(job.b, job.b_buf, *mem);
+    }
     const std::uint64_t c_bytes = static_cast<std::uint64_t>(job.m * job.n) * dtype_size(job.out_dtype);
     job.c_buf.resize(c_bytes);
     if (job.options.accumulate) mem->read(job.out.addr, job.c_buf.data(), c_bytes);
     const OperandInfo ai = info(job.a), bi = info(job.b);
     backends::GemmDesc d;
-    d.in_dtype = job.in;
+    d.in_dtype = compute_dtype;
     d.out_dtype = job.out_dtype;
     d.M = job.m;
     d.N = job.n;

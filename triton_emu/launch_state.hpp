@@ -23,6 +23,7 @@ class GemmBackend;
 namespace cubesim::detail {
 
 struct GemmJob;
+class OperandCache;
 
 // One PE: its SRAM, its GEMM engine queue and what it did during the current launch.
 struct PeState {
@@ -53,6 +54,7 @@ struct LaunchState {
   components::System& sys;
   backends::GemmBackend* backend;  // nullptr in timing-only runs
   GemmWorkerPool* pool;
+  OperandCache* operand_cache;  // nullptr in timing-only runs
   emu::TraceWriter* trace;
   AccessLog* log;  // nullptr when not recording
   std::int64_t grid[3] = {1, 1, 1};  // programs per axis

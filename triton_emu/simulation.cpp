@@ -9,6 +9,7 @@
 #include "emu/log.hpp"
 #include "triton_emu/backends/gemm_backend.hpp"
 #include "triton_emu/launch_state.hpp"
+#include "triton_emu/operand_cache.hpp"
 
 namespace cubesim {
 
@@ -50,8 +51,8 @@ struct SimulationImpl {
         throw UsageError(std::string("--backend ") + options.backend + ": " + e.what());
       }
       const int workers = std::max(1, backend->preferred_concurrency());
-      backend->set_concurrency(workers);
       pool = std::make_unique<GemmWorkerPool>(workers);
+      operand_cache = std::make_unique<OperandCache>(std::uint64_t{1} << 30);
     }
     if (!options.trace_path.empty()) {
       trace = std::make_unique<emu::TraceWriter>(options.trace_path);
@@ -75,6 +76,7 @@ struct SimulationImpl {
   std::vector<PeState> pes;
   std::unique_ptr<backends::GemmBackend> backend;
   std::unique_ptr<GemmWorkerPool> pool;
+  std::unique_ptr<OperandCache> operand_cache;
   std::unique_ptr<emu::TraceWriter> trace;
   std::vector<std::uint64_t> direct_next;  // per cube: next free offset from the bottom
   std::uint64_t interleaved_low;           // window offset: interleaved buffers grow down
@@ -165,7 +167,8 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
                        "; a grid dimension must be between 1 and the hardware's");
 
   auto log = std::make_shared<AccessLog>();
-  detail::LaunchState L{I.sched, I.sys, I.backend.get(), I.pool.get(), I.trace.get(),
+  detail::LaunchState L{I.sched, I.sys, I.backend.get(), I.pool.get(), I.operand_cache.get(),
+                        I.trace.get(),
                         I.options.record_accesses ? log.get() : nullptr};
   for (int i = 0; i < 3; ++i) L.grid[i] = g[i];
   L.vector_lanes = std::max<std::uint32_t>(1, cfg.pe.vector.lanes);

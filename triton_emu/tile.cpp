@@ -334,6 +334,11 @@ double Tile::at(std::int64_t row, std::int64_t col) const {
   return at(row * shape_.cols() + col);
 }
 
+const std::optional<Tile::Source>& Tile::source() const {
+  static const std::optional<Source> none;
+  return data_ ? data_->source : none;
+}
+
 Tile Tile::to(DType t) const {
   if (t == dtype_) return *this;
   if (t == DType::i32 || dtype_ == DType::i32)

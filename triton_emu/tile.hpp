@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,16 @@ class Tile {
 
   Context& context() const;
 
+  // Where an unmasked load read this tile from, and the memory's write generation before the
+  // load: while no write has touched those bytes since, memory still holds the tile's values
+  // (which lets GEMMs share one converted copy of an operand many programs load).
+  struct Source {
+    std::uint64_t addr = 0;
+    std::int64_t row_stride = 0;
+    std::uint64_t as_of = 0;
+  };
+  const std::optional<Source>& source() const;
+
  private:
   friend class Context;
   friend struct TileAccess;
@@ -82,6 +93,7 @@ class Tile {
     std::vector<std::byte> bytes;
     std::shared_ptr<SramAccount> sram;
     std::uint64_t held = 0;
+    std::optional<Source> source{};
     ~Data() {
       if (sram) sram->used -= held;
     }

@@ -24,6 +24,11 @@ class SparseMemory {
   void write(std::uint64_t addr, const void* src, std::uint64_t bytes);
   void read(std::uint64_t addr, void* dst, std::uint64_t bytes) const;
 
+  // A number that grows with every write: the newest write to any page of [addr, addr+bytes)
+  // (0 if none). Caches of memory contents compare it with the value they were filled at.
+  std::uint64_t newest_write(std::uint64_t addr, std::uint64_t bytes) const;
+  std::uint64_t write_generation() const { return generation_; }
+
   std::uint64_t page_bytes() const { return page_bytes_; }
   std::size_t pages_allocated() const { return pages_.size(); }
   std::uint64_t bytes_allocated() const { return pages_.size() * page_bytes_; }
@@ -36,7 +41,12 @@ class SparseMemory {
   const AddressMap& map_;
   std::uint64_t page_bytes_;
   std::uint64_t pages_per_cube_;
-  std::unordered_map<std::uint64_t, std::unique_ptr<std::byte[]>> pages_;
+  struct Page {
+    std::unique_ptr<std::byte[]> bytes;
+    std::uint64_t generation = 0;  // of the last write
+  };
+  std::unordered_map<std::uint64_t, Page> pages_;
+  std::uint64_t generation_ = 0;
 };
 
 }  // namespace cubesim::components

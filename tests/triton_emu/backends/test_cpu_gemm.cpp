@@ -40,6 +40,14 @@ const std::vector<Impl>& impls() {
          o.panel_bytes = 1024;
          return std::make_unique<CpuOpenblasGemm>(o);
        }},
+          // OpenBLAS's own threads, panels one after another (the measured alternative).
+      {"openblas_libthreads",
+       [] {
+         CpuOpenblasGemm::Options o;
+         o.own_threads = false;
+         o.panel_bytes = 1024;
+         return std::make_unique<CpuOpenblasGemm>(o);
+       }},
       {"openblas_scalar_convert",
        [] {
          CpuOpenblasGemm::Options o;
@@ -225,7 +233,6 @@ class CpuGemmImpl : public ::testing::TestWithParam<std::size_t> {
 TEST_P(CpuGemmImpl, ConcurrentCallsFromSeveralThreadsGiveCorrectResults) {
   // Four threads, each a different shape and dtype pair, several rounds, one backend: the
   // oneDNN cache is filled and read concurrently, OpenBLAS runs from several threads.
-  backend_->set_concurrency(4);
   const Case cases[] = {
       {DType::f16, DType::f32, 64, 48, 96, false, false, 0, false},
       {DType::bf16, DType::bf16, 33, 65, 40, true, false, 1, true},
@@ -242,7 +249,21 @@ TEST_P(CpuGemmImpl, ConcurrentCallsFromSeveralThreadsGiveCorrectResults) {
       }
     });
   for (std::thread& t : threads) t.join();
-  backend_->set_concurrency(1);
+}
+
+TEST_P(CpuGemmImpl, LargeProductsSplitOverThreadsByRowsOrColumns) {
+  // Big enough for several blocks of C per call (rows when M >= N, columns when N > M), with
+  // panels of A inside each block; four threads per call even on a smaller machine.
+  backend_->set_threads_per_call(4);
+  const Case cases[] = {
+      {DType::f16, DType::f16, 300, 100, 400, false, false, 1, false},
+      {DType::bf16, DType::f32, 50, 300, 400, true, true, 0, true},
+      {DType::f32, DType::bf16, 300, 100, 400, true, false, 2, true},
+      {DType::i32, DType::i32, 300, 100, 400, false, true, 0, false},
+  };
+  std::uint64_t seed = 500;
+  for (const Case& cs : cases)
+    if (runs(*backend_, cs.in)) check_case(*backend_, cs, seed++);
 }
 
 TEST_P(CpuGemmImpl, I32ProductsWrapLikeA32BitAccumulator) {
@@ -272,7 +293,24 @@ INSTANTIATE_TEST_SUITE_P(gemm, CpuGemmImpl, ::testing::Range<std::size_t>(0, imp
                            return impls()[p.param].name;
                          });
 
-// ---- the "cpu" backend's choices and the oneDNN cache ----
+// ---- thread policy, the "cpu" backend's choices, the oneDNN cache ----
+
+TEST(gemm_threads, CoresAreSharedAmongTheCallsInFlight) {
+  const int cores = cpu_cores_available();
+  ASSERT_GE(cores, 1);
+  CallThreads threads;
+  {
+    const CallThreads::Scope first(threads);
+    EXPECT_EQ(first.threads(), cores);  // alone: every core
+    const CallThreads::Scope second(threads);
+    EXPECT_EQ(second.threads(), std::max(1, cores / 2));
+  }
+  const CallThreads::Scope again(threads);  // both ended
+  EXPECT_EQ(again.threads(), cores);
+  threads.set_fixed(3);
+  const CallThreads::Scope fixed(threads);
+  EXPECT_EQ(fixed.threads(), 3);
+}
 
 TEST(gemm_cpu_backend, PicksThePathMeasuredFastestPerDtype) {
   CpuGemmBackend be;

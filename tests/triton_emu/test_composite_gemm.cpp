@@ -1,0 +1,103 @@
+// Composite GEMM numerics through the engine: f16 operands (tiles and refs) against an fp64
+// reference, and the shared f16 -> f32 operand cache seeing writes made between GEMMs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cubesim/cubesim.hpp>
+#include <random>
+
+#include "spec_path.hpp"
+
+namespace cubesim {
+namespace {
+
+std::vector<half> random_half(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> d(0.5f, 1.5f);
+  std::vector<half> v(n);
+  for (auto& x : v) x = half((rng() & 1 ? 1.0f : -1.0f) * d(rng));
+  return v;
+}
+
+// f16 inputs are exact in f32; the f32 sum of K products has a relative error of about
+// K * 2^-24, and the f16 result adds one rounding of 2^-11: 1e-3 bounds both at K = 64
+// (relative to the sum of |products|, so cancellation cannot inflate it).
+void expect_gemm(const std::vector<half>& a, const std::vector<half>& b, const std::vector<half>& c,
+                 std::int64_t m, std::int64_t k, std::int64_t n) {
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double ref = 0, mag = 0;
+      for (std::int64_t p = 0; p < k; ++p) {
+        const double x = double(float(a[i * k + p])) * double(float(b[p * n + j]));
+        ref += x;
+        mag += std::abs(x);
+      }
+      ASSERT_LT(std::abs(double(float(c[i * n + j])) - ref) / mag, 1e-3) << i << "," << j;
+    }
+}
+
+TEST(CompositeGemm, F16TileTimesRefMatchesFp64) {
+  Simulation sim(Spec::load(spec_path("tiny.json")));
+  const std::int64_t m = 32, k = 64, n = 48;
+  const auto a = random_half(m * k, 1), b = random_half(k * n, 2);
+  const Ptr pa = sim.alloc(m * k * 2), pb = sim.alloc(k * n * 2), pc = sim.alloc(m * n * 2);
+  sim.write(pa, a);
+  sim.write(pb, b);
+  sim.launch_on(Grid{.pes = 1, .cubes = 1}, [&](tl::Context& tl) {
+    auto h = tl.composite(Op::gemm, tl.load(pa, {m, k}, DType::f16), tl.ref(pb, {k, n}, DType::f16), pc);
+    tl.wait(h);
+  });
+  expect_gemm(a, b, sim.read<half>(pc, m * n), m, k, n);
+}
+
+TEST(CompositeGemm, AWriteBetweenTwoGemmsIsSeenByTheSecond) {
+  Simulation sim(Spec::load(spec_path("tiny.json")));
+  const std::int64_t m = 16, k = 64, n = 16;
+  const auto a = random_half(m * k, 3), b1 = random_half(k * n, 4), b2 = random_half(k * n, 5);
+  const Ptr pa = sim.alloc(m * k * 2), pb = sim.alloc(k * n * 2);
+  const Ptr c1 = sim.alloc(m * n * 2), c2 = sim.alloc(m * n * 2);
+  sim.write(pa, a);
+  sim.write(pb, b1);
+  sim.launch_on(Grid{.pes = 1, .cubes = 1}, [&](tl::Context& tl) {
+    const auto ta = tl.load(pa, {m, k}, DType::f16);
+    auto h = tl.composite(Op::gemm, ta, tl.ref(pb, {k, n}, DType::f16), c1);
+    tl.wait(h);
+  });
+  sim.write(pb, b2);  // the same bytes, new values: the cached f32 copy of B is stale now
+  sim.launch_on(Grid{.pes = 1, .cubes = 1}, [&](tl::Context& tl) {
+    auto h = tl.composite(Op::gemm, tl.load(pa, {m, k}, DType::f16), tl.ref(pb, {k, n}, DType::f16), c2);
+    tl.wait(h);
+  });
+  expect_gemm(a, b1, sim.read<half>(c1, m * n), m, k, n);
+  expect_gemm(a, b2, sim.read<half>(c2, m * n), m, k, n);
+}
+
+TEST(CompositeGemm, TransposedBAndF32OutputAndAccumulate) {
+  Simulation sim(Spec::load(spec_path("tiny.json")));
+  const std::int64_t m = 8, k = 32, n = 12;
+  const auto a = random_half(m * k, 6), bt = random_half(n * k, 7);  // B stored N x K
+  const Ptr pa = sim.alloc(m * k * 2), pb = sim.alloc(n * k * 2), pc = sim.alloc(m * n * 4);
+  sim.write(pa, a);
+  sim.write(pb, bt);
+  std::vector<float> init(m * n, 0.75f);
+  sim.write(pc, init);
+  sim.launch_on(Grid{.pes = 1, .cubes = 1}, [&](tl::Context& tl) {
+    auto h = tl.composite(Op::gemm, tl.ref(pa, {m, k}, DType::f16), tl.ref(pb, {n, k}, DType::f16), pc,
+                          {.trans_b = true, .out_dtype = DType::f32, .accumulate = true});
+    tl.wait(h);
+  });
+  const auto c = sim.read<float>(pc, m * n);
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double ref = 0.75, mag = 0.75;
+      for (std::int64_t p = 0; p < k; ++p) {
+        const double x = double(float(a[i * k + p])) * double(float(bt[j * k + p]));
+        ref += x;
+        mag += std::abs(x);
+      }
+      EXPECT_LT(std::abs(c[i * n + j] - ref) / mag, 1e-5);
+    }
+}
+
+}  // namespace
+}  // namespace cubesim
