@@ -1,10 +1,74 @@
-// The cubesim command line. The simulation core is in place; the subcommands of DESIGN.md
-// (run, sweep, validate, info, list) arrive with the hardware model and programming model.
+// The cubesim command line: parses, hands over to one subcommand (run, validate, info, list),
+// and turns every error into one line on stderr and the exit code of its category
+// (DESIGN.md "User-facing contracts"). The subcommands live in *_command.cpp.
 
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <string>
+#include <vector>
 
+#include "components/spec/spec.hpp"
 #include "emu/log.hpp"
+#include "tools/cubesim/common.hpp"
+#include "triton_emu/errors.hpp"
+
+namespace {
+
+using cubesim::ExitCode;
+
+constexpr int code(ExitCode c) {
+  return static_cast<int>(c);
+}
+
+// The first word that is neither an option nor the value of --log-level: what the user meant as
+// a subcommand when CLI11 found none.
+std::string first_word(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--log-level") {
+      ++i;
+      continue;
+    }
+    if (!a.empty() && a[0] != '-') return a;
+  }
+  return "";
+}
+
+int parse_error(CLI::App& app, const CLI::ParseError& e, int argc, char** argv,
+                const std::vector<cubesim::cli::Command>& commands) {
+  // --help and --version are "errors" that exit 0 after printing.
+  if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+  const auto parsed = app.get_subcommands();
+  std::string names;
+  for (const auto& c : commands) names += (names.empty() ? "" : ", ") + c.app->get_name();
+  std::string message = e.what();
+  // CLI11 says "argument not expected" for a misspelt subcommand: say what it was meant to be.
+  if (parsed.empty() && (e.get_name() == "ExtrasError" || e.get_name() == "RequiredError")) {
+    const std::string word = first_word(argc, argv);
+    bool known = false;
+    for (const auto& c : commands) known = known || c.app->get_name() == word;
+    if (word.empty())
+      message = "no subcommand given; the subcommands are: " + names;
+    else if (!known)
+      message = "unknown subcommand '" + word + "'; the subcommands are: " + names;
+  }
+  const std::string help =
+      parsed.empty() ? "cubesim --help" : "cubesim " + parsed.front()->get_name() + " --help";
+  std::cerr << "cubesim: " << message << "\nRun '" << help << "' for usage.\n";
+  return code(ExitCode::usage);
+}
+
+// One message for a spec with several problems, each on its own line.
+void print_spec_error(const cubesim::components::SpecError& e) {
+  if (e.issues().size() == 1) {
+    std::cerr << "cubesim: " << e.issues().front().message() << "\n";
+    return;
+  }
+  std::cerr << "cubesim: invalid spec (" << e.issues().size() << " problems):\n";
+  for (const auto& issue : e.issues()) std::cerr << "  " << issue.message() << "\n";
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -15,22 +79,48 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("cubesim ") + CUBESIM_VERSION);
   std::string log_level = "warn";
   app.add_option("--log-level", log_level,
-                 "trace, debug, info, warn, error, critical or off (default: warn)")
+                 "Logging on stderr: trace, debug, info, warn, error, "
+                 "critical or off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
       ->capture_default_str();
+  // Global options may also follow the subcommand (cubesim run ... --log-level debug).
+  app.fallthrough();
+  app.require_subcommand(1);
   app.footer(
-      "Subcommands (run, sweep, validate, info, list) are being built; see README.md.\n"
-      "Exit codes: 0 ok, 1 verification failed, 2 usage or spec error, 3 kernel fault, "
+      "Run 'cubesim SUBCOMMAND --help' for a subcommand's options; docs/cli.md has the full "
+      "reference.\n"
+      "Exit codes: 0 ok, 1 verification failed, 2 usage or spec error, 3 kernel fault "
+      "(out-of-bounds or misaligned address, SRAM overflow, stack overflow, bad axis), "
       "4 deadlock.");
+
+  const std::vector<cubesim::cli::Command> commands = {
+      cubesim::cli::add_run_command(app),
+      cubesim::cli::add_validate_command(app),
+      cubesim::cli::add_info_command(app),
+      cubesim::cli::add_list_command(app),
+  };
+
   try {
     app.parse(argc, argv);
-    cubesim::emu::set_log_level(log_level);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
-  } catch (const std::exception& e) {
-    std::cerr << "cubesim: " << e.what() << "\n";
-    return 2;
+    return parse_error(app, e, argc, argv, commands);
   }
-  std::cout << app.help();
-  return 0;
+
+  try {
+    cubesim::emu::set_log_level(log_level);
+    for (const auto& c : commands)
+      if (app.got_subcommand(c.app)) return c.run();
+    return code(ExitCode::usage);  // unreachable: require_subcommand(1)
+  } catch (const cubesim::components::SpecError& e) {
+    print_spec_error(e);
+    return code(ExitCode::usage);
+  } catch (const cubesim::Error& e) {
+    std::cerr << "cubesim: " << e.what() << "\n";
+    return code(e.exit_code());
+  } catch (const std::exception& e) {
+    // Anything else ended the run (a time overflow, memory exhaustion): a failed run, not a
+    // wrong command line.
+    std::cerr << "cubesim: error: " << e.what() << "\n";
+    return code(ExitCode::kernel_fault);
+  }
 }

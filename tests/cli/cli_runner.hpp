@@ -1,0 +1,110 @@
+#pragma once
+// Runs the built cubesim binary as a child process, as a user would, and captures its exit
+// code, stdout and stderr. The binary's path comes from CMake (CUBESIM_BINARY).
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace cubesim::test {
+
+struct CliResult {
+  int code = -1;    // the exit code; 128 + N when killed by signal N
+  std::string out;  // stdout
+  std::string err;  // stderr
+  std::string command;
+};
+
+inline std::string read_text(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+inline nlohmann::json read_json(const std::filesystem::path& p) {
+  return nlohmann::json::parse(read_text(p));
+}
+
+// A fresh folder per test for outputs and for the child's stdout/stderr files.
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ =
+        std::filesystem::temp_directory_path() / ("cubesim-cli-" + std::to_string(getpid()) + "-" +
+                                                  info->test_suite_name() + "-" + info->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    if (!HasFailure()) std::filesystem::remove_all(dir_, ec);  // kept for a look on failure
+  }
+  CliResult cubesim(const std::vector<std::string>& args) const;
+  std::filesystem::path path(const std::string& name) const { return dir_ / name; }
+  std::filesystem::path dir_;
+};
+
+inline std::string spec_file(const std::string& name) {
+  return std::string(CUBESIM_SOURCE_DIR) + "/specs/" + name;
+}
+
+// Runs `cubesim args...` in `dir` (its stdout and stderr go to files there).
+inline CliResult run_cubesim(const std::vector<std::string>& args,
+                             const std::filesystem::path& dir) {
+  CliResult r;
+  r.command = "cubesim";
+  std::vector<std::string> argv_storage = {CUBESIM_BINARY};
+  for (const auto& a : args) {
+    argv_storage.push_back(a);
+    r.command += " " + a;
+  }
+  std::vector<char*> argv;
+  for (auto& a : argv_storage) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  const auto out_file = dir / "stdout.txt", err_file = dir / "stderr.txt";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_file.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_file.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) throw std::runtime_error("cannot start " + std::string(CUBESIM_BINARY));
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = read_text(out_file);
+  r.err = read_text(err_file);
+  return r;
+}
+
+inline CliResult CliTest::cubesim(const std::vector<std::string>& args) const {
+  return run_cubesim(args, dir_);
+}
+
+// For EXPECT_* messages: what ran and what it said.
+inline std::string show(const CliResult& r) {
+  return r.command + "\n--- exit " + std::to_string(r.code) + "\n--- stdout\n" + r.out +
+         "--- stderr\n" + r.err;
+}
+
+}  // namespace cubesim::test

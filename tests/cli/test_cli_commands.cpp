@@ -1,0 +1,143 @@
+// End-to-end tests of cubesim --help, list, validate and info: the built binary, run as a user
+// would.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/cli/cli_runner.hpp"
+
+namespace cubesim::test {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+using CliHelp = CliTest;
+
+TEST_F(CliHelp, ListsOnlyImplementedSubcommandsAndExitCodes) {
+  const auto r = cubesim({"--help"});
+  ASSERT_EQ(r.code, 0) << show(r);
+  for (const char* sub : {"run", "validate", "info", "list"}) EXPECT_THAT(r.out, HasSubstr(sub));
+  EXPECT_THAT(r.out, Not(HasSubstr("sweep")));
+  EXPECT_THAT(r.out, HasSubstr("Exit codes: 0 ok, 1 verification failed, 2 usage or spec error"));
+}
+
+TEST_F(CliHelp, EverySubcommandHasHelp) {
+  for (const char* sub : {"run", "validate", "info", "list"}) {
+    const auto r = cubesim({sub, "--help"});
+    EXPECT_EQ(r.code, 0) << show(r);
+    EXPECT_THAT(r.out, HasSubstr("Exit codes")) << sub;
+  }
+  const auto r = cubesim({"run", "--help"});
+  for (const char* flag :
+       {"-p", "--set", "--timing-only", "--backend", "--json", "--trace", "--seed", "--stack-size"})
+    EXPECT_THAT(r.out, HasSubstr(flag));
+}
+
+TEST_F(CliHelp, Version) {
+  const auto r = cubesim({"--version"});
+  EXPECT_EQ(r.code, 0) << show(r);
+  EXPECT_THAT(r.out, HasSubstr("cubesim 0."));
+}
+
+using CliList = CliTest;
+
+TEST_F(CliList, NamesKernelsWithParameters) {
+  const auto r = cubesim({"list"});
+  ASSERT_EQ(r.code, 0) << show(r);
+  EXPECT_THAT(r.out, HasSubstr("sharded_gemm"));
+  EXPECT_THAT(r.out, HasSubstr("vector_add"));
+  EXPECT_THAT(r.out, HasSubstr("-p n="));
+}
+
+TEST_F(CliList, Json) {
+  const auto r = cubesim({"list", "--json"});
+  ASSERT_EQ(r.code, 0) << show(r);
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.is_array());
+  bool found = false;
+  for (const auto& k : j) {
+    EXPECT_TRUE(k["name"].is_string());
+    EXPECT_TRUE(k["description"].is_string());
+    ASSERT_TRUE(k["params"].is_array());
+    for (const auto& p : k["params"]) {
+      EXPECT_TRUE(p.contains("name") && p.contains("type") && p.contains("default")) << p;
+    }
+    if (k["name"] == "vector_add") {
+      found = true;
+      EXPECT_FALSE(k["params"].empty());
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+using CliValidate = CliTest;
+
+TEST_F(CliValidate, ShippedSpecsAreValid) {
+  const auto r = cubesim({"validate", spec_file("tiny.json"), spec_file("default.json")});
+  EXPECT_EQ(r.code, 0) << show(r);
+  EXPECT_THAT(r.out, HasSubstr("ok  " + spec_file("tiny.json")));
+  EXPECT_THAT(r.out, HasSubstr("ok  " + spec_file("default.json")));
+  EXPECT_EQ(r.err, "");
+}
+
+TEST_F(CliValidate, OneBadFileFailsWithItsPathAndField) {
+  const auto bad = path("bad.json");
+  std::ofstream(bad) << R"({"name": "bad", "extends": ")" << spec_file("tiny.json")
+                     << R"(", "system": {"ucie": {"bandwidth_GBps": -3}}})";
+  const auto r = cubesim({"validate", spec_file("tiny.json"), bad.string()});
+  EXPECT_EQ(r.code, 2) << show(r);
+  EXPECT_THAT(r.out, HasSubstr("ok  " + spec_file("tiny.json")));
+  EXPECT_THAT(r.err, HasSubstr("cubesim: " + bad.string()));
+  EXPECT_THAT(r.err, HasSubstr("/system/ucie/bandwidth_GBps"));
+  EXPECT_THAT(r.err, HasSubstr("1 of 2 spec files invalid"));
+}
+
+TEST_F(CliValidate, MissingFile) {
+  const auto r = cubesim({"validate", path("nope.json").string()});
+  EXPECT_EQ(r.code, 2) << show(r);
+  EXPECT_THAT(r.err, HasSubstr("nope.json"));
+}
+
+TEST_F(CliValidate, NeedsAFile) {
+  const auto r = cubesim({"validate"});
+  EXPECT_EQ(r.code, 2) << show(r);
+  EXPECT_THAT(r.err, HasSubstr("cubesim: "));
+}
+
+using CliInfo = CliTest;
+
+TEST_F(CliInfo, Text) {
+  const auto r = cubesim({"info", spec_file("tiny.json")});
+  ASSERT_EQ(r.code, 0) << show(r);
+  EXPECT_THAT(r.out, HasSubstr("1 SIP x 2 cubes x 4 PEs = 8 PEs"));
+  EXPECT_THAT(r.out, HasSubstr("2x2 NOC mesh"));
+  EXPECT_THAT(r.out, HasSubstr("f16"));
+  EXPECT_THAT(r.out, HasSubstr("TFLOP/s"));  // tiny: 1 TFLOP/s f16 per PE
+  EXPECT_THAT(r.out, HasSubstr("256 KiB per PE"));
+  EXPECT_THAT(r.out, HasSubstr("256 MiB per cube"));
+}
+
+TEST_F(CliInfo, JsonWithOverride) {
+  const auto r =
+      cubesim({"info", spec_file("tiny.json"), "--set", "system.sips.cubes_per_sip=4", "--json"});
+  ASSERT_EQ(r.code, 0) << show(r);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["cubes_per_sip"], 4);
+  EXPECT_EQ(j["total_pes"], 16);
+  EXPECT_EQ(j["overrides"], nlohmann::json::array({"system.sips.cubes_per_sip=4"}));
+  EXPECT_DOUBLE_EQ(j["peak_flops_per_s"]["f16"]["per_pe"].get<double>(), 1e12);
+  EXPECT_DOUBLE_EQ(j["peak_flops_per_s"]["f16"]["system"].get<double>(), 16e12);
+  EXPECT_DOUBLE_EQ(j["bandwidth_GBps"]["hbm_per_cube"].get<double>(), 64);
+  EXPECT_EQ(j["sram_bytes_per_pe"], 256 * 1024);
+}
+
+TEST_F(CliInfo, BadSetPath) {
+  const auto r = cubesim({"info", spec_file("tiny.json"), "--set", "system.ucie.bandwith_GBps=1"});
+  EXPECT_EQ(r.code, 2) << show(r);
+  EXPECT_THAT(r.err, HasSubstr("unknown path"));
+  EXPECT_THAT(r.err, HasSubstr("bandwidth_GBps"));  // the suggestion
+}
+
+}  // namespace
+}  // namespace cubesim::test

@@ -1,0 +1,129 @@
+// End-to-end tests of cubesim's error paths: each exits with its category's code and says on
+// stderr, in one message prefixed "cubesim: ", what was wrong and what would fix it.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/cli/cli_runner.hpp"
+
+namespace cubesim::test {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+class CliErrors : public CliTest {
+ protected:
+  // A usage error: exit 2, one "cubesim: " message naming `what`, nothing on stdout.
+  void expect_usage_error(const std::vector<std::string>& args, const std::string& what) {
+    const auto r = cubesim(args);
+    EXPECT_EQ(r.code, 2) << show(r);
+    EXPECT_THAT(r.err, StartsWith("cubesim: ")) << show(r);
+    EXPECT_THAT(r.err, HasSubstr(what)) << show(r);
+    EXPECT_EQ(r.out, "") << show(r);
+  }
+  const std::string tiny = spec_file("tiny.json");
+};
+
+TEST_F(CliErrors, UnknownKernelListsTheKernels) {
+  const auto r = cubesim({"run", tiny, "vector_ad"});
+  EXPECT_EQ(r.code, 2) << show(r);
+  EXPECT_THAT(r.err, HasSubstr("cubesim: unknown kernel 'vector_ad'"));
+  EXPECT_THAT(r.err, HasSubstr("vector_add"));
+  EXPECT_THAT(r.err, HasSubstr("sharded_gemm"));
+}
+
+TEST_F(CliErrors, UnknownParameterListsTheValidOnes) {
+  expect_usage_error({"run", tiny, "vector_add", "-p", "size=4"}, "no parameter 'size'");
+  expect_usage_error({"run", tiny, "vector_add", "-p", "size=4"}, "n, block, dtype");
+}
+
+TEST_F(CliErrors, ParameterOfWrongType) {
+  expect_usage_error({"run", tiny, "vector_add", "-p", "n=lots"}, "'lots' is not an integer");
+  expect_usage_error({"run", tiny, "vector_add", "-p", "dtype=f8"}, "is not one of");
+  expect_usage_error({"run", tiny, "vector_add", "-p", "n"}, "expected NAME=VALUE");
+}
+
+TEST_F(CliErrors, ParameterOutOfRange) {
+  expect_usage_error({"run", tiny, "vector_add", "-p", "n=0"}, "out of range");
+}
+
+TEST_F(CliErrors, SizeNotDivisibleByTheGrid) {
+  // tiny has 8 PEs: N = 12 columns cannot be split evenly over them.
+  expect_usage_error({"run", tiny, "sharded_gemm", "-p", "M=8", "-p", "K=8", "-p", "N=12"},
+                     "not divisible");
+}
+
+TEST_F(CliErrors, MissingSpecFile) {
+  expect_usage_error({"run", path("missing.json").string(), "vector_add"}, "missing.json");
+}
+
+TEST_F(CliErrors, InvalidSpecNamesFileAndJsonPath) {
+  const auto bad = path("bad.json");
+  std::ofstream(bad) << R"({"name": "bad", "extends": ")" << tiny
+                     << R"(", "system": {"pe": {"clock_Ghz": 2}}})";
+  const auto r = cubesim({"run", bad.string(), "vector_add"});
+  EXPECT_EQ(r.code, 2) << show(r);
+  EXPECT_THAT(r.err, HasSubstr("cubesim: " + bad.string()));
+  EXPECT_THAT(r.err, HasSubstr("/system/pe/clock_Ghz"));
+  EXPECT_THAT(r.err, HasSubstr("clock_GHz"));  // the suggestion
+}
+
+TEST_F(CliErrors, MalformedJsonSpec) {
+  const auto bad = path("broken.json");
+  std::ofstream(bad) << "{\"name\": \"x\",\n  \"system\": {\n";
+  expect_usage_error({"validate", bad.string()}, "invalid JSON");
+}
+
+TEST_F(CliErrors, BadSetPath) {
+  expect_usage_error({"run", tiny, "vector_add", "--set", "system.ucie.speed=3"},
+                     "unknown path \"system.ucie.speed\"");
+  expect_usage_error({"run", tiny, "vector_add", "--set", "system.ucie.bandwidth_GBps=-1"},
+                     "/system/ucie/bandwidth_GBps");
+}
+
+TEST_F(CliErrors, BadBackend) {
+  expect_usage_error({"run", tiny, "vector_add", "--backend", "tpu"}, "--backend");
+}
+
+TEST_F(CliErrors, BadStackSize) {
+  expect_usage_error({"run", tiny, "vector_add", "--stack-size", "lots"}, "--stack-size lots");
+  expect_usage_error({"run", tiny, "vector_add", "--stack-size", "64X"}, "unknown suffix");
+  expect_usage_error({"run", tiny, "vector_add", "--stack-size", "1K"}, "out of range");
+}
+
+TEST_F(CliErrors, BadSeed) {
+  expect_usage_error({"run", tiny, "vector_add", "--seed", "-1"}, "--seed");
+  expect_usage_error({"run", tiny, "vector_add", "--seed", "abc"}, "--seed");
+}
+
+TEST_F(CliErrors, UnwritableOutputFailsBeforeRunning) {
+  expect_usage_error({"run", tiny, "vector_add", "--json", path("no/such/dir/r.json").string()},
+                     "does not exist");
+  expect_usage_error({"run", tiny, "vector_add", "--trace", dir_.string()}, "is a folder");
+}
+
+TEST_F(CliErrors, UnknownSubcommand) {
+  expect_usage_error({"frobnicate", tiny}, "unknown subcommand 'frobnicate'");
+  expect_usage_error({"sweep", tiny, "vector_add"}, "the subcommands are: run, validate, info");
+}
+
+TEST_F(CliErrors, NoSubcommand) {
+  expect_usage_error({}, "no subcommand given");
+}
+
+TEST_F(CliErrors, UnknownFlag) {
+  expect_usage_error({"run", tiny, "vector_add", "--fast"}, "--fast");
+  expect_usage_error({"list", "--verbose"}, "--verbose");
+}
+
+TEST_F(CliErrors, MissingPositional) {
+  expect_usage_error({"run", tiny}, "KERNEL is required");
+}
+
+TEST_F(CliErrors, BadLogLevel) {
+  expect_usage_error({"--log-level", "loud", "list"}, "--log-level");
+}
+
+}  // namespace
+}  // namespace cubesim::test

@@ -1,0 +1,124 @@
+// Unit tests of the pieces of the CLI that the end-to-end tests cannot reach with the shipped
+// kernels: number formatting, --stack-size parsing, and the report and summary of a failed
+// verification (exit 1 needs a kernel that computes wrong numbers).
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "tools/cubesim/common.hpp"
+#include "tools/cubesim/format.hpp"
+#include "tools/cubesim/report.hpp"
+#include "tools/cubesim/summary.hpp"
+#include "triton_emu/errors.hpp"
+
+namespace cubesim::cli {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+TEST(CliFormat, Durations) {
+  EXPECT_EQ(format_duration_ps(0), "0 ps");
+  EXPECT_EQ(format_duration_ps(999), "999 ps");
+  EXPECT_EQ(format_duration_ps(1'814'000), "1.814 us");
+  EXPECT_EQ(format_duration_ps(999'999'000), "999.999 us");
+  EXPECT_EQ(format_duration_ps(999'999'999), "1.000 ms");  // rounds up into the next unit
+  EXPECT_EQ(format_duration_ps(999'999'999'999), "1.000 s");
+  EXPECT_EQ(format_duration_ps(2'500'000'000'000), "2.500 s");
+}
+
+TEST(CliFormat, Rates) {
+  EXPECT_EQ(format_si(8.7e13, "FLOP/s"), "87.0 TFLOP/s");
+  EXPECT_EQ(format_si(999'900, "B/s"), "1.00 MB/s");
+  EXPECT_EQ(format_si(5, "FLOP"), "5.00 FLOP");
+  EXPECT_EQ(format_count(76), "76");
+  EXPECT_EQ(format_count(324'000), "324 k");
+  EXPECT_EQ(format_percent(0.923), "92.3%");
+  EXPECT_EQ(format_percent(0.0001234), "0.012%");
+}
+
+TEST(CliFormat, Bytes) {
+  EXPECT_EQ(format_bytes(0), "0 B");
+  EXPECT_EQ(format_bytes(512), "512 B");
+  EXPECT_EQ(format_bytes(1536), "1.50 KiB");
+  EXPECT_EQ(format_bytes(12.5 * 1024 * 1024), "12.5 MiB");
+  EXPECT_EQ(format_bytes(6.0 * 1024 * 1024 * 1024 * 1024), "6.00 TiB");
+}
+
+TEST(CliByteSize, Suffixes) {
+  EXPECT_EQ(parse_byte_size("65536", "--stack-size"), 65536u);
+  EXPECT_EQ(parse_byte_size("64K", "--stack-size"), 65536u);
+  EXPECT_EQ(parse_byte_size("64k", "--stack-size"), 65536u);
+  EXPECT_EQ(parse_byte_size("64KiB", "--stack-size"), 65536u);
+  EXPECT_EQ(parse_byte_size("1M", "--stack-size"), 1u << 20);
+  EXPECT_EQ(parse_byte_size("2G", "--stack-size"), 2ull << 30);
+  for (const char* bad :
+       {"", "K", "-1", "1.5M", "64 K", "64X", "99999999999999999999", "99999999999999G"})
+    EXPECT_THROW(parse_byte_size(bad, "--stack-size"), UsageError) << bad;
+}
+
+class CliReport : public ::testing::Test {
+ protected:
+  json report_for(std::optional<bool> verified, bool timing_only) {
+    kernels::Outcome o;
+    o.run.sim_time_ps = 2'000'000;  // 2 us
+    o.run.report = {
+        {"sim_time_ps", 2'000'000},
+        {"timing_only", timing_only},
+        {"system", {{"sips", 1}, {"cubes_per_sip", 2}, {"pes_per_cube", 4}, {"total_pes", 8}}},
+        {"stats",
+         {{"hbm_bytes", 4096},
+          {"noc_bytes", 8192},
+          {"ucie_bytes", 0},
+          {"inter_sip_bytes", 0},
+          {"events", 100}}},
+        {"wall_seconds", 0.5},
+        {"events_per_second", 200.0}};
+    o.verified = verified;
+    o.max_rel_error = 0.5;
+    o.tolerance = 0.01;
+    o.elements_checked = 64;
+    o.useful_flops = 4'000'000;  // 2 TFLOP/s over 2 us
+    const json describe = {{"mesh", {2, 2}},
+                           {"ucie_topology", "ring"},
+                           {"peak_flops_per_s", {{"f16", {{"per_pe", 1e12}, {"system", 8e12}}}}}};
+    RunRequest req{
+        "specs/tiny.json", {"system.ucie.latency_ns=5"}, "k", {{"dtype", "f16"}}, 3, 65536, ""};
+    const auto spec = components::Spec::load(std::string(CUBESIM_SOURCE_DIR) + "/specs/tiny.json");
+    return build_report(req, spec, describe, o, 0.75);
+  }
+  static std::string summary(const json& r) {
+    std::ostringstream s;
+    print_summary(s, r, {"dtype"});
+    return s.str();
+  }
+};
+
+TEST_F(CliReport, FailedVerification) {
+  const json r = report_for(false, false);
+  EXPECT_EQ(r["verified"], false);
+  EXPECT_EQ(r["status"], "verification_failed");
+  EXPECT_DOUBLE_EQ(r["max_rel_error"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(r["achieved_flops_per_second"].get<double>(), 2e12);
+  EXPECT_DOUBLE_EQ(r["peak_fraction"].get<double>(), 0.25);
+  EXPECT_EQ(r["system"]["total_pes"], 8);  // the run's own keys win
+  EXPECT_EQ(r["system"]["ucie_topology"], "ring");
+  const std::string s = summary(r);
+  EXPECT_THAT(s, HasSubstr("FAILED: max rel error 0.5 > tolerance 0.01 over 64 elements"));
+  EXPECT_THAT(s, HasSubstr("2.00 TFLOP/s = 25.0% of the 8.00 TFLOP/s f16 system peak"));
+  EXPECT_THAT(s, HasSubstr("overrides   system.ucie.latency_ns=5"));
+  EXPECT_THAT(s, HasSubstr("sim time    2.000 us"));
+}
+
+TEST_F(CliReport, TimingOnly) {
+  const json r = report_for(std::nullopt, true);
+  EXPECT_TRUE(r["verified"].is_null());
+  EXPECT_TRUE(r["max_rel_error"].is_null());
+  EXPECT_EQ(r["status"], "ok");
+  EXPECT_THAT(summary(r), HasSubstr("verified    skipped (timing-only)"));
+}
+
+}  // namespace
+}  // namespace cubesim::cli

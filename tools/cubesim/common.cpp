@@ -1,0 +1,107 @@
+#include "tools/cubesim/common.hpp"
+
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <system_error>
+
+#include "triton_emu/errors.hpp"
+
+namespace cubesim::cli {
+
+namespace fs = std::filesystem;
+
+nlohmann::json describe_system(const components::System& system) {
+  nlohmann::json d = system.describe();
+  const auto& ucie = system.config().ucie;
+  if (ucie.topology == components::CubeTopology::mesh) d["ucie_mesh"] = {ucie.mesh_x, ucie.mesh_y};
+  return d;
+}
+
+std::string ops_unit(std::string_view dtype) {
+  return dtype == "i32" ? "OP" : "FLOP";
+}
+
+components::Spec load_spec(const std::string& file, const std::vector<std::string>& sets) {
+  auto spec = components::Spec::load(file);
+  if (!sets.empty()) spec = spec.with_assignments(sets);
+  return spec;
+}
+
+std::uint64_t parse_byte_size(std::string_view text, std::string_view flag) {
+  const auto bad = [&](const std::string& why) {
+    return UsageError(std::string(flag) + " " + std::string(text) + ": " + why +
+                      "; give bytes with an optional K, M or G suffix (1024-based), e.g. 65536, "
+                      "64K or 1M");
+  };
+  std::size_t i = 0;
+  std::uint64_t value = 0;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) != 0) {
+    const auto digit = static_cast<std::uint64_t>(text[i] - '0');
+    if (value > (std::numeric_limits<std::uint64_t>::max() - digit) / 10) throw bad("too large");
+    value = value * 10 + digit;
+    ++i;
+  }
+  if (i == 0) throw bad("not a size");
+  std::string suffix;
+  for (char c : text.substr(i))
+    suffix += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  int shift = 0;
+  if (suffix.empty() || suffix == "B")
+    shift = 0;
+  else if (suffix == "K" || suffix == "KB" || suffix == "KIB")
+    shift = 10;
+  else if (suffix == "M" || suffix == "MB" || suffix == "MIB")
+    shift = 20;
+  else if (suffix == "G" || suffix == "GB" || suffix == "GIB")
+    shift = 30;
+  else
+    throw bad("unknown suffix '" + std::string(text.substr(i)) + "'");
+  if (shift > 0 && value > (std::numeric_limits<std::uint64_t>::max() >> shift))
+    throw bad("too large");
+  return value << shift;
+}
+
+void check_output_path(const std::string& path, std::string_view flag) {
+  if (path.empty()) throw UsageError(std::string(flag) + ": the file name is empty");
+  const fs::path p(path);
+  std::error_code ec;
+  if (fs::is_directory(p, ec))
+    throw UsageError(std::string(flag) + " " + path + ": is a folder; name a file to write");
+  const fs::path parent = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  if (!fs::is_directory(parent, ec))
+    throw UsageError(std::string(flag) + " " + path + ": the folder " + parent.string() +
+                     " does not exist; create it first");
+  if (access(parent.c_str(), W_OK) != 0)
+    throw UsageError(std::string(flag) + " " + path + ": cannot write to the folder " +
+                     parent.string() + ": " + std::strerror(errno));
+}
+
+std::string to_pretty_json(const nlohmann::json& j) {
+  // replace: a spec or file name that is not UTF-8 must not abort the report
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+void write_json_file(const std::string& path, const nlohmann::json& j) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw UsageError("cannot write " + tmp + ": " + std::strerror(errno));
+    out << to_pretty_json(j);
+    out.close();
+    if (!out) throw UsageError("cannot write " + tmp + ": " + std::strerror(errno));
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    const std::string why = ec.message();
+    fs::remove(tmp, ec);
+    throw UsageError("cannot write " + path + ": " + why);
+  }
+}
+
+}  // namespace cubesim::cli

@@ -1,0 +1,62 @@
+#pragma once
+// What the cubesim subcommands share: the shape of a subcommand, loading a spec with its --set
+// overrides, checking output paths before a long run, and writing JSON files.
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "components/spec/spec.hpp"
+#include "components/system/system.hpp"
+
+namespace cubesim::cli {
+
+// A subcommand: its CLI11 app (so main can tell which one was given) and what runs it once the
+// command line has parsed. run() returns the exit code or throws (main maps errors to codes).
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+
+Command add_run_command(CLI::App& app);
+Command add_validate_command(CLI::App& app);
+Command add_info_command(CLI::App& app);
+Command add_list_command(CLI::App& app);
+
+// The help text of --set, shared by run and info.
+inline constexpr const char* kSetHelp =
+    "Override a spec field by its dotted path, e.g. --set system.ucie.bandwidth_GBps=512; VALUE "
+    "is JSON when it parses as JSON, else a string. Repeatable; all are applied together, then "
+    "validated once.";
+
+// System::describe() plus the UCIe mesh shape ("ucie_mesh": [x, y]) when the cubes of a SIP
+// form a mesh: for `info --json` and the run report's "system".
+nlohmann::json describe_system(const components::System& system);
+
+// The rate unit for a dtype's peak: integer GEMMs do operations, not floating-point ones.
+std::string ops_unit(std::string_view dtype);
+
+// Spec::load, then every --set at once (so fields that must change together can).
+components::Spec load_spec(const std::string& file, const std::vector<std::string>& sets);
+
+// "65536", "64K", "64KiB", "1M", "1MiB", "2G": bytes, with binary (1024) multipliers.
+// UsageError naming `flag` for anything else.
+std::uint64_t parse_byte_size(std::string_view text, std::string_view flag);
+
+// UsageError unless `path` could be created: its folder exists and it is not a folder itself.
+// Checked before a run so a typo does not cost the whole simulation.
+void check_output_path(const std::string& path, std::string_view flag);
+
+// Writes `j` (indented) to a temporary file beside `path` and renames it over `path`, so a
+// reader never sees half a report. UsageError when it cannot.
+void write_json_file(const std::string& path, const nlohmann::json& j);
+
+// A 2-space-indented dump with a trailing newline.
+std::string to_pretty_json(const nlohmann::json& j);
+
+}  // namespace cubesim::cli

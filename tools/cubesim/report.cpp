@@ -1,0 +1,78 @@
+#include "tools/cubesim/report.hpp"
+
+#include <optional>
+
+namespace cubesim::cli {
+
+using nlohmann::json;
+
+namespace {
+
+// The dtype the run's FLOPs are counted in, for the peak to compare with: the kernel's
+// "dtype" parameter, else what its harness reported; none for kernels without one.
+std::optional<std::string> run_dtype(const kernels::Params& params, const json& details) {
+  for (const json* j : {&params, &details})
+    if (j->is_object() && j->contains("dtype") && (*j)["dtype"].is_string())
+      return (*j)["dtype"].get<std::string>();
+  return std::nullopt;
+}
+
+double per_second(std::uint64_t amount, std::uint64_t ps) {
+  return ps == 0 ? 0.0 : static_cast<double>(amount) * 1e12 / static_cast<double>(ps);
+}
+
+}  // namespace
+
+json build_report(const RunRequest& request, const components::Spec& spec,
+                  const json& system_description, const kernels::Outcome& outcome,
+                  double harness_wall_seconds) {
+  json r = outcome.run.report.is_object() ? outcome.run.report : json::object();
+  const std::uint64_t sim_ps = outcome.run.sim_time_ps;
+  const bool checked = outcome.verified.has_value();
+
+  r["cubesim_version"] = CUBESIM_VERSION;
+  r["spec"] = spec.config().name;
+  r["spec_file"] = request.spec_file;
+  r["overrides"] = request.overrides;
+  r["kernel"] = request.kernel;
+  r["params"] = request.params;
+  r["seed"] = request.seed;
+  r["stack_size_bytes"] = request.stack_size;
+  r["trace_file"] = request.trace_file.empty() ? json(nullptr) : json(request.trace_file);
+  r["sim_time_ps"] = sim_ps;
+
+  r["verified"] = checked ? json(*outcome.verified) : json(nullptr);
+  r["max_rel_error"] = checked ? json(outcome.max_rel_error) : json(nullptr);
+  r["tolerance"] = checked ? json(outcome.tolerance) : json(nullptr);
+  r["elements_checked"] = outcome.elements_checked;
+  r["status"] = checked && !*outcome.verified ? "verification_failed" : "ok";
+
+  r["useful_flops"] = outcome.useful_flops;
+  r["useful_bytes"] = outcome.useful_bytes;
+  r["achieved_flops_per_second"] = per_second(outcome.useful_flops, sim_ps);
+  r["achieved_bytes_per_second"] = per_second(outcome.useful_bytes, sim_ps);
+  const auto dtype = run_dtype(request.params, outcome.details);
+  r["dtype"] = dtype ? json(*dtype) : json(nullptr);
+  json peak = nullptr;
+  if (dtype && system_description.contains("peak_flops_per_s")) {
+    const json& p = system_description["peak_flops_per_s"];
+    if (p.contains(*dtype) && p[*dtype].contains("system")) peak = p[*dtype]["system"];
+  }
+  r["peak_flops_per_second"] = peak;
+  r["peak_fraction"] = peak.is_number() && peak.get<double>() > 0
+                           ? json(r["achieved_flops_per_second"].get<double>() / peak.get<double>())
+                           : json(nullptr);
+
+  // RunResult gives the counts the tests need; add the topology and peaks from describe().
+  json system = r.value("system", json::object());
+  for (const auto& [key, value] : system_description.items())
+    if (!system.contains(key)) system[key] = value;
+  r["system"] = std::move(system);
+
+  r["details"] = outcome.details;
+  r["harness_wall_seconds"] = harness_wall_seconds;
+  r["spec_document"] = spec.json();
+  return r;
+}
+
+}  // namespace cubesim::cli

@@ -1,0 +1,154 @@
+#include "tools/cubesim/summary.hpp"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "tools/cubesim/common.hpp"
+#include "tools/cubesim/format.hpp"
+
+namespace cubesim::cli {
+
+using nlohmann::json;
+
+namespace {
+
+// j[key] for an object that has it, else an empty object (operator[] on a const json must not
+// miss).
+const json& field(const json& j, const char* key) {
+  static const json empty = json::object();
+  return j.is_object() && j.contains(key) ? j[key] : empty;
+}
+
+std::string plural(std::uint64_t n, const std::string& one, const std::string& many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+double number(const json& j, const char* key, double fallback = 0) {
+  return j.is_object() && j.contains(key) && j[key].is_number() ? j[key].get<double>() : fallback;
+}
+
+std::uint64_t count(const json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_number_unsigned()
+             ? j[key].get<std::uint64_t>()
+             : 0;
+}
+
+std::string value_text(const json& v) {
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+void line(std::ostream& out, const char* label, const std::string& text) {
+  out << "  " << label
+      << std::string(12 - std::min<std::size_t>(11, std::string(label).size()), ' ') << text
+      << "\n";
+}
+
+std::string verification(const json& r) {
+  const json& v = field(r, "verified");
+  if (v.is_null()) {
+    return r.value("timing_only", false) ? "skipped (timing-only)"
+                                         : "not checked (this kernel has no reference)";
+  }
+  const bool ok = v.get<bool>();
+  const std::string elements =
+      count(r, "elements_checked")
+          ? " over " + std::to_string(count(r, "elements_checked")) + " elements"
+          : "";
+  return std::string(ok ? "passed" : "FAILED") + ": max rel error " +
+         format_number(number(r, "max_rel_error")) + (ok ? " <= " : " > ") + "tolerance " +
+         format_number(number(r, "tolerance")) + elements;
+}
+
+}  // namespace
+
+std::string describe_topology(const json& s) {
+  const auto sips = count(s, "sips"), cubes = count(s, "cubes_per_sip"),
+             pes = count(s, "pes_per_cube"), total = count(s, "total_pes");
+  std::string t = plural(sips, "SIP", "SIPs") + " x " + plural(cubes, "cube", "cubes") + " x " +
+                  plural(pes, "PE", "PEs") + " = " + plural(total, "PE", "PEs");
+  if (s.contains("mesh") && s["mesh"].is_array() && s["mesh"].size() == 2)
+    t += "; " + s["mesh"][0].dump() + "x" + s["mesh"][1].dump() + " NOC mesh per cube";
+  if (cubes > 1 && s.contains("ucie_topology")) {
+    t += "; UCIe " + value_text(s["ucie_topology"]);
+    const json& m = field(s, "ucie_mesh");
+    if (m.is_array() && m.size() == 2) t += " " + m[0].dump() + "x" + m[1].dump();
+  }
+  if (sips > 1 && s.contains("inter_sip_topology"))
+    t += "; inter-SIP " + value_text(s["inter_sip_topology"]);
+  return t;
+}
+
+void print_summary(std::ostream& out, const json& r, const std::vector<std::string>& param_order) {
+  const json& sys = field(r, "system");
+  const json& stats = field(r, "stats");
+  const json& run_params = field(r, "params");
+  const std::uint64_t sim_ps = count(r, "sim_time_ps");
+
+  out << r.value("kernel", "?") << " on " << r.value("spec", "?") << " ("
+      << r.value("spec_file", "?") << ")\n";
+  line(out, "system", describe_topology(sys));
+  if (!field(r, "overrides").empty()) {
+    std::string o;
+    for (const auto& s : field(r, "overrides")) o += (o.empty() ? "" : "  ") + value_text(s);
+    line(out, "overrides", o);
+  }
+
+  std::string params;
+  std::vector<std::string> names = param_order;
+  for (const auto& [name, value] : run_params.items())
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  for (const auto& name : names)
+    if (run_params.contains(name)) params += " " + name + "=" + value_text(run_params[name]);
+  line(out, "kernel", r.value("kernel", "?") + params);
+  line(out, "sim time", format_duration_ps(sim_ps));
+
+  const double flops = number(r, "useful_flops");
+  if (flops > 0) {
+    const json& dtype = field(r, "dtype");
+    const std::string unit = ops_unit(dtype.is_string() ? dtype.get<std::string>() : "");
+    std::string t = format_si(flops, unit) + " useful, " +
+                    format_si(number(r, "achieved_flops_per_second"), unit + "/s");
+    const double peak = number(r, "peak_flops_per_second");
+    if (peak > 0) {
+      t += " = " + format_percent(number(r, "peak_fraction")) + " of the " +
+           format_si(peak, unit + "/s") + " " + value_text(dtype) + " system peak";
+    }
+    line(out, "compute", t);
+  }
+  const double bytes = number(r, "useful_bytes");
+  if (bytes > 0) {
+    std::string t = format_bytes(bytes) + " in+out, " +
+                    format_si(number(r, "achieved_bytes_per_second"), "B/s") + " effective";
+    const double hbm_GBps = number(field(sys, "bandwidth_GBps"), "hbm_system");
+    if (hbm_GBps > 0) t += " (HBM peak " + format_si(hbm_GBps * 1e9, "B/s") + ")";
+    line(out, "data", t);
+  }
+
+  line(out, "traffic",
+       "HBM " + format_bytes(number(stats, "hbm_bytes")) + " | NOC " +
+           format_bytes(number(stats, "noc_bytes")) + " | UCIe " +
+           format_bytes(number(stats, "ucie_bytes")) + " | inter-SIP " +
+           format_bytes(number(stats, "inter_sip_bytes")));
+  if (!field(stats, "busiest_link").empty()) {
+    const json& b = field(stats, "busiest_link");
+    const std::string name = b.value("name", "?");
+    std::string kind;
+    const json& link = field(field(stats, "links"), name.c_str());
+    if (!link.empty()) kind = " (" + link.value("kind", "?") + ")";
+    line(out, "busiest",
+         name + kind + ", " + format_percent(number(b, "utilisation")) + " busy (" +
+             format_duration_ps(count(b, "busy_ps")) + ")");
+  } else {
+    line(out, "busiest", "no link carried traffic");
+  }
+  line(out, "verified", verification(r));
+  line(out, "wall",
+       format_seconds(number(r, "wall_seconds")) + " simulating (" +
+           format_seconds(number(r, "harness_wall_seconds")) +
+           " with inputs and "
+           "checks), " +
+           format_count(number(r, "events_per_second")) + " events/s (" +
+           format_count(number(stats, "events")) + " events)");
+}
+
+}  // namespace cubesim::cli
