@@ -114,8 +114,9 @@ void report_stack_overflow(const char* label, std::size_t stack_size, const char
   m.add(stack_size / 1024);
   m.add(" KiB fiber stack (");
   m.add(how);
-  m.add(").\nFix: raise the stack size (emu::SchedulerOptions::stack_size, the CLI's "
-        "--stack-size KiB) or move large local arrays and deep recursion off the stack.\n");
+  m.add(").\nFix: raise the stack size (the CLI's --stack-size BYTES, e.g. --stack-size 256K; "
+        "SimOptions::stack_size in the library) or move large local arrays and deep recursion "
+        "off the stack.\n");
   ssize_t ignored = write(STDERR_FILENO, m.text, m.len);
   (void)ignored;
   _exit(kStackOverflowExitCode);
