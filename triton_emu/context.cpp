@@ -138,20 +138,16 @@ Tile Context::full(Shape shape, double value, DType dtype) {
 
 namespace {
 
-// A run of elements that are consecutive both in memory and in the tile.
-struct Segment {
-  std::uint64_t addr;
-  std::uint64_t bytes;
-  std::uint64_t tile_offset;  // bytes into the tile
-};
+using Segment = detail::AccessSegment;
 
 struct Layout {
   std::int64_t rows, cols, row_stride, col_stride;
 };
 
-std::vector<Segment> segments(const Layout& l, Ptr base, std::uint32_t size,
-                              const std::vector<std::int32_t>* mask) {
-  std::vector<Segment> out;
+// Fills `out` (cleared first) with the transfers of an access.
+void segments(const Layout& l, Ptr base, std::uint32_t size, const std::vector<std::int32_t>* mask,
+              std::vector<Segment>& out) {
+  out.clear();
   auto add = [&](std::uint64_t addr, std::uint64_t tile_off) {
     if (!out.empty() && out.back().addr + out.back().bytes == addr &&
         out.back().tile_offset + out.back().bytes == tile_off) {
@@ -171,7 +167,7 @@ std::vector<Segment> segments(const Layout& l, Ptr base, std::uint32_t size,
       else if (bytes > 0)
         out.push_back({addr, bytes, off});
     }
-    return out;
+    return;
   }
   for (std::int64_t i = 0; i < l.rows; ++i)
     for (std::int64_t j = 0; j < l.cols; ++j) {
@@ -185,7 +181,6 @@ std::vector<Segment> segments(const Layout& l, Ptr base, std::uint32_t size,
       }
       add(addr, static_cast<std::uint64_t>(e) * size);
     }
-  return out;
 }
 
 }  // namespace
@@ -222,7 +217,8 @@ Tile Context::load(Ptr ptr, Shape shape, DType dtype, const LoadOptions& o) {
   }
   Tile t = make_tile(shape, dtype);
   const std::uint32_t size = dtype_size(dtype);
-  auto segs = segments(l, ptr, size, mask);
+  segments(l, ptr, size, mask, segments_);
+  const auto& segs = segments_;
   for (const auto& s : segs) check_access(Ptr{s.addr}, s.bytes, dtype, "load");
   if (!timing_only() && mask)  // masked-off elements read as `other`
     fill_value(t.data_->bytes.data(), shape.numel(), dtype, o.other);
@@ -287,7 +283,8 @@ void Context::store(Ptr ptr, const Tile& tile, const StoreOptions& o) {
     }
   }
   const DType dtype = tile.dtype();
-  auto segs = segments(l, ptr, dtype_size(dtype), mask);
+  segments(l, ptr, dtype_size(dtype), mask, segments_);
+  const auto& segs = segments_;
   for (const auto& s : segs) check_access(Ptr{s.addr}, s.bytes, dtype, "store");
   const emu::Tick start = launch_.sched.now();
   struct Pending {

@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "components/dtype.hpp"
 #include "components/system/system.hpp"
@@ -31,6 +32,12 @@ class Simulation;
 namespace detail {
 struct LaunchState;
 struct PeState;
+// A run of elements consecutive both in memory and in a tile: one transfer of a load/store.
+struct AccessSegment {
+  std::uint64_t addr;
+  std::uint64_t bytes;
+  std::uint64_t tile_offset;  // bytes into the tile
+};
 }  // namespace detail
 }  // namespace cubesim
 
@@ -131,6 +138,7 @@ class Context {
   std::uint32_t program_;     // index within the launch
   emu::Tick pending_ = 0;     // vector time not yet paid
   std::uint32_t epoch_ = 0;   // barriers passed
+  std::vector<detail::AccessSegment> segments_;  // scratch of load/store, reused
 };
 
 }  // namespace cubesim::tl

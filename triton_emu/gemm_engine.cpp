@@ -124,16 +124,17 @@ void start_job(const std::shared_ptr<GemmJob>& holder) {
                                                 static_cast<std::uint64_t>(job.n),
                                                 static_cast<std::uint64_t>(job.k), job.in);
   auto* mem = L.sys.memory();
-  if (mem && L.backend) {
+  if (mem && L.gemm) {
+    L.gemm->ensure();
     // Operands as they are now, when the engine starts; the product on a worker thread.
     const void* a = nullptr;
     const void* b = nullptr;
     DType compute_dtype = job.in;
-    if (job.in == DType::f16 && L.operand_cache) {
+    if (job.in == DType::f16) {
       // The backend computes f16 in f32 anyway; converting through the cache gives the same
       // numbers and converts an operand that many GEMMs share only once.
-      job.a_f32 = f16_operand_as_f32(job.a, *mem, *L.operand_cache);
-      job.b_f32 = f16_operand_as_f32(job.b, *mem, *L.operand_cache);
+      job.a_f32 = f16_operand_as_f32(job.a, *mem, *L.gemm->cache);
+      job.b_f32 = f16_operand_as_f32(job.b, *mem, *L.gemm->cache);
       a = job.a_f32->data();
       b = job.b_f32->data();
       compute_dtype = DType::f32;
@@ -160,9 +161,9 @@ void start_job(const std::shared_ptr<GemmJob>& holder) {
     d.c = job.c_buf.data();
     d.ldc = job.n;
     d.accumulate = job.options.accumulate;
-    auto* backend = L.backend;
+    auto* backend = L.gemm->backend.get();
     // Keep the operand tiles alive until the worker is done: the job holds them.
-    job.numerics = L.pool->submit([backend, d] { backend->gemm(d); });
+    job.numerics = L.gemm->pool->submit([backend, d] { backend->gemm(d); });
   }
   // Start-up, then compute and streaming side by side.
   job.pending = 1;

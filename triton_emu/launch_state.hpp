@@ -15,6 +15,7 @@
 #include "triton_emu/access_log.hpp"
 #include "triton_emu/context.hpp"
 #include "triton_emu/gemm_worker_pool.hpp"
+#include "triton_emu/operand_cache.hpp"
 
 namespace cubesim::backends {
 class GemmBackend;
@@ -49,12 +50,20 @@ struct PeState {
   }
 };
 
+// The numeric side of composite GEMMs, made on first use: runs without GEMMs never start the
+// backend's or the pool's threads.
+struct GemmResources {
+  std::string backend_name;
+  std::unique_ptr<backends::GemmBackend> backend;
+  std::unique_ptr<GemmWorkerPool> pool;
+  std::unique_ptr<OperandCache> cache;
+  void ensure();
+};
+
 struct LaunchState {
   emu::Scheduler& sched;
   components::System& sys;
-  backends::GemmBackend* backend;  // nullptr in timing-only runs
-  GemmWorkerPool* pool;
-  OperandCache* operand_cache;  // nullptr in timing-only runs
+  GemmResources* gemm;  // nullptr in timing-only runs
   emu::TraceWriter* trace;
   AccessLog* log;  // nullptr when not recording
   std::int64_t grid[3] = {1, 1, 1};  // programs per axis
@@ -70,7 +79,7 @@ struct LaunchState {
           sched, "barrier " + std::to_string(barriers.size()), coords.size()));
     return *barriers[generation];
   }
-  void trace_slice(PeState& pe, bool gemm, const char* name, emu::Tick start_at,
+  void trace_slice(PeState& pe, bool on_gemm_engine, const char* name, emu::Tick start_at,
                    emu::Tick end_at);
 };
 

@@ -15,7 +15,7 @@ namespace cubesim {
 
 namespace detail {
 
-void LaunchState::trace_slice(PeState& pe, bool gemm, const char* name, emu::Tick start_at,
+void LaunchState::trace_slice(PeState& pe, bool on_gemm_engine, const char* name, emu::Tick start_at,
                               emu::Tick end_at) {
   if (!trace || end_at <= start_at) return;
   if (!pe.traced) {
@@ -23,7 +23,14 @@ void LaunchState::trace_slice(PeState& pe, bool gemm, const char* name, emu::Tic
     pe.gemm_track = trace->track("GEMM engines", pe.name + ".gemm");
     pe.traced = true;
   }
-  trace->complete(gemm ? pe.gemm_track : pe.track, name, start_at, end_at - start_at);
+  trace->complete(on_gemm_engine ? pe.gemm_track : pe.track, name, start_at, end_at - start_at);
+}
+
+void GemmResources::ensure() {
+  if (backend) return;
+  backend = backends::make_gemm_backend(backend_name);
+  pool = std::make_unique<GemmWorkerPool>(std::max(1, backend->preferred_concurrency()));
+  cache = std::make_unique<OperandCache>(std::uint64_t{1} << 30);
 }
 
 struct SimulationImpl {
@@ -45,14 +52,15 @@ struct SimulationImpl {
     direct_next.assign(sys.address_map().cubes(), 0);
     interleaved_low = sys.address_map().interleaved_size();
     if (!options.timing_only) {
-      try {
-        backend = backends::make_gemm_backend(options.backend);
-      } catch (const std::invalid_argument& e) {
-        throw UsageError(std::string("--backend ") + options.backend + ": " + e.what());
+      const auto names = backends::available_gemm_backends();
+      if (std::find(names.begin(), names.end(), options.backend) == names.end()) {
+        try {
+          (void)backends::make_gemm_backend(options.backend);  // throws, saying why
+        } catch (const std::invalid_argument& e) {
+          throw UsageError(std::string("--backend ") + options.backend + ": " + e.what());
+        }
       }
-      const int workers = std::max(1, backend->preferred_concurrency());
-      pool = std::make_unique<GemmWorkerPool>(workers);
-      operand_cache = std::make_unique<OperandCache>(std::uint64_t{1} << 30);
+      gemm.backend_name = options.backend;
     }
     if (!options.trace_path.empty()) {
       trace = std::make_unique<emu::TraceWriter>(options.trace_path);
@@ -74,9 +82,7 @@ struct SimulationImpl {
   emu::Scheduler sched;
   components::System sys;
   std::vector<PeState> pes;
-  std::unique_ptr<backends::GemmBackend> backend;
-  std::unique_ptr<GemmWorkerPool> pool;
-  std::unique_ptr<OperandCache> operand_cache;
+  GemmResources gemm;
   std::unique_ptr<emu::TraceWriter> trace;
   std::vector<std::uint64_t> direct_next;  // per cube: next free offset from the bottom
   std::uint64_t interleaved_low;           // window offset: interleaved buffers grow down
@@ -167,8 +173,7 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
                        "; a grid dimension must be between 1 and the hardware's");
 
   auto log = std::make_shared<AccessLog>();
-  detail::LaunchState L{I.sched, I.sys, I.backend.get(), I.pool.get(), I.operand_cache.get(),
-                        I.trace.get(),
+  detail::LaunchState L{I.sched, I.sys, I.options.timing_only ? nullptr : &I.gemm, I.trace.get(),
                         I.options.record_accesses ? log.get() : nullptr};
   for (int i = 0; i < 3; ++i) L.grid[i] = g[i];
   L.vector_lanes = std::max<std::uint32_t>(1, cfg.pe.vector.lanes);
