@@ -1,0 +1,147 @@
+#include "kernels/vector_add.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "kernels/harness.hpp"
+#include "triton_emu/errors.hpp"
+
+namespace cubesim::kernels {
+
+void vector_add(tl::Context& tl, Ptr x_ptr, Ptr y_ptr, Ptr out_ptr, std::int64_t n,
+                std::int64_t block, DType dtype) {
+  const std::int64_t pid = global_program_id(tl);
+  const std::int64_t stride = total_programs(tl) * block;
+  const std::int64_t size = dtype_size(dtype);
+  for (std::int64_t start = pid * block; start < n; start += stride) {
+    const std::int64_t at = start * size;
+    if (start + block <= n) {
+      // A whole chunk: its mask would be all ones, so skip building it. This keeps the loop
+      // lean (two loads, one add, one store) in simulated and in wall-clock time alike.
+      const tl::Tile x = tl.load(x_ptr + at, {block}, dtype);
+      const tl::Tile y = tl.load(y_ptr + at, {block}, dtype);
+      tl.store(out_ptr + at, x + y);
+      continue;
+    }
+    // The tail: offs = start + arange(0, BLOCK), mask = offs < n. The offsets are kept relative
+    // to the chunk (arange(0, BLOCK) < n - start), so i32 offsets never overflow for n >= 2^31.
+    const tl::Tile mask = tl.arange(0, block) < static_cast<double>(n - start);
+    const tl::Tile x = tl.load(x_ptr + at, {block}, dtype, {.mask = &mask});
+    const tl::Tile y = tl.load(y_ptr + at, {block}, dtype, {.mask = &mask});
+    tl.store(out_ptr + at, x + y, {.mask = &mask});
+  }
+}
+
+namespace {
+
+constexpr std::uint64_t kStreamX = 1, kStreamY = 2;
+constexpr std::int64_t kHostChunk = std::int64_t{1} << 20;  // elements per host-side pass
+
+Outcome run_vector_add(Simulation& sim, const Params& p) {
+  const std::int64_t n = get_int(p, "n");
+  const std::int64_t block = get_int(p, "block");
+  const DType dtype = get_dtype(p);
+  const std::int64_t size = dtype_size(dtype);
+  const auto& cfg = sim.config();
+  const GridShape grid = hardware_grid(cfg);
+
+  // x, y and x + y; the tail chunk adds its i32 offsets and mask.
+  const auto sram = static_cast<std::uint64_t>(block * (3 * size + 8));
+  require_sram(cfg, sram,
+               "block = " + std::to_string(block) + " (x, y and their sum in " +
+                   std::string(dtype_name(dtype)) + ", and the tail's i32 offsets and mask)",
+               "use block <= " +
+                   std::to_string(cfg.pe.sram_bytes / static_cast<std::uint64_t>(3 * size + 8)));
+
+  // The buffers are padded to whole blocks: timing-only runs ignore masks (their tiles carry no
+  // values), so there the tail chunk's loads and stores cover the whole block.
+  const std::int64_t padded = (n + block - 1) / block * block;
+  const Ptr x = alloc_array(sim, dtype, padded), y = alloc_array(sim, dtype, padded),
+            out = alloc_array(sim, dtype, padded);
+  const bool timing_only = sim.options().timing_only;
+  const std::uint64_t seed = sim.options().seed;
+  std::vector<std::byte> buf;
+  if (!timing_only) {
+    // Inputs are written in passes and regenerated for the check, so the host never holds
+    // more than a pass of them (n = 2^24 would otherwise keep 128+ MiB alive).
+    buf.resize(static_cast<std::size_t>(std::min(n, kHostChunk) * size));
+    for (std::int64_t begin = 0; begin < n; begin += kHostChunk) {
+      const std::int64_t count = std::min(kHostChunk, n - begin);
+      for (auto [ptr, stream] : {std::pair{x, kStreamX}, std::pair{y, kStreamY}}) {
+        random_block(dtype, Fill::signed_unit, seed, stream, begin, count, buf.data());
+        sim.write_bytes(ptr + begin * size, buf.data(), static_cast<std::uint64_t>(count * size));
+      }
+    }
+  }
+
+  Outcome o;
+  o.run = sim.launch(vector_add, x, y, out, n, block, dtype);
+  o.useful_flops = static_cast<std::uint64_t>(n);
+  o.useful_bytes = static_cast<std::uint64_t>(3 * n * size);
+  const std::int64_t chunks = (n + block - 1) / block;
+  o.details = {{"dtype", dtype_name(dtype)},
+               {"chunks", chunks},
+               {"programs", grid.str()},
+               {"chunks_per_program_max", (chunks + grid.total() - 1) / grid.total()}};
+  if (timing_only) {
+    o.details["verification"] = "skipped (timing-only run)";
+    return o;
+  }
+
+  // x and y are exactly representable, and with magnitudes in [1/16, 1] their sum has at most
+  // 11 + 5 significant bits (f16; bf16 8 + 5), so it is exact in the vector unit's f32 and is
+  // rounded once to the dtype: |error| <= u |x + y| (u = 2^-11 f16, 2^-8 bf16, 2^-24 f32),
+  // and u * min_normal where the sum is subnormal, hence scale = the smallest normal value.
+  // f32 inputs round once in f32 alike. i32 sums are exact (|x + y| <= 2000): tolerance 0.
+  // The 1% on top only absorbs the rounding of the error computation itself.
+  const double tolerance = unit_roundoff(dtype) * 1.01;
+  ErrorCheck check(min_normal(dtype));
+  HostArray xs{dtype, 0, {}}, ys{dtype, 0, {}}, got{dtype, 0, {}};
+  std::vector<double> xv, yv, ov;
+  for (std::int64_t begin = 0; begin < n; begin += kHostChunk) {
+    const std::int64_t count = std::min(kHostChunk, n - begin);
+    const auto bytes = static_cast<std::size_t>(count * size);
+    for (auto* a : {&xs, &ys, &got}) {
+      a->size = count;
+      a->bytes.resize(bytes);
+    }
+    random_block(dtype, Fill::signed_unit, seed, kStreamX, begin, count, xs.bytes.data());
+    random_block(dtype, Fill::signed_unit, seed, kStreamY, begin, count, ys.bytes.data());
+    sim.read_bytes(out + begin * size, got.bytes.data(), bytes);
+    xv.resize(static_cast<std::size_t>(count));
+    yv.resize(xv.size());
+    ov.resize(xv.size());
+    xs.decode(0, count, xv.data());
+    ys.decode(0, count, yv.data());
+    got.decode(0, count, ov.data());
+    for (std::size_t k = 0; k < xv.size(); ++k) xv[k] += yv[k];  // the reference
+    check.add_range(begin, ov.data(), xv.data(), count);
+  }
+  set_verification(o, check, tolerance,
+                   "all " + std::to_string(n) + " elements against x + y in fp64");
+  return o;
+}
+
+}  // namespace
+
+KernelInfo vector_add_info() {
+  return {
+      .name = "vector_add",
+      .description =
+          "Triton's vector-add tutorial: out = x + y in BLOCK-sized masked chunks, "
+          "dealt to all programs in a grid-stride loop",
+      .params =
+          {
+              int_param("n", std::int64_t{1} << 20, 1, std::int64_t{1} << 36,
+                        "elements of x, y and out"),
+              int_param("block", 4096, 1, std::int64_t{1} << 24,
+                        "elements per chunk (BLOCK); a program holds about block * (3 * element "
+                        "size + 8) bytes of SRAM"),
+              dtype_param(DType::f32, {DType::f16, DType::bf16, DType::f32, DType::i32},
+                          "element type"),
+          },
+      .run = run_vector_add,
+  };
+}
+
+}  // namespace cubesim::kernels

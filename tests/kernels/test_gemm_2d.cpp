@@ -1,0 +1,125 @@
+// gemm_2d: rows of C over cubes and SIPs, columns over PEs, on plain row-major matrices.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cubesim/cubesim.hpp>
+#include <ostream>
+#include <set>
+
+#include "kernels/gemm_2d.hpp"
+#include "kernels/harness.hpp"
+
+namespace cubesim::kernels {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string spec_path(const std::string& name) {
+  return std::string(CUBESIM_SOURCE_DIR) + "/specs/" + name;
+}
+
+Spec tiny() {
+  return Spec::load(spec_path("tiny.json"));
+}
+Spec two_sips() {
+  return tiny().with("system.sips.count", 2);
+}
+
+Outcome run_harness(const Spec& spec, const std::vector<std::string>& assignments,
+                    bool timing_only = false) {
+  Simulation sim(spec, {.timing_only = timing_only, .seed = 11});
+  const KernelInfo& info = find_kernel("gemm_2d");
+  return info.run(sim, parse_params(info, assignments));
+}
+
+struct Case {
+  std::string spec;
+  std::vector<std::string> params;
+  std::string name;
+};
+
+// Names the case in test listings (gtest would print its bytes).
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.name;
+}
+
+class Gemm2dNumerics : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Gemm2dNumerics, MatchesAnFp64Reference) {
+  const auto& c = GetParam();
+  const Spec spec = c.spec == "two_sips" ? two_sips() : Spec::load(spec_path(c.spec));
+  const Outcome o = run_harness(spec, c.params);
+  ASSERT_TRUE(o.verified.has_value());
+  EXPECT_TRUE(*o.verified) << o.details.dump(2);
+  EXPECT_GT(o.elements_checked, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, Gemm2dNumerics,
+    ::testing::Values(
+        Case{"tiny.json", {"M=64", "K=48", "N=32"}, "tiny_f16"},
+        // Nothing divides: bands of 18/19 rows, column blocks of 4/5.
+        Case{"tiny.json", {"M=37", "K=23", "N=19"}, "tiny_uneven"},
+        Case{"tiny.json", {"M=40", "K=32", "N=24", "dtype=bf16"}, "tiny_bf16"},
+        Case{"tiny.json", {"M=33", "K=40", "N=16", "dtype=f32", "block_m=5"}, "tiny_f32_chunks"},
+        // B's block (8192 x 16 f16, 256 KiB) exceeds half of tiny's 256 KiB SRAM, so every
+        // GEMM streams it as a strided ref instead.
+        Case{"tiny.json", {"M=16", "K=8192", "N=64"}, "tiny_b_streamed"},
+        Case{"tiny.json", {"M=3", "K=16", "N=2"}, "more_programs_than_rows_and_columns"},
+        Case{"two_sips", {"M=64", "K=32", "N=32"}, "two_sips"},
+        Case{"default.json", {"M=256", "K=128", "N=256"}, "default_f16"},
+        Case{"default.json", {"M=100", "K=64", "N=200", "dtype=f32"}, "default_f32"}),
+    [](const auto& param_info) { return param_info.param.name; });
+
+TEST(Gemm2d, TimingOnlySkipsVerificationAndTakesTheSameSimulatedTime) {
+  const std::vector<std::string> params = {"M=64", "K=64", "N=32"};
+  const Outcome timed = run_harness(tiny(), params, true);
+  const Outcome full = run_harness(tiny(), params);
+  EXPECT_FALSE(timed.verified.has_value());
+  EXPECT_GT(timed.run.sim_time_ps, 0u);
+  EXPECT_EQ(timed.run.sim_time_ps, full.run.sim_time_ps);
+}
+
+// C and the scratch it is staged in: each written exactly once, by one program.
+TEST(Gemm2d, EveryByteOfCAndOfTheScratchIsWrittenOnceWithoutRaces) {
+  for (const Spec& spec : {tiny(), two_sips(), Spec::load(spec_path("default.json"))}) {
+    Simulation sim(spec, {.timing_only = true});
+    const std::int64_t M = 50, K = 24, N = 70;
+    const Ptr a = alloc_array(sim, DType::f16, M * K), b = alloc_array(sim, DType::f16, K * N),
+              c = alloc_array(sim, DType::f16, M * N), s = alloc_array(sim, DType::f16, M * N);
+    const RunResult r = sim.launch(gemm_2d, a, b, c, s, M, K, N);
+    const auto bytes = static_cast<std::uint64_t>(M * N * 2);
+    const Coverage cc = r.coverage(c, bytes), cs = r.coverage(s, bytes);
+    EXPECT_TRUE(cc.exactly_once()) << spec.config().name << ": " << r.describe(cc, c);
+    EXPECT_TRUE(cs.exactly_once()) << spec.config().name << ": " << r.describe(cs, s);
+    const auto races = r.races();
+    EXPECT_TRUE(races.empty()) << r.describe(races);
+  }
+}
+
+TEST(Gemm2d, EachSipComputesItsOwnRows) {
+  Simulation sim(two_sips(), {.timing_only = true});
+  const std::int64_t M = 16, K = 8, N = 8;  // 4 row bands of 4 rows
+  const Ptr a = alloc_array(sim, DType::f16, M * K), b = alloc_array(sim, DType::f16, K * N),
+            c = alloc_array(sim, DType::f16, M * N), s = alloc_array(sim, DType::f16, M * N);
+  const RunResult r = sim.launch(gemm_2d, a, b, c, s, M, K, N);
+  // The second half of C (rows 8..15) is written by SIP 1 only.
+  std::set<std::int64_t> sips;
+  for (const auto& acc : r.accesses->accesses())
+    if (acc.write && acc.begin >= c.addr + M * N && acc.end <= c.addr + M * N * 2)
+      sips.insert(r.programs[acc.program].id[2]);
+  EXPECT_EQ(sips, (std::set<std::int64_t>{1}));
+}
+
+TEST(Gemm2d, AChunkTooLargeForSramIsAUsageError) {
+  try {
+    run_harness(tiny(), {"M=4096", "K=8", "N=256", "block_m=4096"}, true);
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("4096 row(s) of a 64-column block of C"));
+    EXPECT_THAT(e.what(), HasSubstr("use block_m <= "));
+  }
+}
+
+}  // namespace
+}  // namespace cubesim::kernels

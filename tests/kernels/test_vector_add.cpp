@@ -1,0 +1,134 @@
+// vector_add: Triton's tutorial kernel in a grid-stride loop over all programs.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cubesim/cubesim.hpp>
+#include <ostream>
+
+#include "kernels/harness.hpp"
+#include "kernels/vector_add.hpp"
+
+namespace cubesim::kernels {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string spec_path(const std::string& name) {
+  return std::string(CUBESIM_SOURCE_DIR) + "/specs/" + name;
+}
+
+Outcome run_harness(const Spec& spec, const std::vector<std::string>& assignments,
+                    bool timing_only = false) {
+  Simulation sim(spec, {.timing_only = timing_only, .seed = 7});
+  const KernelInfo& info = find_kernel("vector_add");
+  return info.run(sim, parse_params(info, assignments));
+}
+
+struct Case {
+  std::string spec, dtype;
+};
+
+// Names the case in test listings (gtest would print its bytes).
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.spec << " " << c.dtype;
+}
+
+class VectorAddNumerics : public ::testing::TestWithParam<Case> {};
+
+TEST_P(VectorAddNumerics, MatchesFp64WithinOneRounding) {
+  const auto& c = GetParam();
+  // 10007 is prime: the last chunk is partial and every program gets a different count.
+  const Outcome o =
+      run_harness(Spec::load(spec_path(c.spec)), {"n=10007", "block=128", "dtype=" + c.dtype});
+  ASSERT_TRUE(o.verified.has_value());
+  EXPECT_TRUE(*o.verified) << o.details.dump(2);
+  EXPECT_EQ(o.elements_checked, 10007u);
+  EXPECT_LE(o.max_rel_error, o.tolerance);
+  EXPECT_GT(o.run.sim_time_ps, 0u);
+  EXPECT_EQ(o.useful_flops, 10007u);
+}
+
+INSTANTIATE_TEST_SUITE_P(SpecsAndDtypes, VectorAddNumerics,
+                         ::testing::Values(Case{"tiny.json", "f32"}, Case{"tiny.json", "f16"},
+                                           Case{"tiny.json", "bf16"}, Case{"tiny.json", "i32"},
+                                           Case{"default.json", "f32"},
+                                           Case{"default.json", "f16"}),
+                         [](const auto& param_info) {
+                           return param_info.param.spec.substr(0, param_info.param.spec.find('.')) +
+                                  "_" + param_info.param.dtype;
+                         });
+
+// Known triton_emu bug: in timing-only runs tiles carry no values, so load/store ignore masks
+// and the masked tail chunk moves the whole block (more simulated time, and a fault when the
+// block runs past the end of HBM). Enable once masks keep their values in timing-only runs.
+TEST(VectorAdd, DISABLED_TimingOnlyTakesTheSameSimulatedTimeWithAMaskedTail) {
+  const Spec spec = Spec::load(spec_path("tiny.json"));
+  const std::vector<std::string> params = {"n=5000", "block=256"};
+  EXPECT_EQ(run_harness(spec, params, true).run.sim_time_ps,
+            run_harness(spec, params, false).run.sim_time_ps);
+}
+
+TEST(VectorAdd, TimingOnlyRunsWithAPartialLastBlockFromTheCli) {
+  // n = 10007 with block = 4096: the tail block would run past the end of the first buffer
+  // allocated (the top of the interleaved window) if the harness did not pad the buffers.
+  const Outcome o =
+      run_harness(Spec::load(spec_path("tiny.json")), {"n=10007", "block=4096"}, true);
+  EXPECT_FALSE(o.verified.has_value());
+  EXPECT_GT(o.run.sim_time_ps, 0u);
+}
+
+TEST(VectorAdd, FewerElementsThanOneBlockStillVerify) {
+  const Outcome o = run_harness(Spec::load(spec_path("tiny.json")), {"n=5", "block=64"});
+  ASSERT_TRUE(o.verified.has_value());
+  EXPECT_TRUE(*o.verified);
+}
+
+TEST(VectorAdd, TimingOnlySkipsVerificationAndTakesTheSameSimulatedTime) {
+  const Spec spec = Spec::load(spec_path("tiny.json"));
+  const std::vector<std::string> params = {"n=5120", "block=256"};  // no partial chunk
+  const Outcome timed = run_harness(spec, params, true);
+  const Outcome full = run_harness(spec, params, false);
+  EXPECT_FALSE(timed.verified.has_value());
+  EXPECT_GT(timed.run.sim_time_ps, 0u);
+  EXPECT_EQ(timed.run.sim_time_ps, full.run.sim_time_ps);
+}
+
+TEST(VectorAdd, EveryOutputByteIsWrittenOnceAndNoProgramsRace) {
+  Simulation sim(Spec::load(spec_path("default.json")));
+  const std::int64_t n = 100'003, block = 512;
+  const Ptr x = alloc_array(sim, DType::f32, n), y = alloc_array(sim, DType::f32, n),
+            out = alloc_array(sim, DType::f32, n);
+  write_array(sim, x, random_array(DType::f32, n, 1, 1));
+  write_array(sim, y, random_array(DType::f32, n, 1, 2));
+  const RunResult r = sim.launch(vector_add, x, y, out, n, block, DType::f32);
+  const Coverage c = r.coverage(out, static_cast<std::uint64_t>(n) * 4);
+  EXPECT_TRUE(c.exactly_once()) << r.describe(c, out);
+  const auto races = r.races();
+  EXPECT_TRUE(races.empty()) << r.describe(races);
+}
+
+TEST(VectorAdd, OnTwoSipsTheSipAxisSharesTheChunksToo) {
+  const Spec spec = Spec::load(spec_path("tiny.json")).with("system.sips.count", 2);
+  Simulation sim(spec);
+  const std::int64_t n = 4096, block = 64;  // 64 chunks over 16 programs
+  const Ptr x = alloc_array(sim, DType::f32, n), y = alloc_array(sim, DType::f32, n),
+            out = alloc_array(sim, DType::f32, n);
+  const RunResult r = sim.launch(vector_add, x, y, out, n, block, DType::f32);
+  const Coverage c = r.coverage(out, static_cast<std::uint64_t>(n) * 4);
+  EXPECT_TRUE(c.exactly_once()) << r.describe(c, out);
+  EXPECT_TRUE(r.races().empty());
+}
+
+TEST(VectorAdd, ABlockTooLargeForSramIsAUsageErrorSayingWhatFits) {
+  try {
+    run_harness(Spec::load(spec_path("tiny.json")), {"n=1000000", "block=1000000"});
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(e.exit_code(), ExitCode::usage);
+    EXPECT_THAT(e.what(), HasSubstr("block = 1000000"));
+    EXPECT_THAT(e.what(), HasSubstr("use block <= 13107"));
+  }
+}
+
+}  // namespace
+}  // namespace cubesim::kernels
