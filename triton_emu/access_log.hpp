@@ -14,7 +14,7 @@ namespace cubesim {
 
 struct ProgramCoord {
   std::int64_t id[3] = {0, 0, 0};  // program_id(0), (1), (2)
-  std::string str() const;         // "(pe 3, cube 1, sip 0)"
+  std::string str() const;         // "program (3, 1, 0)": program_id(0), (1), (2)
 };
 
 class AccessLog {

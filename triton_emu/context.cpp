@@ -80,7 +80,8 @@ Tile Context::make_tile(Shape shape, DType dtype) {
   t.data_->held = bytes;
   sram.used += bytes;
   sram.peak = std::max(sram.peak, sram.used);
-  if (!timing_only()) t.data_->bytes.resize(bytes);
+  // Timing-only runs keep values of i32 tiles only (index math and masks; see tile.cpp).
+  if (!timing_only() || dtype == DType::i32) t.data_->bytes.resize(bytes);
   return t;
 }
 
@@ -89,7 +90,7 @@ Tile Context::arange(std::int64_t start, std::int64_t end) {
     fault("arange(" + std::to_string(start) + ", " + std::to_string(end) + "): end < start");
   Tile t = make_tile(Shape{end - start}, DType::i32);
   charge_vector(static_cast<std::uint64_t>(end - start));
-  if (!timing_only()) {
+  {
     auto* p = reinterpret_cast<std::int32_t*>(t.data_->bytes.data());
     for (std::int64_t i = start; i < end; ++i) p[i - start] = static_cast<std::int32_t>(i);
   }
@@ -130,7 +131,7 @@ void fill_value(std::byte* p, std::int64_t n, DType dtype, double value) {
 Tile Context::full(Shape shape, double value, DType dtype) {
   Tile t = make_tile(shape, dtype);
   charge_vector(static_cast<std::uint64_t>(shape.numel()));
-  if (!timing_only()) fill_value(t.data_->bytes.data(), shape.numel(), dtype, value);
+  if (!t.data_->bytes.empty()) fill_value(t.data_->bytes.data(), shape.numel(), dtype, value);
   return t;
 }
 
@@ -216,6 +217,7 @@ Tile Context::load(Ptr ptr, Shape shape, DType dtype, const LoadOptions& o) {
     }
   }
   Tile t = make_tile(shape, dtype);
+  if (timing_only()) std::vector<std::byte>().swap(t.data_->bytes);  // loaded values: unknown
   const std::uint32_t size = dtype_size(dtype);
   segments(l, ptr, size, mask, segments_);
   const auto& segs = segments_;

@@ -71,7 +71,7 @@ enum class Op { gemm };
 struct CompositeOptions {
   bool trans_a = false;              // a holds K x M
   bool trans_b = false;              // b holds N x K
-  std::optional<DType> out_dtype;    // default: the dtype of a
+  std::optional<DType> out_dtype{};  // default: the dtype of a
   bool accumulate = false;           // out += a . b
 };
 

@@ -36,6 +36,9 @@ std::string Shape::str() const {
 
 struct TileAccess {
   static std::byte* raw(Tile& t) { return t.data_->bytes.data(); }
+  static void drop_values(Tile& t) {
+    if (t.data_) std::vector<std::byte>().swap(t.data_->bytes);
+  }
   static Tile share(const Tile& t, Shape s) {
     Tile r = t;
     r.shape_ = s;
@@ -66,6 +69,17 @@ void need_values(const Tile& t) {
 }
 
 bool is_float(DType t) { return t != DType::i32; }
+
+// Whether to compute the values of result `r`. Functional runs always do. Timing-only runs
+// compute index math only: i32 results whose operands all have values (arange, offsets,
+// comparisons, masks), so masks, and therefore timing, are the same as in a functional run.
+bool compute_values(Context& ctx, Tile& r, std::initializer_list<const Tile*> inputs) {
+  if (!ctx.timing_only()) return true;
+  bool ok = r.dtype() == DType::i32;
+  for (const Tile* t : inputs) ok = ok && (t->has_values() || t->numel() == 0);
+  if (!ok) TileAccess::drop_values(r);
+  return ok;
+}
 
 DType promote(DType a, DType b) {
   if (a == b) return a;
@@ -127,7 +141,7 @@ Tile binary_f(const Tile& a, const Tile& b, DType out, const char* name, F f) {
   const Shape s = broadcast(ctx, a.shape(), b.shape(), name);
   ctx.charge_vector(static_cast<std::uint64_t>(s.numel()));
   Tile r = ctx.make_tile(s, out);
-  if (ctx.timing_only()) return r;
+  if (!compute_values(ctx, r, {&a, &b})) return r;
   need_values(a);
   need_values(b);
   const auto av = a.to_f32(), bv = b.to_f32();
@@ -152,7 +166,7 @@ Tile binary_i(const Tile& a, const Tile& b, const char* name, F f) {
   const Shape s = broadcast(ctx, a.shape(), b.shape(), name);
   ctx.charge_vector(static_cast<std::uint64_t>(s.numel()));
   Tile r = ctx.make_tile(s, DType::i32);
-  if (ctx.timing_only()) return r;
+  if (!compute_values(ctx, r, {&a, &b})) return r;
   need_values(a);
   need_values(b);
   const auto av = a.to_i32(), bv = b.to_i32();
@@ -189,7 +203,7 @@ Tile unary_f(const Tile& a, DType out, F f) {
   Context& ctx = context_of(a);
   ctx.charge_vector(static_cast<std::uint64_t>(a.numel()));
   Tile r = ctx.make_tile(a.shape(), out);
-  if (ctx.timing_only()) return r;
+  if (!compute_values(ctx, r, {&a})) return r;
   need_values(a);
   auto v = a.to_f32();
   for (float& x : v) x = f(x);
@@ -202,7 +216,7 @@ Tile unary_i(const Tile& a, F f) {
   Context& ctx = context_of(a);
   ctx.charge_vector(static_cast<std::uint64_t>(a.numel()));
   Tile r = ctx.make_tile(a.shape(), DType::i32);
-  if (ctx.timing_only()) return r;
+  if (!compute_values(ctx, r, {&a})) return r;
   need_values(a);
   auto v = a.to_i32();
   for (auto& x : v) x = f(x);
@@ -238,7 +252,7 @@ Tile reduce(const Tile& a, int axis, const char* name, float init,
   const Shape s = along_cols ? Shape{rows} : Shape{cols};
   ctx.charge_vector(static_cast<std::uint64_t>(a.numel()));
   Tile r = ctx.make_tile(s, a.dtype());
-  if (ctx.timing_only()) return r;
+  if (!compute_values(ctx, r, {&a})) return r;
   need_values(a);
   const auto v = a.to_f32();
   std::vector<float> out(static_cast<std::size_t>(s.numel()), init);
@@ -346,7 +360,7 @@ Tile Tile::to(DType t) const {
   Context& ctx = context_of(*this);
   ctx.charge_vector(static_cast<std::uint64_t>(numel()));
   Tile r = ctx.make_tile(shape_, t);
-  if (ctx.timing_only() || numel() == 0) return r;
+  if (!compute_values(ctx, r, {this}) || numel() == 0) return r;
   convert_block(dtype_, raw(), numel(), t, TileAccess::raw(r), numel(), 1, numel());
   return r;
 }
@@ -435,7 +449,7 @@ Tile compare_scalar(const Tile& a, double s, F f) {
   Context& ctx = context_of(a);
   ctx.charge_vector(static_cast<std::uint64_t>(a.numel()));
   Tile r = ctx.make_tile(a.shape(), DType::i32);
-  if (ctx.timing_only()) return r;
+  if (!compute_values(ctx, r, {&a})) return r;
   const auto v = a.to_f32();
   std::vector<std::int32_t> out(v.size());
   for (std::size_t i = 0; i < v.size(); ++i) out[i] = f(double(v[i]), s) ? 1 : 0;
@@ -499,7 +513,7 @@ Tile where(const Tile& mask, const Tile& a, const Tile& b) {
   const DType out = promote(a.dtype(), b.dtype());
   ctx.charge_vector(static_cast<std::uint64_t>(s.numel()));
   Tile r = ctx.make_tile(s, out);
-  if (ctx.timing_only()) return r;
+  if (!compute_values(ctx, r, {&mask, &a, &b})) return r;
   const auto m = mask.to_i32();
   const std::int64_t rows = s.rows(), cols = s.cols();
   if (out == DType::i32) {
@@ -554,7 +568,7 @@ Tile dot(const Tile& a, const Tile& b) {
   const DType out = a.dtype() == DType::i32 ? DType::i32 : DType::f32;
   ctx.charge_vector(static_cast<std::uint64_t>(m * n * k));
   Tile r = ctx.make_tile(Shape{m, n}, out);
-  if (ctx.timing_only()) return r;
+  if (!compute_values(ctx, r, {&a, &b})) return r;
   if (out == DType::i32) {
     const auto av = a.to_i32(), bv = b.to_i32();
     std::vector<std::int32_t> rv(static_cast<std::size_t>(m * n));
