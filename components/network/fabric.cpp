@@ -79,7 +79,7 @@ void Fabric::pump(std::uint32_t pe) {
   }
 }
 
-const Route& Fabric::route_for(const Transfer& t, std::uint64_t addr, std::uint32_t* bytes) {
+const Route& Fabric::route_for(Transfer& t, std::uint64_t addr, std::uint32_t* bytes) {
   const std::uint64_t left = t.bytes - t.issued;
   std::uint64_t key;
   const std::uint64_t pes = topology_.total_pes();
@@ -95,15 +95,23 @@ const Route& Fabric::route_for(const Transfer& t, std::uint64_t addr, std::uint3
     const std::uint32_t ch = map_.channel(loc);
     key = ((std::uint64_t{t.kind == Kind::read} * pes + t.pe) * map_.cubes() + loc.global_cube) *
               map_.hbm_channels() + ch;
+    if (key == t.route_key) return *t.route;
     auto it = routes_.find(key);
-    if (it != routes_.end()) return it->second;
-    Route r = t.kind == Kind::read ? topology_.memory_to_pe(loc.global_cube, ch, t.pe)
-                                   : topology_.pe_to_memory(t.pe, loc.global_cube, ch);
-    return routes_.emplace(key, std::move(r)).first->second;
+    if (it == routes_.end()) {
+      Route r = t.kind == Kind::read ? topology_.memory_to_pe(loc.global_cube, ch, t.pe)
+                                     : topology_.pe_to_memory(t.pe, loc.global_cube, ch);
+      it = routes_.emplace(key, std::move(r)).first;
+    }
+    t.route_key = key;
+    t.route = &it->second;
+    return it->second;
   }
+  if (key == t.route_key) return *t.route;
   auto it = routes_.find(key);
-  if (it != routes_.end()) return it->second;
-  return routes_.emplace(key, topology_.pe_to_pe(t.pe, t.peer)).first->second;
+  if (it == routes_.end()) it = routes_.emplace(key, topology_.pe_to_pe(t.pe, t.peer)).first;
+  t.route_key = key;
+  t.route = &it->second;
+  return it->second;
 }
 
 void Fabric::issue_packet(Transfer& t) {

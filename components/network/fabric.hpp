@@ -80,6 +80,8 @@ class Fabric {
     std::uint32_t in_flight = 0;
     Done done;
     Transfer* next_free = nullptr;
+    std::uint64_t route_key = ~std::uint64_t{0};  // the last route used, saving a lookup
+    const Route* route = nullptr;
   };
   struct Dma {  // one per PE
     std::uint32_t in_flight = 0;
@@ -99,7 +101,7 @@ class Fabric {
   void pump(std::uint32_t pe);  // send packets while the PE's DMA has room
   void advance(Packet& p);      // the head reached hop p.hop's input at now()
   void delivered(Packet& p);
-  const Route& route_for(const Transfer& t, std::uint64_t addr, std::uint32_t* bytes);
+  const Route& route_for(Transfer& t, std::uint64_t addr, std::uint32_t* bytes);
   void trace_busy(LinkId id, Link& l, emu::Tick start, emu::Tick end);
   Transfer* new_transfer();
   Packet* new_packet();
