@@ -62,12 +62,28 @@ inline std::string spec_file(const std::string& name) {
   return std::string(CUBESIM_SOURCE_DIR) + "/specs/" + name;
 }
 
-// Runs `cubesim args...` in `dir` (its stdout and stderr go to files there).
-inline CliResult run_cubesim(const std::vector<std::string>& args,
-                             const std::filesystem::path& dir) {
+// The environment with `extra` ("NAME=VALUE") added, replacing variables of the same name.
+inline std::vector<std::string> environment_with(const std::vector<std::string>& extra) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string var = *e;
+    bool replaced = false;
+    for (const auto& x : extra)
+      replaced = replaced || var.substr(0, var.find('=') + 1) == x.substr(0, x.find('=') + 1);
+    if (!replaced) env.push_back(var);
+  }
+  env.insert(env.end(), extra.begin(), extra.end());
+  return env;
+}
+
+// Runs `program args...` (found on PATH unless it has a slash) in `dir`, its stdout and stderr
+// into files there, with `extra_env` added to the environment.
+inline CliResult run_program(const std::string& program, const std::vector<std::string>& args,
+                             const std::filesystem::path& dir,
+                             const std::vector<std::string>& extra_env = {}) {
   CliResult r;
-  r.command = "cubesim";
-  std::vector<std::string> argv_storage = {CUBESIM_BINARY};
+  r.command = program == CUBESIM_BINARY ? "cubesim" : program;
+  std::vector<std::string> argv_storage = {program};
   for (const auto& a : args) {
     argv_storage.push_back(a);
     r.command += " " + a;
@@ -75,6 +91,10 @@ inline CliResult run_cubesim(const std::vector<std::string>& args,
   std::vector<char*> argv;
   for (auto& a : argv_storage) argv.push_back(a.data());
   argv.push_back(nullptr);
+  std::vector<std::string> env_storage = environment_with(extra_env);
+  std::vector<char*> envp;
+  for (auto& e : env_storage) envp.push_back(e.data());
+  envp.push_back(nullptr);
 
   const auto out_file = dir / "stdout.txt", err_file = dir / "stderr.txt";
   posix_spawn_file_actions_t actions;
@@ -85,9 +105,9 @@ inline CliResult run_cubesim(const std::vector<std::string>& args,
                                    O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   pid_t pid = 0;
-  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  const int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) throw std::runtime_error("cannot start " + std::string(CUBESIM_BINARY));
+  if (rc != 0) throw std::runtime_error("cannot start " + program);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -95,6 +115,12 @@ inline CliResult run_cubesim(const std::vector<std::string>& args,
   r.out = read_text(out_file);
   r.err = read_text(err_file);
   return r;
+}
+
+// Runs `cubesim args...` in `dir` (its stdout and stderr go to files there).
+inline CliResult run_cubesim(const std::vector<std::string>& args, const std::filesystem::path& dir,
+                             const std::vector<std::string>& extra_env = {}) {
+  return run_program(CUBESIM_BINARY, args, dir, extra_env);
 }
 
 inline CliResult CliTest::cubesim(const std::vector<std::string>& args) const {

@@ -17,13 +17,14 @@ using CliHelp = CliTest;
 TEST_F(CliHelp, ListsOnlyImplementedSubcommandsAndExitCodes) {
   const auto r = cubesim({"--help"});
   ASSERT_EQ(r.code, 0) << show(r);
-  for (const char* sub : {"run", "validate", "info", "list"}) EXPECT_THAT(r.out, HasSubstr(sub));
-  EXPECT_THAT(r.out, Not(HasSubstr("sweep")));
+  for (const char* sub : {"run", "sweep", "validate", "info", "list"})
+    EXPECT_THAT(r.out, HasSubstr(sub));
+  EXPECT_THAT(r.out, Not(HasSubstr("sweep-worker")));  // internal: the sweep's worker processes
   EXPECT_THAT(r.out, HasSubstr("Exit codes: 0 ok, 1 verification failed, 2 usage or spec error"));
 }
 
 TEST_F(CliHelp, EverySubcommandHasHelp) {
-  for (const char* sub : {"run", "validate", "info", "list"}) {
+  for (const char* sub : {"run", "sweep", "validate", "info", "list"}) {
     const auto r = cubesim({sub, "--help"});
     EXPECT_EQ(r.code, 0) << show(r);
     EXPECT_THAT(r.out, HasSubstr("Exit codes")) << sub;

@@ -105,7 +105,8 @@ TEST_F(CliErrors, UnwritableOutputFailsBeforeRunning) {
 
 TEST_F(CliErrors, UnknownSubcommand) {
   expect_usage_error({"frobnicate", tiny}, "unknown subcommand 'frobnicate'");
-  expect_usage_error({"sweep", tiny, "vector_add"}, "the subcommands are: run, validate, info");
+  expect_usage_error({"swep", tiny, "vector_add"},
+                     "the subcommands are: run, sweep, validate, info, list");
 }
 
 TEST_F(CliErrors, NoSubcommand) {

@@ -66,6 +66,18 @@ std::uint64_t parse_byte_size(std::string_view text, std::string_view flag) {
   return value << shift;
 }
 
+std::uint64_t parse_stack_size(const std::string& text) {
+  // Below 16K a fiber cannot run a kernel at all; emu's stack pool would silently round up to
+  // it, and a silent clamp is what the design forbids. Above 1G it is a typo: every PE gets one.
+  constexpr std::uint64_t kMinStackBytes = 16 * 1024;
+  constexpr std::uint64_t kMaxStackBytes = 1ULL << 30;
+  const std::uint64_t bytes = parse_byte_size(text, "--stack-size");
+  if (bytes < kMinStackBytes || bytes > kMaxStackBytes)
+    throw UsageError("--stack-size " + text + " (" + std::to_string(bytes) +
+                     " bytes) is out of range; allowed: 16K to 1G, e.g. --stack-size 256K");
+  return bytes;
+}
+
 void check_output_path(const std::string& path, std::string_view flag) {
   if (path.empty()) throw UsageError(std::string(flag) + ": the file name is empty");
   const fs::path p(path);

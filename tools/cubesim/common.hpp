@@ -27,6 +27,9 @@ Command add_run_command(CLI::App& app);
 Command add_validate_command(CLI::App& app);
 Command add_info_command(CLI::App& app);
 Command add_list_command(CLI::App& app);
+Command add_sweep_command(CLI::App& app);
+// Internal: the worker process of a local sweep (hidden from --help).
+Command add_sweep_worker_command(CLI::App& app);
 
 // The help text of --set, shared by run and info.
 inline constexpr const char* kSetHelp =
@@ -47,6 +50,9 @@ components::Spec load_spec(const std::string& file, const std::vector<std::strin
 // "65536", "64K", "64KiB", "1M", "1MiB", "2G": bytes, with binary (1024) multipliers.
 // UsageError naming `flag` for anything else.
 std::uint64_t parse_byte_size(std::string_view text, std::string_view flag);
+
+// --stack-size: bytes with an optional K/M/G suffix, 16K to 1G (UsageError otherwise).
+std::uint64_t parse_stack_size(const std::string& text);
 
 // UsageError unless `path` could be created: its folder exists and it is not a folder itself.
 // Checked before a run so a typo does not cost the whole simulation.

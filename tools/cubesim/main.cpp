@@ -1,6 +1,6 @@
-// The cubesim command line: parses, hands over to one subcommand (run, validate, info, list),
-// and turns every error into one line on stderr and the exit code of its category
-// (DESIGN.md "User-facing contracts"). The subcommands live in *_command.cpp.
+// The cubesim command line: parses, hands over to one subcommand (run, sweep, validate, info,
+// list), and turns every error into one line on stderr and the exit code of its category (DESIGN.md
+// "User-facing contracts"). The subcommands live in *_command.cpp.
 
 #include <CLI/CLI.hpp>
 #include <iostream>
@@ -10,6 +10,7 @@
 #include "components/spec/spec.hpp"
 #include "emu/log.hpp"
 #include "tools/cubesim/common.hpp"
+#include "tools/cubesim/sweep_mpi.hpp"
 #include "triton_emu/errors.hpp"
 
 namespace {
@@ -94,16 +95,25 @@ int main(int argc, char** argv) {
       "4 deadlock.");
 
   const std::vector<cubesim::cli::Command> commands = {
-      cubesim::cli::add_run_command(app),
-      cubesim::cli::add_validate_command(app),
-      cubesim::cli::add_info_command(app),
+      cubesim::cli::add_run_command(app),      cubesim::cli::add_sweep_command(app),
+      cubesim::cli::add_validate_command(app), cubesim::cli::add_info_command(app),
       cubesim::cli::add_list_command(app),
   };
+  const cubesim::cli::Command worker = cubesim::cli::add_sweep_worker_command(app);
+
+  // Under mpirun every rank of a sweep parses the same command line: only rank 0 says what is
+  // wrong.
+  const bool quiet = cubesim::cli::sweep::launched_rank() != 0 && first_word(argc, argv) == "sweep";
+  if (quiet) std::cerr.setstate(std::ios::badbit);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return parse_error(app, e, argc, argv, commands);
+  }
+  if (app.got_subcommand(worker.app)) {
+    cubesim::emu::set_log_level(log_level);
+    return worker.run();
   }
 
   try {

@@ -15,12 +15,6 @@ namespace cubesim::cli {
 
 namespace {
 
-// Below this a fiber cannot run a kernel at all; emu's stack pool would silently round up to
-// it, and a silent clamp is what the design forbids.
-constexpr std::uint64_t kMinStackBytes = 16 * 1024;
-// A typo guard: every PE gets a stack of this size.
-constexpr std::uint64_t kMaxStackBytes = 1ULL << 30;
-
 struct RunArgs {
   std::string spec;
   std::string kernel;
@@ -34,20 +28,12 @@ struct RunArgs {
   std::string stack_size = "64K";
 };
 
-std::uint64_t stack_bytes(const std::string& text) {
-  const std::uint64_t bytes = parse_byte_size(text, "--stack-size");
-  if (bytes < kMinStackBytes || bytes > kMaxStackBytes)
-    throw UsageError("--stack-size " + text + " (" + std::to_string(bytes) +
-                     " bytes) is out of range; allowed: 16K to 1G, e.g. --stack-size 256K");
-  return bytes;
-}
-
 int run(const RunArgs& a) {
   // Everything the command line can get wrong is checked before the simulation starts.
   const components::Spec spec = load_spec(a.spec, a.sets);
   const kernels::KernelInfo& kernel = kernels::find_kernel(a.kernel);
   const kernels::Params params = kernels::parse_params(kernel, a.params);
-  const std::uint64_t stack = stack_bytes(a.stack_size);
+  const std::uint64_t stack = parse_stack_size(a.stack_size);
   if (!a.json_file.empty()) check_output_path(a.json_file, "--json");
   if (!a.trace_file.empty()) check_output_path(a.trace_file, "--trace");
 

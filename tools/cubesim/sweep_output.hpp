@@ -1,0 +1,94 @@
+#pragma once
+// Where a sweep's results go: rows kept on disk while the sweep runs (so memory does not grow
+// with the number of points), the --out folder that makes a sweep resumable, and the CSV,
+// JSON-lines, table and plot written from the rows in point order.
+
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tools/cubesim/sweep_expand.hpp"
+
+namespace cubesim::cli::sweep {
+
+// The finished rows by point index, in an unlinked temporary file: a few bytes of memory per
+// point whatever the size of a row.
+class RowStore {
+ public:
+  explicit RowStore(std::uint64_t points);
+  ~RowStore();
+  RowStore(const RowStore&) = delete;
+  RowStore& operator=(const RowStore&) = delete;
+
+  void put(std::uint64_t index, const nlohmann::json& row);
+  bool has(std::uint64_t index) const { return slots_[index].length != 0; }
+  std::optional<nlohmann::json> get(std::uint64_t index) const;
+  std::uint64_t points() const { return slots_.size(); }
+  std::uint64_t finished() const { return finished_; }
+  std::uint64_t failed() const { return failed_; }
+  int worst_exit_code() const { return worst_; }  // the highest exit_code of the rows
+  const std::set<std::string>& detail_columns() const { return details_; }
+
+ private:
+  struct Slot {
+    std::uint64_t offset = 0;
+    std::uint32_t length = 0;
+  };
+  std::FILE* file_ = nullptr;
+  std::uint64_t end_ = 0;
+  std::vector<Slot> slots_;
+  std::uint64_t finished_ = 0, failed_ = 0;
+  int worst_ = 0;
+  std::set<std::string> details_;
+};
+
+// A --out folder: DIR/points/KEY.json holds one finished point ({"key", "row", "report"}), so a
+// sweep run again with the same --out skips it. A point whose worker crashed is not kept (it
+// runs again).
+class PointStore {
+ public:
+  // Creates DIR and DIR/points; UsageError when it cannot or cannot write there.
+  explicit PointStore(std::filesystem::path dir);
+  const std::filesystem::path& dir() const { return dir_; }
+  std::optional<nlohmann::json> load(std::uint64_t key) const;  // the row, if kept
+  void save(std::uint64_t key, const nlohmann::json& row, const nlohmann::json& report) const;
+
+ private:
+  std::filesystem::path file(std::uint64_t key) const;
+  std::filesystem::path dir_;
+};
+
+// The CSV's columns: index, the varied fields, kernel (unless varied), param.NAME (unless
+// varied), status, exit_code, the metrics, details.NAME, error.
+std::vector<std::string> csv_columns(const Definition& def, const RowStore& rows);
+void write_csv(std::ostream& out, const std::vector<std::string>& columns, const RowStore& rows);
+void write_jsonl(std::ostream& out, const RowStore& rows);
+// A table for people: point, varied fields, simulated time, achieved rate, status; the errors
+// of failed points below it.
+void print_table(std::ostream& out, const Definition& def, const RowStore& rows);
+
+// Writes what `fill` streams to `path` through a temporary file and a rename, so a reader never
+// sees half a file. UsageError when it cannot.
+void write_file(const std::string& path, const std::function<void(std::ostream&)>& fill);
+
+// The plot: tools/plot_sweep.py run by Python with matplotlib.
+struct PlotRequest {
+  std::string csv_file;
+  std::string out_file;  // .png or .svg
+  std::string metric;
+  std::vector<std::string> fields;  // x, then lines, then panels (as many as were varied)
+  std::string title;
+};
+// UsageError unless `out_file` ends in .png or .svg and Python can import matplotlib; the
+// message says what to install or set (CUBESIM_PYTHON, CUBESIM_PLOT_SCRIPT).
+void check_plot(const std::string& out_file);
+void draw_plot(const PlotRequest& request);
+
+}  // namespace cubesim::cli::sweep

@@ -1,0 +1,186 @@
+#include "tools/cubesim/sweep_point.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+
+#include "kernels/registry.hpp"
+#include "tools/cubesim/common.hpp"
+#include "tools/cubesim/report.hpp"
+#include "triton_emu/simulation.hpp"
+
+namespace cubesim::cli::sweep {
+
+using nlohmann::json;
+
+namespace {
+
+json number_or_null(const json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_number() ? j[key] : json(nullptr);
+}
+
+json base_row(const json& request) {
+  json row = json::object();
+  row["index"] = request.at("index");
+  row["values"] = request.value("values", json::object());
+  row["kernel"] = request.value("kernel", "");
+  row["params"] = json::object();
+  row["overrides"] = request.value("sets", json::array());
+  for (const auto& m : metric_columns()) row[m] = nullptr;
+  return row;
+}
+
+void set_status(json& row, int exit_code, const std::string& error) {
+  row["status"] = status_of(exit_code);
+  row["exit_code"] = exit_code;
+  row["error"] = error;
+}
+
+// The row's metrics from a run report.
+void fill_metrics(json& row, const json& report) {
+  const json stats = report.value("stats", json::object());
+  row["sim_time_ps"] = report.value("sim_time_ps", std::uint64_t{0});
+  for (const char* k : {"useful_flops", "useful_bytes", "achieved_flops_per_second",
+                        "achieved_bytes_per_second", "peak_fraction"})
+    row[k] = number_or_null(report, k);
+  for (const char* k : {"hbm_bytes", "noc_bytes", "ucie_bytes", "inter_sip_bytes", "events"})
+    row[k] = number_or_null(stats, k);
+  if (stats.contains("busiest_link") && stats["busiest_link"].is_object()) {
+    row["busiest_link"] = stats["busiest_link"].value("name", "");
+    row["busiest_link_utilisation"] = number_or_null(stats["busiest_link"], "utilisation");
+  }
+  row["verified"] = report.value("verified", json(nullptr));
+  row["max_rel_error"] = number_or_null(report, "max_rel_error");
+  row["wall_seconds"] = number_or_null(report, "harness_wall_seconds");
+  const json details = report.value("details", json::object());
+  if (details.is_object())
+    for (const auto& [k, v] : details.items())
+      if (v.is_number()) row["details." + k] = v;
+}
+
+}  // namespace
+
+const std::vector<std::string>& metric_columns() {
+  static const std::vector<std::string> columns = {"sim_time_ps",
+                                                   "useful_flops",
+                                                   "achieved_flops_per_second",
+                                                   "peak_fraction",
+                                                   "useful_bytes",
+                                                   "achieved_bytes_per_second",
+                                                   "hbm_bytes",
+                                                   "noc_bytes",
+                                                   "ucie_bytes",
+                                                   "inter_sip_bytes",
+                                                   "events",
+                                                   "busiest_link",
+                                                   "busiest_link_utilisation",
+                                                   "verified",
+                                                   "max_rel_error",
+                                                   "wall_seconds"};
+  return columns;
+}
+
+bool is_numeric_metric(const std::string& name) {
+  if (name.rfind("details.", 0) == 0) return name.size() > 8;
+  const auto& m = metric_columns();
+  return name != "busiest_link" && name != "verified" &&
+         std::find(m.begin(), m.end(), name) != m.end();
+}
+
+std::string status_of(int exit_code) {
+  switch (exit_code) {
+    case 0:
+      return "ok";
+    case 1:
+      return "verification_failed";
+    case 2:
+      return "usage_error";
+    case 3:
+      return "kernel_fault";
+    case 4:
+      return "deadlock";
+    default:
+      return "crashed";
+  }
+}
+
+json point_request(const Definition& def, const Point& point, bool want_report) {
+  return {
+      {"index", point.index},           {"values", point.values},    {"spec_file", def.spec_file},
+      {"kernel", point.kernel},         {"sets", point.sets},        {"params", point.params},
+      {"timing_only", def.timing_only}, {"seed", def.seed},          {"stack_size", def.stack_size},
+      {"backend", def.backend},         {"want_report", want_report}};
+}
+
+json failed_row(const Point& point, const std::string& status, int exit_code,
+                const std::string& error) {
+  json request = {{"index", point.index},
+                  {"values", point.values},
+                  {"kernel", point.kernel},
+                  {"sets", point.sets}};
+  json row = base_row(request);
+  try {
+    row["params"] = kernels::parse_params(kernels::find_kernel(point.kernel), point.params);
+  } catch (const std::exception&) {
+    // validated before the sweep started; leave the parameters out rather than fail here
+  }
+  row["status"] = status;
+  row["exit_code"] = exit_code;
+  row["error"] = error;
+  return row;
+}
+
+json run_point(const json& request) {
+  json row = base_row(request);
+  json report = nullptr;
+  try {
+    const kernels::KernelInfo& kernel =
+        kernels::find_kernel(request.at("kernel").get<std::string>());
+    const kernels::Params params =
+        kernels::parse_params(kernel, request.at("params").get<std::vector<std::string>>());
+    row["params"] = params;
+    const std::string spec_file = request.at("spec_file").get<std::string>();
+    const auto sets = request.at("sets").get<std::vector<std::string>>();
+    const components::Spec spec = load_spec(spec_file, sets);
+
+    SimOptions options;
+    options.timing_only = request.at("timing_only").get<bool>();
+    options.backend = request.at("backend").get<std::string>();
+    options.seed = request.at("seed").get<std::uint64_t>();
+    options.stack_size = request.at("stack_size").get<std::uint64_t>();
+    options.record_accesses = false;  // sharding checks are for tests, not sweeps
+    std::unique_ptr<Simulation> sim;
+    try {
+      sim = std::make_unique<Simulation>(spec, options);
+    } catch (const Error&) {
+      throw;
+    } catch (const std::runtime_error& e) {
+      throw UsageError(e.what());  // a backend that cannot start: the user's setup
+    }
+    sim->set_kernel_name(kernel.name);
+    const auto wall0 = std::chrono::steady_clock::now();
+    const kernels::Outcome outcome = kernel.run(*sim, params);
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    RunRequest run_request{spec_file,          sets, kernel.name, params, options.seed,
+                           options.stack_size, ""};
+    report = build_report(run_request, spec, describe_system(sim->system()), outcome, wall);
+    fill_metrics(row, report);
+    const bool failed = outcome.verified.has_value() && !*outcome.verified;
+    set_status(row, failed ? 1 : 0,
+               failed
+                   ? "verification failed: max rel error " + std::to_string(outcome.max_rel_error) +
+                         " exceeds the tolerance " + std::to_string(outcome.tolerance)
+                   : "");
+  } catch (const components::SpecError& e) {
+    set_status(row, 2, e.what());
+  } catch (const Error& e) {
+    set_status(row, static_cast<int>(e.exit_code()), e.what());
+  } catch (const std::exception& e) {
+    set_status(row, 3, std::string("error: ") + e.what());
+  }
+  if (!request.value("want_report", false)) report = nullptr;
+  return {{"row", std::move(row)}, {"report", std::move(report)}};
+}
+
+}  // namespace cubesim::cli::sweep
