@@ -140,11 +140,11 @@ void run_gemm_problem(benchmark::State& state, const Candidate& cand, DType t, c
     }
   }
   const double flops = 2.0 * static_cast<double>(p.gemms * p.M * p.N * p.K);
-  state.counters["GFLOPs"] = benchmark::Counter(flops * 1e-9 * static_cast<double>(state.iterations()),
-                                                benchmark::Counter::kIsRate);
-  state.counters["ms_per_problem"] = benchmark::Counter(
-      1e-3 * static_cast<double>(state.iterations()),
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["GFLOPs"] = benchmark::Counter(
+      flops * 1e-9 * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["ms_per_problem"] =
+      benchmark::Counter(1e-3 * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 // Conversion throughput, ns per element, 16 Mi elements (a 4096^2 operand).
@@ -156,21 +156,21 @@ void run_convert(benchmark::State& state, DType from, DType to, ConvertIsa isa) 
     convert_block(from, src.data(), 4096, to, dst.data(), 4096, n / 4096, 4096, isa);
     benchmark::DoNotOptimize(dst.data());
   }
-  state.counters["ns_per_element"] = benchmark::Counter(
-      1e-9 * static_cast<double>(n) * static_cast<double>(state.iterations()),
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["ns_per_element"] =
+      benchmark::Counter(1e-9 * static_cast<double>(n) * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 void run_i32(benchmark::State& state) {
   CpuGemmBackend be;
   const std::int64_t n = 1024;
   std::vector<std::int32_t> a(static_cast<std::size_t>(n * n), 3), b = a, c = a;
-  GemmDesc d{DType::i32, DType::i32, n, n, n, false, false, a.data(), n, b.data(), n, c.data(), n,
-             false};
+  GemmDesc d{DType::i32, DType::i32, n,        n, n,        false, false,
+             a.data(),   n,          b.data(), n, c.data(), n,     false};
   for (auto _ : state) be.gemm(d);
-  state.counters["GOPs"] = benchmark::Counter(2e-9 * static_cast<double>(n * n * n) *
-                                                  static_cast<double>(state.iterations()),
-                                              benchmark::Counter::kIsRate);
+  state.counters["GOPs"] = benchmark::Counter(
+      2e-9 * static_cast<double>(n * n * n) * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate);
 }
 
 void register_all() {
@@ -182,14 +182,17 @@ void register_all() {
           if (p.gemms == 1 && m == Mode::oversub) continue;  // one GEMM: nothing to overlap
           const std::string name = std::string("gemm/") + cand.name + "/" +
                                    std::string(dtype_name(t)) + "/" + p.name + "/" + mode_name(m);
-          benchmark::RegisterBenchmark(name.c_str(), [&cand, t, &p, m](benchmark::State& s) {
-            run_gemm_problem(s, cand, t, p, m);
-          })->UseRealTime()->Unit(benchmark::kMillisecond);
+          benchmark::RegisterBenchmark(
+              name.c_str(),
+              [&cand, t, &p, m](benchmark::State& s) { run_gemm_problem(s, cand, t, p, m); })
+              ->UseRealTime()
+              ->Unit(benchmark::kMillisecond);
         }
   for (ConvertIsa isa : {ConvertIsa::scalar, ConvertIsa::avx2_f16c}) {
     if (isa == ConvertIsa::avx2_f16c && best_convert_isa() != isa) continue;
-    for (auto [from, to] : {std::pair{DType::f16, DType::f32}, std::pair{DType::f32, DType::f16},
-                            std::pair{DType::bf16, DType::f32}, std::pair{DType::f32, DType::bf16}}) {
+    for (auto [from, to] :
+         {std::pair{DType::f16, DType::f32}, std::pair{DType::f32, DType::f16},
+          std::pair{DType::bf16, DType::f32}, std::pair{DType::f32, DType::bf16}}) {
       const std::string name = std::string("convert/") + std::string(dtype_name(from)) + "_to_" +
                                std::string(dtype_name(to)) + "/" +
                                std::string(convert_isa_name(isa));

@@ -9,9 +9,12 @@ namespace cubesim::backends {
 
 std::string_view cpu_gemm_path_name(CpuGemmPath path) {
   switch (path) {
-    case CpuGemmPath::openblas: return "openblas";
-    case CpuGemmPath::onednn: return "onednn";
-    case CpuGemmPath::i32_loop: return "i32-loop";
+    case CpuGemmPath::openblas:
+      return "openblas";
+    case CpuGemmPath::onednn:
+      return "onednn";
+    case CpuGemmPath::i32_loop:
+      return "i32-loop";
   }
   return "?";
 }
@@ -30,13 +33,18 @@ void CpuGemmBackend::gemm(const GemmDesc& d) {
   validate_gemm_desc(d, name());
   const CallThreads::Scope scope(threads_);
   switch (path(d.in_dtype)) {
-    case CpuGemmPath::openblas: return openblas_.gemm_on_threads(d, scope.threads());
-    case CpuGemmPath::onednn: return onednn_.gemm_on_threads(d, scope.threads());
-    case CpuGemmPath::i32_loop: return cpu_i32_gemm(d, scope.threads());
+    case CpuGemmPath::openblas:
+      return openblas_.gemm_on_threads(d, scope.threads());
+    case CpuGemmPath::onednn:
+      return onednn_.gemm_on_threads(d, scope.threads());
+    case CpuGemmPath::i32_loop:
+      return cpu_i32_gemm(d, scope.threads());
   }
 }
 
-int CpuGemmBackend::preferred_concurrency() const { return openblas_.preferred_concurrency(); }
+int CpuGemmBackend::preferred_concurrency() const {
+  return openblas_.preferred_concurrency();
+}
 
 std::string CpuGemmBackend::describe() const {
   std::string s = "cpu:";

@@ -77,8 +77,8 @@ CUBESIM_AVX2 inline __m256i round_to_bf16(__m256 v) {
   const __m256i lsb = _mm256_and_si256(top, _mm256_set1_epi32(1));
   const __m256i rounded =
       _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb), 16);
-  const __m256i nan = _mm256_or_si256(_mm256_and_si256(top, _mm256_set1_epi32(0x8000)),
-                                      _mm256_set1_epi32(0x7fc0));
+  const __m256i nan =
+      _mm256_or_si256(_mm256_and_si256(top, _mm256_set1_epi32(0x8000)), _mm256_set1_epi32(0x7fc0));
   const __m256i is_nan = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
   return _mm256_blendv_epi8(rounded, nan, is_nan);
 }
@@ -131,8 +131,10 @@ ConvertIsa best_convert_isa() {
 
 std::string_view convert_isa_name(ConvertIsa isa) {
   switch (isa) {
-    case ConvertIsa::scalar: return "scalar";
-    case ConvertIsa::avx2_f16c: return "avx2+f16c";
+    case ConvertIsa::scalar:
+      return "scalar";
+    case ConvertIsa::avx2_f16c:
+      return "avx2+f16c";
   }
   return "?";
 }

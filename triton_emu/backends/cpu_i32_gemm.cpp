@@ -48,8 +48,8 @@ void cpu_i32_gemm(const GemmDesc& d, int threads) {
   // A thread per 2^21 multiply-adds at least (a parallel region costs microseconds), one per row
   // at most.
   const double macs = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
-  const int parts = static_cast<int>(
-      std::max(1.0, std::min({static_cast<double>(threads), macs / 2097152.0, static_cast<double>(M)})));
+  const int parts = static_cast<int>(std::max(
+      1.0, std::min({static_cast<double>(threads), macs / 2097152.0, static_cast<double>(M)})));
   // Packed as uint32 so that the kernel's arithmetic wraps instead of overflowing.
   auto ap = std::make_unique_for_overwrite<std::uint32_t[]>(static_cast<std::size_t>(M * kb_max));
   auto bp = std::make_unique_for_overwrite<std::uint32_t[]>(static_cast<std::size_t>(kb_max * N));
@@ -58,20 +58,20 @@ void cpu_i32_gemm(const GemmDesc& d, int threads) {
     const std::int64_t kb = std::min(kKBlock, K - k0);
     for (std::int64_t i = 0; i < M; ++i)
       for (std::int64_t k = 0; k < kb; ++k)
-        ap[i * kb + k] = static_cast<std::uint32_t>(d.trans_a ? a[(k0 + k) * d.lda + i]
-                                                              : a[i * d.lda + k0 + k]);
+        ap[i * kb + k] =
+            static_cast<std::uint32_t>(d.trans_a ? a[(k0 + k) * d.lda + i] : a[i * d.lda + k0 + k]);
     for (std::int64_t k = 0; k < kb; ++k)
       for (std::int64_t j = 0; j < N; ++j)
-        bp[k * N + j] = static_cast<std::uint32_t>(d.trans_b ? b[j * d.ldb + k0 + k]
-                                                             : b[(k0 + k) * d.ldb + j]);
+        bp[k * N + j] =
+            static_cast<std::uint32_t>(d.trans_b ? b[j * d.ldb + k0 + k] : b[(k0 + k) * d.ldb + j]);
     const bool load_c = k0 > 0 || d.accumulate;
     // Rows of C in one contiguous range per thread; the packed blocks are shared, read-only.
 #pragma omp parallel for num_threads(parts) schedule(static) if (parts > 1)
     for (int p = 0; p < parts; ++p) {
       const std::int64_t r0 = M * p / parts, r1 = M * (p + 1) / parts;
       for (std::int64_t j0 = 0; j0 < N; j0 += kNBlock)
-        block_kernel(ap.get() + r0 * kb, r1 - r0, kb, bp.get() + j0, N,
-                     std::min(kNBlock, N - j0), c + r0 * d.ldc + j0, d.ldc, load_c);
+        block_kernel(ap.get() + r0 * kb, r1 - r0, kb, bp.get() + j0, N, std::min(kNBlock, N - j0),
+                     c + r0 * d.ldc + j0, d.ldc, load_c);
     }
   }
 }

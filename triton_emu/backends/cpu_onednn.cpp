@@ -1,8 +1,8 @@
 #include "triton_emu/backends/cpu_onednn.hpp"
 
 #include <array>
-#include <cstring>
 #include <cstddef>
+#include <cstring>
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <stdexcept>
@@ -48,10 +48,14 @@ constexpr std::size_t kMaxCached = 4096;
 
 memory::data_type dnnl_type(DType t) {
   switch (t) {
-    case DType::f16: return memory::data_type::f16;
-    case DType::bf16: return memory::data_type::bf16;
-    case DType::f32: return memory::data_type::f32;
-    case DType::i32: return memory::data_type::s32;
+    case DType::f16:
+      return memory::data_type::f16;
+    case DType::bf16:
+      return memory::data_type::bf16;
+    case DType::f32:
+      return memory::data_type::f32;
+    case DType::i32:
+      return memory::data_type::s32;
   }
   return memory::data_type::undef;
 }
@@ -117,7 +121,9 @@ struct CpuOnednnGemm::Impl {
 CpuOnednnGemm::CpuOnednnGemm() : impl_(std::make_unique<Impl>()) {}
 CpuOnednnGemm::~CpuOnednnGemm() = default;
 
-int CpuOnednnGemm::preferred_concurrency() const { return cpu_cores_available(); }
+int CpuOnednnGemm::preferred_concurrency() const {
+  return cpu_cores_available();
+}
 
 bool CpuOnednnGemm::supports(DType in) const {
   if (in == DType::i32) return true;
@@ -140,17 +146,28 @@ bool CpuOnednnGemm::uses_amx() {
 
 std::string CpuOnednnGemm::isa_name() {
   switch (dnnl::get_effective_cpu_isa()) {
-    case dnnl::cpu_isa::sse41: return "sse41";
-    case dnnl::cpu_isa::avx: return "avx";
-    case dnnl::cpu_isa::avx2: return "avx2";
-    case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
-    case dnnl::cpu_isa::avx512_mic: return "avx512_mic";
-    case dnnl::cpu_isa::avx512_mic_4ops: return "avx512_mic_4ops";
-    case dnnl::cpu_isa::avx512_core: return "avx512_core";
-    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
-    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
-    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
-    case dnnl::cpu_isa::all: return "all";
+    case dnnl::cpu_isa::sse41:
+      return "sse41";
+    case dnnl::cpu_isa::avx:
+      return "avx";
+    case dnnl::cpu_isa::avx2:
+      return "avx2";
+    case dnnl::cpu_isa::avx2_vnni:
+      return "avx2_vnni";
+    case dnnl::cpu_isa::avx512_mic:
+      return "avx512_mic";
+    case dnnl::cpu_isa::avx512_mic_4ops:
+      return "avx512_mic_4ops";
+    case dnnl::cpu_isa::avx512_core:
+      return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni:
+      return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16:
+      return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx:
+      return "avx512_core_amx";
+    case dnnl::cpu_isa::all:
+      return "all";
   }
   return "unknown";
 }
@@ -175,7 +192,7 @@ void CpuOnednnGemm::gemm(const GemmDesc& d) {
 void CpuOnednnGemm::gemm_on_threads(const GemmDesc& d, int threads) {
   if (d.in_dtype == DType::i32) return cpu_i32_gemm(d, threads);
   if (d.M == 0 || d.N == 0) return;
-  if (d.K == 0) {  // oneDNN rejects empty reductions; op(A) op(B) is zero
+  if (d.K == 0) {       // oneDNN rejects empty reductions; op(A) op(B) is zero
     if (!d.accumulate)  // +0 is all-zero bits in every dtype
       for (std::int64_t i = 0; i < d.M; ++i)
         std::memset(static_cast<unsigned char*>(d.c) + i * d.ldc * dtype_size(d.out_dtype), 0,
@@ -190,7 +207,8 @@ void CpuOnednnGemm::gemm_on_threads(const GemmDesc& d, int threads) {
   void* c = d.c;
   if (e->dst_via_f32) {
     c_f32 = std::make_unique_for_overwrite<float[]>(static_cast<std::size_t>(d.M * d.N));
-    if (d.accumulate) convert_block(d.out_dtype, d.c, d.ldc, DType::f32, c_f32.get(), d.N, d.M, d.N);
+    if (d.accumulate)
+      convert_block(d.out_dtype, d.c, d.ldc, DType::f32, c_f32.get(), d.N, d.M, d.N);
     c = c_f32.get();
   }
   const std::size_t scratch_bytes = e->scratch.get_size();
@@ -203,7 +221,8 @@ void CpuOnednnGemm::gemm_on_threads(const GemmDesc& d, int threads) {
       {DNNL_ARG_SRC, memory(e->a, engine, const_cast<void*>(d.a))},
       {DNNL_ARG_WEIGHTS, memory(e->b, engine, const_cast<void*>(d.b))},
       {DNNL_ARG_DST, memory(e->c, engine, c)}};
-  if (scratch_bytes > 0) args.emplace(DNNL_ARG_SCRATCHPAD, memory(e->scratch, engine, scratch.get()));
+  if (scratch_bytes > 0)
+    args.emplace(DNNL_ARG_SCRATCHPAD, memory(e->scratch, engine, scratch.get()));
   set_openmp_threads_for_this_thread(threads);
   e->prim.execute(stream, args);
   stream.wait();

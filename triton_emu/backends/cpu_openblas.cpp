@@ -31,17 +31,18 @@ std::unique_ptr<float[]> f32_buffer(std::int64_t elements) {
 void check_blas_int(const GemmDesc& d) {
   for (std::int64_t v : {d.M, d.N, d.K, d.lda, d.ldb, d.ldc})
     if (v > INT_MAX)
-      throw std::invalid_argument("cpu-openblas gemm: size or leading dimension " +
-                                  std::to_string(v) +
-                                  " exceeds 2^31 - 1, the largest OpenBLAS's 32-bit interface takes");
+      throw std::invalid_argument(
+          "cpu-openblas gemm: size or leading dimension " + std::to_string(v) +
+          " exceeds 2^31 - 1, the largest OpenBLAS's 32-bit interface takes");
 }
 
 void sgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
            const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
            std::int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
-              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a,
-              static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+              trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
+              static_cast<int>(k), 1.0f, a, static_cast<int>(lda), b, static_cast<int>(ldb), beta,
+              c, static_cast<int>(ldc));
 }
 
 // Below this many flops a call stays on one thread: a parallel region costs a few microseconds.
@@ -112,7 +113,9 @@ CpuOpenblasGemm::CpuOpenblasGemm(Options options) : options_(options) {
   if (options_.own_threads) set_openblas_threads(1);
 }
 
-int CpuOpenblasGemm::preferred_concurrency() const { return cpu_cores_available(); }
+int CpuOpenblasGemm::preferred_concurrency() const {
+  return cpu_cores_available();
+}
 
 std::string CpuOpenblasGemm::describe() const {
   const int fixed = threads_.fixed();
@@ -128,8 +131,8 @@ std::int64_t CpuOpenblasGemm::panel_rows(const GemmDesc& d, std::int64_t rows,
   // Rows whose f32 A and C parts fit the budget, but at least `cols`: every sgemm call re-packs
   // its K x cols of B, which costs about what converting cols/2 rows of A through memory would.
   const std::int64_t row_bytes = 4 * (d.K + cols);
-  std::int64_t mp = std::max({options_.panel_bytes / std::max<std::int64_t>(row_bytes, 1), cols,
-                              std::int64_t{16}});
+  std::int64_t mp = std::max(
+      {options_.panel_bytes / std::max<std::int64_t>(row_bytes, 1), cols, std::int64_t{16}});
   mp = (mp + 15) / 16 * 16;
   return std::min(mp, rows);
 }
@@ -141,8 +144,8 @@ void CpuOpenblasGemm::gemm(const GemmDesc& d) {
 }
 
 void CpuOpenblasGemm::gemm_on_threads(const GemmDesc& d, int threads) {
-  const double flops = 2.0 * static_cast<double>(d.M) * static_cast<double>(d.N) *
-                       static_cast<double>(d.K);
+  const double flops =
+      2.0 * static_cast<double>(d.M) * static_cast<double>(d.N) * static_cast<double>(d.K);
   threads = std::max(1, std::min<int>(threads, static_cast<int>(flops / kMinFlopsPerThread)));
   if (d.in_dtype == DType::i32) return cpu_i32_gemm(d, threads);
   check_blas_int(d);

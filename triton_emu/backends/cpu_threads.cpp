@@ -30,8 +30,12 @@ CallThreads::Scope::Scope(CallThreads& owner) : owner_(owner) {
   threads_ = fixed > 0 ? fixed : std::max(1, cpu_cores_available() / in_flight);
 }
 
-void set_openblas_threads(int threads) { openblas_set_num_threads(std::max(1, threads)); }
+void set_openblas_threads(int threads) {
+  openblas_set_num_threads(std::max(1, threads));
+}
 
-void set_openmp_threads_for_this_thread(int threads) { omp_set_num_threads(std::max(1, threads)); }
+void set_openmp_threads_for_this_thread(int threads) {
+  omp_set_num_threads(std::max(1, threads));
+}
 
 }  // namespace cubesim::backends

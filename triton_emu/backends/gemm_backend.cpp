@@ -9,9 +9,13 @@
 namespace cubesim::backends {
 namespace {
 
-bool is_float(DType t) { return t == DType::f16 || t == DType::bf16 || t == DType::f32; }
+bool is_float(DType t) {
+  return t == DType::f16 || t == DType::bf16 || t == DType::f32;
+}
 
-std::string dtype_str(DType t) { return std::string(dtype_name(t)); }
+std::string dtype_str(DType t) {
+  return std::string(dtype_name(t));
+}
 
 [[noreturn]] void fail(std::string_view backend, const std::string& what) {
   throw std::invalid_argument(std::string(backend) + " gemm: " + what);
@@ -23,8 +27,8 @@ void check_operand(std::string_view backend, const char* name, const void* ptr, 
   const std::int64_t min_ld = cols > 1 ? cols : 1;
   if (ld < min_ld)
     fail(backend, std::string("ld") + name + " = " + std::to_string(ld) + " is less than " +
-                      std::to_string(min_ld) + ", the row length of " + name + " stored " +
-                      shape + " (" + std::to_string(rows) + " x " + std::to_string(cols) + ")");
+                      std::to_string(min_ld) + ", the row length of " + name + " stored " + shape +
+                      " (" + std::to_string(rows) + " x " + std::to_string(cols) + ")");
   if (rows == 0 || cols == 0) return;
   if (ptr == nullptr)
     fail(backend, std::string(name) + " is null but has " + std::to_string(rows) + " x " +
@@ -44,8 +48,8 @@ void check_operand(std::string_view backend, const char* name, const void* ptr, 
 
 void validate_gemm_desc(const GemmDesc& d, std::string_view backend) {
   if (d.M < 0 || d.N < 0 || d.K < 0)
-    fail(backend, "sizes must be >= 0, got M = " + std::to_string(d.M) + ", N = " +
-                      std::to_string(d.N) + ", K = " + std::to_string(d.K));
+    fail(backend, "sizes must be >= 0, got M = " + std::to_string(d.M) +
+                      ", N = " + std::to_string(d.N) + ", K = " + std::to_string(d.K));
   const bool floats = is_float(d.in_dtype) && is_float(d.out_dtype);
   const bool ints = d.in_dtype == DType::i32 && d.out_dtype == DType::i32;
   if (!floats && !ints)
@@ -71,7 +75,9 @@ struct BuiltBackend {
   std::unique_ptr<GemmBackend> (*make)();
 };
 
-std::unique_ptr<GemmBackend> make_cpu() { return std::make_unique<CpuGemmBackend>(); }
+std::unique_ptr<GemmBackend> make_cpu() {
+  return std::make_unique<CpuGemmBackend>();
+}
 
 // Backends compiled into this binary. A cuda or metal build adds its entry here.
 constexpr BuiltBackend kBuiltBackends[] = {{"cpu", &make_cpu}};

@@ -18,7 +18,10 @@ namespace cubesim::backends::testing {
 class TestMatrix {
  public:
   TestMatrix(DType t, std::int64_t rows, std::int64_t cols, std::int64_t ld)
-      : dtype_(t), rows_(rows), cols_(cols), ld_(ld),
+      : dtype_(t),
+        rows_(rows),
+        cols_(cols),
+        ld_(ld),
         bytes_(static_cast<std::size_t>(std::max<std::int64_t>(rows * ld, 1)) * dtype_size(t)) {}
 
   // Floats: magnitudes in [0.25, 1) with random signs, so no product vanishes and sums cancel.
@@ -41,10 +44,18 @@ class TestMatrix {
   void set(std::int64_t r, std::int64_t c, float v) {
     unsigned char* p = ptr(r, c);
     switch (dtype_) {
-      case DType::f16: store(p, std::bit_cast<std::uint16_t>(Eigen::half(v))); break;
-      case DType::bf16: store(p, std::bit_cast<std::uint16_t>(Eigen::bfloat16(v))); break;
-      case DType::f32: store(p, v); break;
-      case DType::i32: store(p, static_cast<std::int32_t>(v)); break;
+      case DType::f16:
+        store(p, std::bit_cast<std::uint16_t>(Eigen::half(v)));
+        break;
+      case DType::bf16:
+        store(p, std::bit_cast<std::uint16_t>(Eigen::bfloat16(v)));
+        break;
+      case DType::f32:
+        store(p, v);
+        break;
+      case DType::i32:
+        store(p, static_cast<std::int32_t>(v));
+        break;
     }
   }
   void set_i32(std::int64_t r, std::int64_t c, std::int32_t v) { store(ptr(r, c), v); }
@@ -52,15 +63,20 @@ class TestMatrix {
   double get(std::int64_t r, std::int64_t c) const {
     const unsigned char* p = ptr(r, c);
     switch (dtype_) {
-      case DType::f16: return static_cast<float>(std::bit_cast<Eigen::half>(load<std::uint16_t>(p)));
+      case DType::f16:
+        return static_cast<float>(std::bit_cast<Eigen::half>(load<std::uint16_t>(p)));
       case DType::bf16:
         return static_cast<float>(std::bit_cast<Eigen::bfloat16>(load<std::uint16_t>(p)));
-      case DType::f32: return load<float>(p);
-      case DType::i32: return load<std::int32_t>(p);
+      case DType::f32:
+        return load<float>(p);
+      case DType::i32:
+        return load<std::int32_t>(p);
     }
     return 0;
   }
-  std::int32_t get_i32(std::int64_t r, std::int64_t c) const { return load<std::int32_t>(ptr(r, c)); }
+  std::int32_t get_i32(std::int64_t r, std::int64_t c) const {
+    return load<std::int32_t>(ptr(r, c));
+  }
 
   // The padding bytes after each row's last element still hold the sentinel.
   bool padding_intact() const {

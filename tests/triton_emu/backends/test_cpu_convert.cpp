@@ -36,9 +36,9 @@ std::uint16_t eigen_from_f32(DType t, float v) {
 // f32 test values: specials, values on and beside rounding ties, the edges of the f16 and bf16
 // ranges (overflow, denormals), and random bit patterns.
 std::vector<float> interesting_floats() {
-  std::vector<float> v{0.0f,    -0.0f,   1.0f,     -1.0f,   65504.0f, 65519.0f, 65520.0f,
-                       1e-8f,   6e-8f,   3e-8f,    6.1e-5f, 1e38f,    3.4e38f,  INFINITY,
-                       -INFINITY, NAN,   -NAN,     1e-40f,  -1e-45f};
+  std::vector<float> v{0.0f,      -0.0f, 1.0f,  -1.0f,   65504.0f, 65519.0f, 65520.0f,
+                       1e-8f,     6e-8f, 3e-8f, 6.1e-5f, 1e38f,    3.4e38f,  INFINITY,
+                       -INFINITY, NAN,   -NAN,  1e-40f,  -1e-45f};
   for (std::uint32_t base : {0x3f800000u, 0x3f808000u, 0x3f818000u, 0x00008000u, 0x7f7f8000u,
                              0x33000000u, 0x33800000u, 0x387fc000u})
     for (std::uint32_t delta : {0u, 1u, 0x0fffu, 0x1000u, 0x1001u, 0x7fffu})
@@ -47,7 +47,8 @@ std::vector<float> interesting_floats() {
         v.push_back(std::bit_cast<float>((base - delta) | sign));
       }
   std::mt19937 rng(7);
-  for (int i = 0; i < 200000; ++i) v.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(rng())));
+  for (int i = 0; i < 200000; ++i)
+    v.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(rng())));
   return v;
 }
 
@@ -80,7 +81,8 @@ TEST_P(ConvertBlock, NarrowingRoundsToNearestEvenLikeEigen) {
         continue;
       }
       ASSERT_EQ(out[i], eigen_from_f32(t, in[i]))
-          << dtype_name(t) << " from f32 bits 0x" << std::hex << std::bit_cast<std::uint32_t>(in[i]);
+          << dtype_name(t) << " from f32 bits 0x" << std::hex
+          << std::bit_cast<std::uint32_t>(in[i]);
     }
   }
 }

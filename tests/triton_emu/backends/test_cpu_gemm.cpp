@@ -40,7 +40,7 @@ const std::vector<Impl>& impls() {
          o.panel_bytes = 1024;
          return std::make_unique<CpuOpenblasGemm>(o);
        }},
-          // OpenBLAS's own threads, panels one after another (the measured alternative).
+      // OpenBLAS's own threads, panels one after another (the measured alternative).
       {"openblas_libthreads",
        [] {
          CpuOpenblasGemm::Options o;
@@ -76,18 +76,22 @@ struct Case {
 
 std::string describe(const Case& c) {
   std::ostringstream s;
-  s << dtype_name(c.in) << "->" << dtype_name(c.out) << " M=" << c.M << " N=" << c.N
-    << " K=" << c.K << " trans_a=" << c.trans_a << " trans_b=" << c.trans_b << " pad=" << c.pad
+  s << dtype_name(c.in) << "->" << dtype_name(c.out) << " M=" << c.M << " N=" << c.N << " K=" << c.K
+    << " trans_a=" << c.trans_a << " trans_b=" << c.trans_b << " pad=" << c.pad
     << " accumulate=" << c.accumulate;
   return s.str();
 }
 
 double unit_roundoff(DType t) {
   switch (t) {
-    case DType::f16: return std::ldexp(1.0, -11);
-    case DType::bf16: return std::ldexp(1.0, -8);
-    case DType::f32: return std::ldexp(1.0, -24);
-    case DType::i32: return 0;
+    case DType::f16:
+      return std::ldexp(1.0, -11);
+    case DType::bf16:
+      return std::ldexp(1.0, -8);
+    case DType::f32:
+      return std::ldexp(1.0, -24);
+    case DType::i32:
+      return 0;
   }
   return 0;
 }
@@ -123,8 +127,12 @@ void check_case(GemmBackend& be, const Case& cs, std::uint64_t seed) {
   d.accumulate = cs.accumulate;
   be.gemm(d);
 
-  auto a_at = [&](std::int64_t i, std::int64_t k) { return cs.trans_a ? a.get(k, i) : a.get(i, k); };
-  auto b_at = [&](std::int64_t k, std::int64_t j) { return cs.trans_b ? b.get(j, k) : b.get(k, j); };
+  auto a_at = [&](std::int64_t i, std::int64_t k) {
+    return cs.trans_a ? a.get(k, i) : a.get(i, k);
+  };
+  auto b_at = [&](std::int64_t k, std::int64_t j) {
+    return cs.trans_b ? b.get(j, k) : b.get(k, j);
+  };
   int failures = 0;
   for (std::int64_t i = 0; i < cs.M && failures < 5; ++i)
     for (std::int64_t j = 0; j < cs.N && failures < 5; ++j) {
@@ -170,7 +178,8 @@ class CpuGemmNumerics : public ::testing::TestWithParam<Param> {
  protected:
   void SetUp() override {
     backend_ = impls()[std::get<0>(GetParam())].make();
-    if (!runs(*backend_, in())) GTEST_SKIP() << "oneDNN has no " << dtype_name(in()) << " matmul here";
+    if (!runs(*backend_, in()))
+      GTEST_SKIP() << "oneDNN has no " << dtype_name(in()) << " matmul here";
   }
   DType in() const { return std::get<1>(GetParam()); }
   DType out() const { return std::get<2>(GetParam()); }
@@ -327,8 +336,8 @@ TEST(gemm_cpu_backend, PicksThePathMeasuredFastestPerDtype) {
 TEST(gemm_onednn, CachesOnePrimitivePerShape) {
   CpuOnednnGemm be;
   std::vector<float> a(6 * 4, 0.5f), b(4 * 3, 0.25f), c(6 * 3);
-  GemmDesc d{DType::f32, DType::f32, 6, 3, 4, false, false, a.data(), 4, b.data(), 3,
-             c.data(), 3, false};
+  GemmDesc d{DType::f32, DType::f32, 6,        3, 4,        false, false,
+             a.data(),   4,          b.data(), 3, c.data(), 3,     false};
   be.gemm(d);
   be.gemm(d);
   EXPECT_EQ(be.cached_primitives(), 1u);

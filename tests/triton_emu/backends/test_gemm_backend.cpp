@@ -21,14 +21,14 @@ using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 // Expects gemm(d) to throw std::invalid_argument whose message contains every fragment.
-#define EXPECT_INVALID(backend, desc, ...)                                     \
-  do {                                                                         \
-    try {                                                                      \
-      (backend).gemm(desc);                                                    \
-      ADD_FAILURE() << "gemm accepted an invalid descriptor";                 \
-    } catch (const std::invalid_argument& e) {                                 \
-      EXPECT_THAT(std::string(e.what()), AllOf(__VA_ARGS__));                  \
-    }                                                                          \
+#define EXPECT_INVALID(backend, desc, ...)                    \
+  do {                                                        \
+    try {                                                     \
+      (backend).gemm(desc);                                   \
+      ADD_FAILURE() << "gemm accepted an invalid descriptor"; \
+    } catch (const std::invalid_argument& e) {                \
+      EXPECT_THAT(std::string(e.what()), AllOf(__VA_ARGS__)); \
+    }                                                         \
   } while (0)
 
 class GemmValidation : public ::testing::TestWithParam<std::string> {
@@ -40,8 +40,8 @@ class GemmValidation : public ::testing::TestWithParam<std::string> {
   }
   // A valid 4x3x2 f32 GEMM that each test breaks in one way.
   GemmDesc valid() {
-    return GemmDesc{DType::f32, DType::f32, 4, 3, 2, false, false, a_.data(), 2, b_.data(), 3,
-                    c_.data(), 3, false};
+    return GemmDesc{DType::f32, DType::f32, 4,         3, 2,         false, false,
+                    a_.data(),  2,          b_.data(), 3, c_.data(), 3,     false};
   }
   std::unique_ptr<GemmBackend> backend_;
   std::vector<float> a_ = std::vector<float>(64, 1.0f), b_ = a_, c_ = a_;
