@@ -3,8 +3,9 @@
 // machine (docs/performance.md, "GEMM backend (CPU)"):
 //   f32  -> OpenBLAS sgemm (oneDNN's f32 matmul is no faster)
 //   f16  -> vectorised conversion + sgemm (oneDNN 2.6 has no fast f16 matmul on any CPU)
-//   bf16 -> oneDNN matmul where it runs on AMX (2.5-3.5x sgemm), else conversion + sgemm
-//           (without AVX512-BF16 / AMX oneDNN 2.6 has no bf16 matmul at all)
+//   bf16 -> oneDNN matmul where it runs on AMX (400-615 GFLOP/s on 2 cores against sgemm's
+//           156-169, TOOLCHAIN.md), else conversion + sgemm (without AVX512-BF16 / AMX
+//           oneDNN 2.6 has no bf16 matmul at all)
 //   i32  -> the blocked integer loop (cpu_i32_gemm.hpp)
 
 #include <array>
