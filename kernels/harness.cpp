@@ -219,30 +219,7 @@ void random_block(DType dtype, Fill fill, std::uint64_t seed, std::uint64_t stre
 }
 
 double HostArray::at(std::int64_t i) const {
-  const std::byte* p = bytes.data() + i * dtype_size(dtype);
-  switch (dtype) {
-    case DType::f16: {
-      Eigen::half h;
-      std::memcpy(&h, p, 2);
-      return static_cast<double>(static_cast<float>(h));
-    }
-    case DType::bf16: {
-      Eigen::bfloat16 h;
-      std::memcpy(&h, p, 2);
-      return static_cast<double>(static_cast<float>(h));
-    }
-    case DType::f32: {
-      float f;
-      std::memcpy(&f, p, 4);
-      return f;
-    }
-    case DType::i32: {
-      std::int32_t x;
-      std::memcpy(&x, p, 4);
-      return x;
-    }
-  }
-  return 0;
+  return tl::element_value(dtype, bytes.data() + i * dtype_size(dtype));
 }
 
 void HostArray::decode(std::int64_t begin, std::int64_t count, double* out) const {

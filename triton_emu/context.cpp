@@ -199,56 +199,74 @@ void Context::check_access(Ptr ptr, std::uint64_t bytes, DType dtype, const char
   }
 }
 
-Tile Context::load(Ptr ptr, Shape shape, DType dtype, const LoadOptions& o) {
-  sync();
-  const Layout l{shape.rows(), shape.cols(), o.row_stride ? o.row_stride : shape.cols(),
-                 o.col_stride};
+bool Context::plan_access(const char* what, Ptr ptr, const Shape& shape, DType dtype,
+                          std::int64_t row_stride, std::int64_t col_stride, const Tile* mask) {
+  const Layout l{shape.rows(), shape.cols(), row_stride ? row_stride : shape.cols(), col_stride};
   if (l.row_stride < 0 || l.col_stride < 1)
-    fault("load: strides must be positive (row_stride " + std::to_string(l.row_stride) +
-          ", col_stride " + std::to_string(l.col_stride) + ")");
+    fault(std::string(what) + ": strides must be positive (row_stride " +
+          std::to_string(l.row_stride) + ", col_stride " + std::to_string(l.col_stride) + ")");
   std::vector<std::int32_t> mask_values;
-  const std::vector<std::int32_t>* mask = nullptr;
-  if (o.mask) {
-    if (!(o.mask->shape() == shape) && o.mask->numel() != shape.numel())
-      fault("load: the mask has shape " + o.mask->shape().str() + " but the tile " + shape.str());
-    if (o.mask->has_values()) {
-      mask_values = o.mask->to_i32();
-      mask = &mask_values;
-    }
+  if (mask) {
+    if (mask->numel() != shape.numel())
+      fault(std::string(what) + ": the mask has shape " + mask->shape().str() + " but the tile " +
+            shape.str());
+    if (mask->has_values()) mask_values = mask->to_i32();
   }
-  Tile t = make_tile(shape, dtype);
-  if (timing_only()) std::vector<std::byte>().swap(t.data_->bytes);  // loaded values: unknown
-  const std::uint32_t size = dtype_size(dtype);
-  segments(l, ptr, size, mask, segments_);
-  const auto& segs = segments_;
-  for (const auto& s : segs) check_access(Ptr{s.addr}, s.bytes, dtype, "load");
-  if (!timing_only() && mask)  // masked-off elements read as `other`
-    fill_value(t.data_->bytes.data(), shape.numel(), dtype, o.other);
-  if (!timing_only() && !o.mask && l.col_stride == 1)
-    t.data_->source = Tile::Source{ptr.addr, l.row_stride, launch_.sys.memory()->write_generation()};
+  const bool masked = !mask_values.empty();
+  segments(l, ptr, dtype_size(dtype), masked ? &mask_values : nullptr, segments_);
+  for (const auto& s : segments_) check_access(Ptr{s.addr}, s.bytes, dtype, what);
+  return masked;
+}
+
+void Context::move_segments(bool write, const std::byte* src, std::byte* dst) {
+  const char* what = write ? "store" : "load";
   const emu::Tick start = launch_.sched.now();
   // What the transfer callbacks need, on this fiber's stack (it outlives them: we wait).
   struct Pending {
     emu::Completion done;
     components::SparseMemory* memory;
-    std::byte* dst;
-  } pending{emu::Completion(launch_.sched, "load", std::max<std::size_t>(segs.size(), 1)),
-            launch_.sys.memory(), timing_only() ? nullptr : t.data_->bytes.data()};
+    const std::byte* src;  // store: the tile's values; nullptr when there are none
+    std::byte* dst;        // load: the tile's storage; nullptr in timing-only runs
+  } pending{emu::Completion(launch_.sched, what, std::max<std::size_t>(segments_.size(), 1)),
+            launch_.sys.memory(), src, dst};
   std::uint64_t total = 0;
-  for (const auto& s : segs) {
+  for (const auto& s : segments_) {
     total += s.bytes;
-    if (launch_.log) launch_.log->record(program_, epoch_, s.addr, s.addr + s.bytes, false);
+    if (launch_.log) launch_.log->record(program_, epoch_, s.addr, s.addr + s.bytes, write);
     const Segment* seg = &s;
-    launch_.sys.fabric().read(pe_.global_pe, s.addr, s.bytes, [&pending, seg] {
-      if (pending.dst) pending.memory->read(seg->addr, pending.dst + seg->tile_offset, seg->bytes);
-      pending.done.arrive();
-    });
+    if (write)
+      launch_.sys.fabric().write(pe_.global_pe, s.addr, s.bytes, [&pending, seg] {
+        if (pending.src && pending.memory)
+          pending.memory->write(seg->addr, pending.src + seg->tile_offset, seg->bytes);
+        pending.done.arrive();
+      });
+    else
+      launch_.sys.fabric().read(pe_.global_pe, s.addr, s.bytes, [&pending, seg] {
+        if (pending.dst) pending.memory->read(seg->addr, pending.dst + seg->tile_offset, seg->bytes);
+        pending.done.arrive();
+      });
   }
-  if (segs.empty()) pending.done.arrive();
+  if (segments_.empty()) pending.done.arrive();
   pending.done.wait();
-  pe_.bytes_loaded += total;
+  (write ? pe_.bytes_stored : pe_.bytes_loaded) += total;
   pe_.memory_wait += launch_.sched.now() - start;
-  launch_.trace_slice(pe_, false, "load", start, launch_.sched.now());
+  launch_.trace_slice(pe_, false, what, start, launch_.sched.now());
+}
+
+Tile Context::load(Ptr ptr, Shape shape, DType dtype, const LoadOptions& o) {
+  sync();
+  const bool masked = plan_access("load", ptr, shape, dtype, o.row_stride, o.col_stride, o.mask);
+  Tile t = make_tile(shape, dtype);
+  if (timing_only()) {
+    std::vector<std::byte>().swap(t.data_->bytes);  // loaded values: unknown
+  } else {
+    if (masked)  // masked-off elements read as `other`
+      fill_value(t.data_->bytes.data(), shape.numel(), dtype, o.other);
+    if (!o.mask && o.col_stride == 1)
+      t.data_->source = Tile::Source{ptr.addr, o.row_stride ? o.row_stride : shape.cols(),
+                                     launch_.sys.memory()->write_generation()};
+  }
+  move_segments(false, nullptr, t.data_->bytes.empty() ? nullptr : t.data_->bytes.data());
   return t;
 }
 
@@ -268,49 +286,8 @@ Ref Context::ref(Ptr ptr, Shape shape, DType dtype, std::int64_t row_stride) {
 void Context::store(Ptr ptr, const Tile& tile, const StoreOptions& o) {
   sync();
   if (tile.ctx_ != this) fault("store: the tile belongs to another program");
-  const Shape& shape = tile.shape();
-  const Layout l{shape.rows(), shape.cols(), o.row_stride ? o.row_stride : shape.cols(),
-                 o.col_stride};
-  if (l.row_stride < 0 || l.col_stride < 1)
-    fault("store: strides must be positive (row_stride " + std::to_string(l.row_stride) +
-          ", col_stride " + std::to_string(l.col_stride) + ")");
-  std::vector<std::int32_t> mask_values;
-  const std::vector<std::int32_t>* mask = nullptr;
-  if (o.mask) {
-    if (o.mask->numel() != shape.numel())
-      fault("store: the mask has shape " + o.mask->shape().str() + " but the tile " + shape.str());
-    if (o.mask->has_values()) {
-      mask_values = o.mask->to_i32();
-      mask = &mask_values;
-    }
-  }
-  const DType dtype = tile.dtype();
-  segments(l, ptr, dtype_size(dtype), mask, segments_);
-  const auto& segs = segments_;
-  for (const auto& s : segs) check_access(Ptr{s.addr}, s.bytes, dtype, "store");
-  const emu::Tick start = launch_.sched.now();
-  struct Pending {
-    emu::Completion done;
-    components::SparseMemory* memory;
-    const std::byte* src;
-  } pending{emu::Completion(launch_.sched, "store", std::max<std::size_t>(segs.size(), 1)),
-            launch_.sys.memory(), tile.has_values() ? tile.raw() : nullptr};
-  std::uint64_t total = 0;
-  for (const auto& s : segs) {
-    total += s.bytes;
-    if (launch_.log) launch_.log->record(program_, epoch_, s.addr, s.addr + s.bytes, true);
-    const Segment* seg = &s;
-    launch_.sys.fabric().write(pe_.global_pe, s.addr, s.bytes, [&pending, seg] {
-      if (pending.src && pending.memory)
-        pending.memory->write(seg->addr, pending.src + seg->tile_offset, seg->bytes);
-      pending.done.arrive();
-    });
-  }
-  if (segs.empty()) pending.done.arrive();
-  pending.done.wait();
-  pe_.bytes_stored += total;
-  pe_.memory_wait += launch_.sched.now() - start;
-  launch_.trace_slice(pe_, false, "store", start, launch_.sched.now());
+  plan_access("store", ptr, tile.shape(), tile.dtype(), o.row_stride, o.col_stride, o.mask);
+  move_segments(true, tile.has_values() ? tile.raw() : nullptr, nullptr);
 }
 
 // ---- Composite operations ------------------------------------------------------------------------

@@ -131,6 +131,12 @@ class Context {
   Context(detail::LaunchState& launch, detail::PeState& pe, std::uint32_t program);
   void sync();  // pay accumulated vector time
   void check_access(Ptr ptr, std::uint64_t bytes, DType dtype, const char* what) const;
+  // Checks a load/store and cuts it into segments_; true when a mask with values applies.
+  bool plan_access(const char* what, Ptr ptr, const Shape& shape, DType dtype,
+                   std::int64_t row_stride, std::int64_t col_stride, const Tile* mask);
+  // Moves segments_ from `src` to memory (store) or from memory to `dst` (load), and waits;
+  // a null pointer moves timing only.
+  void move_segments(bool write, const std::byte* src, std::byte* dst);
   std::uint64_t element_bytes(const Shape& s, DType t) const;
 
   detail::LaunchState& launch_;

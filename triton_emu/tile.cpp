@@ -269,6 +269,32 @@ Tile reduce(const Tile& a, int axis, const char* name, float init,
 
 // ---- Tile ------------------------------------------------------------------------------------
 
+double element_value(DType dtype, const std::byte* p) {
+  switch (dtype) {
+    case DType::f16: {
+      Eigen::half h;
+      std::memcpy(&h, p, 2);
+      return static_cast<double>(static_cast<float>(h));
+    }
+    case DType::bf16: {
+      Eigen::bfloat16 h;
+      std::memcpy(&h, p, 2);
+      return static_cast<double>(static_cast<float>(h));
+    }
+    case DType::f32: {
+      float f;
+      std::memcpy(&f, p, 4);
+      return f;
+    }
+    case DType::i32: {
+      std::int32_t x;
+      std::memcpy(&x, p, 4);
+      return x;
+    }
+  }
+  return 0;
+}
+
 Context& Tile::context() const {
   if (!ctx_) throw std::logic_error("empty tile (made by Tile())");
   return *ctx_;
@@ -315,30 +341,7 @@ double Tile::at(std::int64_t i) const {
   if (i < 0 || i >= numel())
     throw std::out_of_range("tile index " + std::to_string(i) + " outside a tile of shape " +
                             shape_.str());
-  const std::byte* p = raw() + i * dtype_size(dtype_);
-  switch (dtype_) {
-    case DType::f16: {
-      Eigen::half h;
-      std::memcpy(&h, p, 2);
-      return static_cast<double>(static_cast<float>(h));
-    }
-    case DType::bf16: {
-      Eigen::bfloat16 h;
-      std::memcpy(&h, p, 2);
-      return static_cast<double>(static_cast<float>(h));
-    }
-    case DType::f32: {
-      float f;
-      std::memcpy(&f, p, 4);
-      return f;
-    }
-    case DType::i32: {
-      std::int32_t x;
-      std::memcpy(&x, p, 4);
-      return x;
-    }
-  }
-  return 0;
+  return element_value(dtype_, raw() + i * dtype_size(dtype_));
 }
 
 double Tile::at(std::int64_t row, std::int64_t col) const {

@@ -25,6 +25,9 @@ namespace cubesim::tl {
 
 class Context;
 
+// The value of one element of `dtype` stored at `p` (no alignment needed), exactly, as double.
+double element_value(DType dtype, const std::byte* p);
+
 struct Shape {
   std::array<std::int64_t, 2> dims{1, 1};
   int rank = 1;

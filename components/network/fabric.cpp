@@ -16,35 +16,28 @@ Fabric::Fabric(emu::Scheduler& scheduler, Topology& topology, const AddressMap& 
 
 void Fabric::read(std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes, Done done) {
   map_.check_range(addr, bytes, "read");
-  if (pe >= dma_.size()) throw std::out_of_range("Fabric::read: PE index out of range");
-  Transfer& t = *new_transfer();
-  t.kind = Kind::read;
-  t.pe = pe;
-  t.addr = addr;
-  t.bytes = bytes;
-  t.done = std::move(done);
-  start(t);
+  begin(Kind::read, pe, 0, addr, bytes, std::move(done));
 }
 
 void Fabric::write(std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes, Done done) {
   map_.check_range(addr, bytes, "write");
-  Transfer& t = *new_transfer();
-  t.kind = Kind::write;
-  t.pe = pe;
-  t.addr = addr;
-  t.bytes = bytes;
-  t.done = std::move(done);
-  start(t);
+  begin(Kind::write, pe, 0, addr, bytes, std::move(done));
 }
 
 void Fabric::send(std::uint32_t src_pe, std::uint32_t dst_pe, std::uint64_t bytes, Done done) {
-  if (src_pe >= topology_.total_pes() || dst_pe >= topology_.total_pes())
-    throw std::out_of_range("Fabric::send: PE index out of range");
+  if (dst_pe >= topology_.total_pes())
+    throw std::out_of_range("Fabric::send: destination PE index out of range");
+  begin(Kind::send, src_pe, dst_pe, 0, bytes, std::move(done));
+}
+
+void Fabric::begin(Kind kind, std::uint32_t pe, std::uint32_t peer, std::uint64_t addr,
+                   std::uint64_t bytes, Done done) {
+  if (pe >= dma_.size()) throw std::out_of_range("Fabric: PE index out of range");
   Transfer& t = *new_transfer();
-  t.kind = Kind::send;
-  t.pe = src_pe;
-  t.peer = dst_pe;
-  t.addr = 0;
+  t.kind = kind;
+  t.pe = pe;
+  t.peer = peer;
+  t.addr = addr;
   t.bytes = bytes;
   t.done = std::move(done);
   start(t);
@@ -63,7 +56,6 @@ void Fabric::start(Transfer& t) {
     }, 0, "empty transfer");
     return;
   }
-  if (t.pe >= dma_.size()) throw std::out_of_range("Fabric: PE index out of range");
   dma_[t.pe].ready.push_back(&t);
   pump(t.pe);
 }

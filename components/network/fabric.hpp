@@ -96,6 +96,8 @@ class Fabric {
     Packet* next_free = nullptr;
   };
 
+  void begin(Kind kind, std::uint32_t pe, std::uint32_t peer, std::uint64_t addr,
+             std::uint64_t bytes, Done done);
   void start(Transfer& t);
   void issue_packet(Transfer& t);
   void pump(std::uint32_t pe);  // send packets while the PE's DMA has room

@@ -8,25 +8,21 @@
 
 #include "kernels/attention_similarity.hpp"
 #include "kernels/harness.hpp"
+#include "kernel_test_support.hpp"
 
 namespace cubesim::kernels {
 namespace {
 
+using testing::spec_path;
+using testing::tiny;
+using testing::two_sips;
+
 using ::testing::HasSubstr;
 
-std::string spec_path(const std::string& name) {
-  return std::string(CUBESIM_SOURCE_DIR) + "/specs/" + name;
-}
-
-Spec tiny() {
-  return Spec::load(spec_path("tiny.json"));
-}
 
 Outcome run_harness(const Spec& spec, const std::vector<std::string>& assignments,
                     bool timing_only = false) {
-  Simulation sim(spec, {.timing_only = timing_only, .seed = 13});
-  const KernelInfo& info = find_kernel("attention_similarity");
-  return info.run(sim, parse_params(info, assignments));
+  return testing::run_kernel("attention_similarity", spec, assignments, timing_only, 13);
 }
 
 struct Case {

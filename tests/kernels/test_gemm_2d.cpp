@@ -8,28 +8,21 @@
 
 #include "kernels/gemm_2d.hpp"
 #include "kernels/harness.hpp"
+#include "kernel_test_support.hpp"
 
 namespace cubesim::kernels {
 namespace {
 
+using testing::spec_path;
+using testing::tiny;
+using testing::two_sips;
+
 using ::testing::HasSubstr;
 
-std::string spec_path(const std::string& name) {
-  return std::string(CUBESIM_SOURCE_DIR) + "/specs/" + name;
-}
-
-Spec tiny() {
-  return Spec::load(spec_path("tiny.json"));
-}
-Spec two_sips() {
-  return tiny().with("system.sips.count", 2);
-}
 
 Outcome run_harness(const Spec& spec, const std::vector<std::string>& assignments,
                     bool timing_only = false) {
-  Simulation sim(spec, {.timing_only = timing_only, .seed = 11});
-  const KernelInfo& info = find_kernel("gemm_2d");
-  return info.run(sim, parse_params(info, assignments));
+  return testing::run_kernel("gemm_2d", spec, assignments, timing_only, 11);
 }
 
 struct Case {

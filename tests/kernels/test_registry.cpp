@@ -7,13 +7,14 @@
 #include <set>
 
 #include "kernels/registry.hpp"
+#include "kernel_test_support.hpp"
 
 namespace cubesim::kernels {
 namespace {
 
-std::string spec_path(const std::string& name) {
-  return std::string(CUBESIM_SOURCE_DIR) + "/specs/" + name;
-}
+using testing::spec_path;
+using testing::tiny;
+using testing::two_sips;
 
 TEST(KernelRegistry, ListsEveryBenchmarkKernelOnce) {
   std::multiset<std::string> names;

@@ -7,26 +7,22 @@
 #include <ostream>
 
 #include "kernels/harness.hpp"
+#include "kernel_test_support.hpp"
 #include "kernels/softmax_rows.hpp"
 
 namespace cubesim::kernels {
 namespace {
 
+using testing::spec_path;
+using testing::tiny;
+using testing::two_sips;
+
 using ::testing::HasSubstr;
 
-std::string spec_path(const std::string& name) {
-  return std::string(CUBESIM_SOURCE_DIR) + "/specs/" + name;
-}
-
-Spec tiny() {
-  return Spec::load(spec_path("tiny.json"));
-}
 
 Outcome run_harness(const Spec& spec, const std::vector<std::string>& assignments,
                     bool timing_only = false) {
-  Simulation sim(spec, {.timing_only = timing_only, .seed = 5});
-  const KernelInfo& info = find_kernel("softmax_rows");
-  return info.run(sim, parse_params(info, assignments));
+  return testing::run_kernel("softmax_rows", spec, assignments, timing_only, 5);
 }
 
 struct Case {

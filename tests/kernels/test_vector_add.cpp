@@ -6,22 +6,21 @@
 #include <ostream>
 
 #include "kernels/harness.hpp"
+#include "kernel_test_support.hpp"
 #include "kernels/vector_add.hpp"
 
 namespace cubesim::kernels {
 namespace {
 
-using ::testing::HasSubstr;
+using testing::spec_path;
+using testing::tiny;
+using testing::two_sips;
 
-std::string spec_path(const std::string& name) {
-  return std::string(CUBESIM_SOURCE_DIR) + "/specs/" + name;
-}
+using ::testing::HasSubstr;
 
 Outcome run_harness(const Spec& spec, const std::vector<std::string>& assignments,
                     bool timing_only = false) {
-  Simulation sim(spec, {.timing_only = timing_only, .seed = 7});
-  const KernelInfo& info = find_kernel("vector_add");
-  return info.run(sim, parse_params(info, assignments));
+  return testing::run_kernel("vector_add", spec, assignments, timing_only, 7);
 }
 
 struct Case {
