@@ -1,22 +1,26 @@
 #pragma once
-// The pending-event set: a 4-ary min-heap ordered by (time, priority, insertion sequence), so
-// ties are broken deterministically.
+// The pending-event set, ordered by (time, priority, insertion sequence), so ties are broken
+// deterministically.
 //
-// Layout for the cache and the branch predictor, which dominate a DES event loop:
-//  - keys and payloads live in separate arrays; a key is (time << 64 | order) in one 128-bit
-//    integer, so comparing two events is one wide compare, and the four children of a node
-//    (4 x 16 bytes) fill exactly one 64-byte cache line (the key array is offset by 3 slots
-//    and 64-byte aligned so that every sibling group starts on a line);
-//  - the smallest of four children is picked with conditional moves, not branches: event
-//    times are random, so a branchy compare mispredicts about half the time;
-//  - pop() walks the hole from the root to a leaf and then sifts the last element up, which
-//    nearly always belongs near the bottom (Floyd's / Wegener's bottom-up heapsort trick).
+// A ladder queue (Tang, Goh and Thng, 2005; after Brown's calendar queue), because a
+// simulation's pending events are nearly all "now + a small delay" and a heap pays O(log n)
+// cache-missing levels for every one of them:
+//  - `far_` ("top"): events past the ladder, unsorted; a push is an append.
+//  - rungs: rung 0 is a ring of buckets fitted to far_'s events when the ladder runs dry
+//    (width ~ spread / count); buckets are unsorted vectors, so a push is an append. A bucket
+//    with too many events to sort cheaply is split into a finer rung covering just that
+//    bucket, recursively: the width adapts to clusters and outliers without tuning.
+//  - `near_` ("bottom"): the events of the bucket being consumed, sorted; pop() takes the
+//    front. A push into this window is inserted in order (a short scan from the back).
+// Every event is appended O(1) times and sorted within a small bucket: O(1) amortised per
+// event for the usual distributions. The tiers only decide where an event waits; the order
+// popped is exactly (time, priority, sequence), as with any exact priority queue.
+//
+// Because near_ is sorted, the next few events are known (peek), and the scheduler uses that
+// to prefetch the processes it will resume soon.
 
+#include <algorithm>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
-#include <memory>
-#include <new>
 #include <vector>
 
 #include "emu/time.hpp"
@@ -44,9 +48,23 @@ class EventQueue {
 
   // push() with an order taken earlier from next_order().
   void push_with_order(Tick time, std::uint64_t order, void* payload) {
-    if (size_ == capacity_) grow();
-    payloads_.push_back(payload);
-    sift_up(size_++, make_key(time, order), payload);
+    ++size_;
+    if (rungs_used_ > 0) [[likely]] {
+      Rung& rung = rungs_[0];
+      const std::uint64_t b = time >> rung.shift;
+      if (b >= rung.cur) {
+        if (b < rung.end) {
+          // Fields, not an Entry built on the stack: a 16-byte reload of two 8-byte stores
+          // misses store forwarding, which cost more than the rest of the push.
+          rung.bucket(b).emplace_back(time, order, payload);
+          ++rung.count;
+        } else {
+          far_.emplace_back(time, order, payload);
+        }
+        return;
+      }
+    }
+    push_early(Entry{time, order, payload});
   }
 
   // The (priority, sequence) part of the next event's key; consumes a sequence number.
@@ -56,104 +74,70 @@ class EventQueue {
   }
   // Whether an event (time, order) would come before everything queued.
   bool would_be_first(Tick time, std::uint64_t order) const {
-    return size_ == 0 || make_key(time, order) < key(0);
+    return size_ == 0 || key(time, order) < key(near_[head_]);
   }
-  // pop() then push() of (time, order) in one walk down the heap. Requires !empty().
+  // pop() then push() of (time, order). Requires !empty().
   void replace_top(Tick time, std::uint64_t order, void* payload) {
-    fill_root(size_, make_key(time, order), payload);
+    pop();
+    push_with_order(time, order, payload);
   }
 
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
-  Entry top() const {
-    const Key k = key(0);
-    return Entry{static_cast<Tick>(k >> 64), static_cast<std::uint64_t>(k), payloads_[0]};
+  // Require !empty().
+  const Entry& top() const { return near_[head_]; }
+  Tick top_time() const { return near_[head_].time; }
+  void* top_payload() const { return near_[head_].payload; }
+  // The payload of the k-th event after top(), when it is already known (sorted); else null.
+  // Later pushes may still come before it.
+  void* peek(std::size_t k) const {
+    return head_ + k < near_.size() ? near_[head_ + k].payload : nullptr;
   }
-  Tick top_time() const { return static_cast<Tick>(key(0) >> 64); }
-  void* top_payload() const { return payloads_[0]; }
 
   void pop() {
     --size_;
-    const Key last_key = key(size_);
-    void* const last_payload = payloads_.back();
-    payloads_.pop_back();
-    key(size_) = kSentinel;
-    if (size_ > 0) fill_root(size_, last_key, last_payload);
+    if (++head_ == near_.size()) refill();
   }
 
  private:
   __extension__ typedef unsigned __int128 Key;  // GCC/Clang; time in the high 64 bits
   static constexpr std::uint64_t kSequenceMask = (std::uint64_t{1} << 56) - 1;
-  static constexpr std::size_t kPad = 3;  // keys_[kPad + 4i + 1 ...] start cache lines
-  // Fills the (up to 3) slots after the last entry, which never win a comparison. No real key
-  // is all ones: that would need priority 127 and the 2^56-th insertion at the end of time.
-  static constexpr Key kSentinel = ~Key{0};
 
-  struct FreeDeleter {
-    void operator()(Key* p) const { std::free(p); }
-  };
-
-  static Key make_key(Tick time, std::uint64_t order) {
+  static Key key(Tick time, std::uint64_t order) {
     return (static_cast<Key>(time) << 64) | order;
   }
-  Key& key(std::size_t i) { return keys_[kPad + i]; }
-  const Key& key(std::size_t i) const { return keys_[kPad + i]; }
+  static Key key(const Entry& e) { return key(e.time, e.order); }
 
-  // Index (0..3) of the smallest of four adjacent keys, without branches.
-  static std::size_t min_of_four(const Key* k) {
-    const bool b10 = k[1] < k[0];
-    const Key lo01 = b10 ? k[1] : k[0];
-    const std::size_t i01 = b10;
-    const bool b32 = k[3] < k[2];
-    const Key lo23 = b32 ? k[3] : k[2];
-    const std::size_t i23 = 2 + b32;
-    // Arithmetic, not ?:, so the compiler cannot turn the last pick back into a branch.
-    const std::size_t pick = lo23 < lo01;
-    return i01 + pick * (i23 - i01);
-  }
+  // push() of an event before rung 0's unconsumed buckets, or into an empty queue.
+  void push_early(const Entry& e);
 
-  // Moves the hole at the root down to a leaf along the smallest children (of the first n
-  // entries), then sifts (k, payload) up from there.
-  void fill_root(std::size_t n, Key k, void* payload) {
-    std::size_t hole = 0;
-    for (std::size_t first = 1; first < n; first = 4 * hole + 1) {
-      // Slots past the end hold kSentinel, so a partial sibling group needs no special case.
-      const std::size_t best = first + min_of_four(&key(first));
-      key(hole) = key(best);
-      payloads_[hole] = payloads_[best];
-      hole = best;
-    }
-    sift_up(hole, k, payload);
-  }
+  // Buckets are numbered absolutely: bucket b of a rung holds times [b << shift, (b+1) << shift).
+  // Rung r+1 covers exactly the bucket of rung r consumed last (cur - 1); near_ holds every
+  // event before the finest rung's `cur`; far_ every event from rung 0's `end` on.
+  struct Rung {
+    std::vector<std::vector<Entry>> buckets;  // nb used; capacity kept between uses
+    std::uint64_t nb = 0;                     // a power of two
+    unsigned shift = 1;                       // >= 1, so `end` cannot overflow
+    std::uint64_t cur = 0;                    // next bucket to consume
+    std::uint64_t end = 0;                    // one past the last bucket
+    std::size_t count = 0;                    // events in the buckets
+    std::vector<Entry>& bucket(std::uint64_t b) { return buckets[b & (nb - 1)]; }
+  };
+  static constexpr unsigned kMaxRungs = 8;
 
-  void sift_up(std::size_t i, Key k, void* payload) {
-    while (i > 0) {
-      const std::size_t parent = (i - 1) / 4;
-      if (!(k < key(parent))) break;
-      key(i) = key(parent);
-      payloads_[i] = payloads_[parent];
-      i = parent;
-    }
-    key(i) = k;
-    payloads_[i] = payload;
-  }
+  // near_ is used up: load the next non-empty bucket, fitting a new rung 0 to far_ or
+  // splitting a crowded bucket first as needed. Leaves near_ empty only when the queue is.
+  void refill();
+  void sort_near();
+  void build_top_rung();
+  void split_bucket(std::vector<Entry>& events, std::uint64_t parent_bucket, unsigned parent_shift);
 
-  void grow() {
-    const std::size_t cap = capacity_ ? capacity_ * 2 : 256;
-    const std::size_t bytes = (cap + kPad + 5) * sizeof(Key);  // + room for the sentinels
-    auto* fresh = static_cast<Key*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
-    if (fresh == nullptr) throw std::bad_alloc();
-    for (std::size_t i = 0; i < cap + kPad + 5; ++i) fresh[i] = kSentinel;
-    if (size_ > 0) std::memcpy(fresh + kPad, keys_.get() + kPad, size_ * sizeof(Key));
-    keys_.reset(fresh);
-    capacity_ = cap;
-    payloads_.reserve(cap);
-  }
-
-  std::unique_ptr<Key[], FreeDeleter> keys_;
-  std::vector<void*> payloads_;
+  std::vector<Entry> near_;
+  std::size_t head_ = 0;  // near_[head_] is the first event
+  Rung rungs_[kMaxRungs];
+  unsigned rungs_used_ = 0;
+  std::vector<Entry> far_;
   std::size_t size_ = 0;
-  std::size_t capacity_ = 0;
   std::uint64_t sequence_ = 0;  // 2^56 insertions before it wraps: years of wall time
 };
 

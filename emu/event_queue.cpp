@@ -1,0 +1,154 @@
+#include "emu/event_queue.hpp"
+
+#include <algorithm>
+#include <bit>
+
+namespace cubesim::emu {
+namespace {
+
+// Events per bucket a rung aims for: few enough that sorting a bucket is a short insertion
+// sort, enough that near_ usually shows the scheduler the next few events.
+constexpr std::uint64_t kPerBucket = 2;
+// A bucket with more events than this is split into a finer rung instead of being sorted.
+constexpr std::size_t kSplitAbove = 48;
+// Rung 0 covers twice the spread of the events it is built from, so that most events pushed
+// while it is consumed land in a bucket directly instead of in far_.
+constexpr std::uint64_t kTopRungSpan = 2;
+// Buckets up to this size are sorted by ranking (branch-free), larger ones by std::sort.
+constexpr std::size_t kRankSortMax = 8;
+constexpr std::uint64_t kMaxBuckets = std::uint64_t{1} << 20;
+
+// The smallest shift in [1, 62] with 2^shift >= width (62: `time >> shift` stays defined and
+// a rung's bucket numbers small).
+unsigned shift_for(std::uint64_t width) {
+  const auto bits = static_cast<unsigned>(std::bit_width(width > 0 ? width - 1 : 0));
+  return std::clamp(bits, 1u, 62u);
+}
+
+// Whether splitting can separate these events: not when they all share one time.
+bool spread_out(const std::vector<EventQueue::Entry>& events) {
+  for (const auto& e : events) {
+    if (e.time != events.front().time) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void EventQueue::push_early(const Entry& e) {
+  if (rungs_used_ == 0) {  // the queue was empty
+    far_.push_back(e);
+    refill();
+    return;
+  }
+  for (unsigned r = 1; r < rungs_used_; ++r) {
+    Rung& rung = rungs_[r];
+    const std::uint64_t b = e.time >> rung.shift;
+    if (b >= rung.cur) {  // b < end: rung r covers the bucket of rung r-1 that e falls before
+      rung.bucket(b).push_back(e);
+      ++rung.count;
+      return;
+    }
+  }
+  // Within the bucket being consumed: insert in order, scanning from the back, where new
+  // events usually belong.
+  const Key k = key(e);
+  std::size_t i = near_.size();
+  while (i > head_ && k < key(near_[i - 1])) --i;
+  near_.insert(near_.begin() + static_cast<std::ptrdiff_t>(i), e);
+}
+
+void EventQueue::refill() {
+  near_.clear();
+  head_ = 0;
+  for (;;) {
+    while (rungs_used_ > 0 && rungs_[rungs_used_ - 1].count == 0) --rungs_used_;
+    if (rungs_used_ == 0) {
+      if (far_.empty()) return;
+      build_top_rung();
+    }
+    Rung& rung = rungs_[rungs_used_ - 1];
+    while (rung.bucket(rung.cur).empty()) ++rung.cur;  // count > 0: ends within the rung
+    std::vector<Entry>& bucket = rung.bucket(rung.cur++);
+    rung.count -= bucket.size();
+    if (bucket.size() > kSplitAbove && rung.shift > 1 && rungs_used_ < kMaxRungs &&
+        spread_out(bucket)) {
+      split_bucket(bucket, rung.cur - 1, rung.shift);
+      continue;
+    }
+    near_.swap(bucket);  // the bucket keeps near_'s old (empty) storage
+    break;
+  }
+  sort_near();
+}
+
+void EventQueue::sort_near() {
+  const std::size_t n = near_.size();
+  if (n <= kRankSortMax) {
+    // Buckets are small and their times random: insertion sort would mispredict about once
+    // per element. Ranking by counting is branch-free (keys are unique: the sequence differs).
+    Entry copy[kRankSortMax];
+    Key keys[kRankSortMax];
+    for (std::size_t i = 0; i < n; ++i) {
+      copy[i] = near_[i];
+      keys[i] = key(copy[i]);
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      std::size_t rank = 0;
+      for (std::size_t j = 0; j < n; ++j) rank += keys[j] < keys[i];
+      near_[rank] = copy[i];
+    }
+    return;
+  }
+  // Larger buckets are mostly events at one time, appended in sequence order: often sorted.
+  const auto less = [](const Entry& a, const Entry& b) { return key(a) < key(b); };
+  if (!std::is_sorted(near_.begin(), near_.end(), less)) std::sort(near_.begin(), near_.end(), less);
+}
+
+void EventQueue::build_top_rung() {
+  Tick lo = far_.front().time;
+  Tick hi = lo;
+  for (const Entry& e : far_) {
+    lo = std::min(lo, e.time);
+    hi = std::max(hi, e.time);
+  }
+  Rung& rung = rungs_[0];
+  rung.shift = shift_for((hi - lo) / std::max<std::uint64_t>(1, far_.size() / kPerBucket));
+  const std::uint64_t first = lo >> rung.shift;
+  const std::uint64_t spread = (hi >> rung.shift) - first + 1;
+  rung.nb = std::bit_ceil(std::min(kMaxBuckets, spread * kTopRungSpan));
+  rung.cur = first;
+  rung.end = first + rung.nb;  // first < 2^63 (shift >= 1): no overflow
+  rung.count = 0;
+  if (rung.buckets.size() < rung.nb) rung.buckets.resize(rung.nb);
+  std::size_t kept = 0;
+  for (const Entry& e : far_) {
+    const std::uint64_t b = e.time >> rung.shift;
+    if (b < rung.end) {
+      rung.bucket(b).push_back(e);
+      ++rung.count;
+    } else {
+      far_[kept++] = e;  // only when the spread needed more than kMaxBuckets
+    }
+  }
+  far_.resize(kept);
+  rungs_used_ = 1;
+}
+
+void EventQueue::split_bucket(std::vector<Entry>& events, std::uint64_t parent_bucket,
+                              unsigned parent_shift) {
+  Rung& rung = rungs_[rungs_used_++];
+  const std::uint64_t wanted = std::bit_ceil(events.size() / kPerBucket);
+  const unsigned levels = std::min<unsigned>(parent_shift - 1,
+                                             static_cast<unsigned>(std::bit_width(wanted) - 1));
+  rung.shift = parent_shift - levels;
+  rung.nb = std::uint64_t{1} << levels;
+  rung.cur = parent_bucket << levels;
+  rung.end = rung.cur + rung.nb;
+  rung.count = events.size();
+  if (rung.buckets.size() < rung.nb) rung.buckets.resize(rung.nb);
+  for (const Entry& e : events) rung.bucket(e.time >> rung.shift).push_back(e);
+  events.clear();
+}
+
+}  // namespace cubesim::emu
