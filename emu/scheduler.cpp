@@ -12,6 +12,10 @@
 namespace cubesim::emu {
 namespace {
 
+// How many wake-ups ahead the scheduler prefetches a process. Measured with 4096 processes:
+// 0 to 2 ahead are equal within this VM's noise, 4 and 8 slower (lines evicted before use).
+constexpr std::size_t kPrefetchAhead = 2;
+
 // Queue payloads are either a CallbackNode* or a Process* with the low bit set.
 constexpr std::uintptr_t kWakeTag = 1;
 
@@ -156,8 +160,12 @@ Process* Scheduler::pop_due_wake() {
 }
 
 void Scheduler::prefetch_next() const {
-  if (queue_.empty() || !is_wake(queue_.top_payload())) return;
-  const Process* p = wake_process(queue_.top_payload());
+  // The process resumed kPrefetchAhead wake-ups from now (the queue knows it: the bucket being
+  // consumed is sorted). Each wake-up issues one such prefetch, so the nearer ones are already
+  // in flight.
+  void* payload = queue_.peek(kPrefetchAhead);
+  if (payload == nullptr || !is_wake(payload)) return;
+  const Process* p = wake_process(payload);
   __builtin_prefetch(p);
   p->fiber_.prefetch();
 }
