@@ -14,6 +14,9 @@ constexpr std::size_t kSplitAbove = 48;
 // Rung 0 covers twice the spread of the events it is built from, so that most events pushed
 // while it is consumed land in a bucket directly instead of in far_.
 constexpr std::uint64_t kTopRungSpan = 2;
+// Up to this many pending events, the queue is just a sorted array (a ladder's fixed costs
+// would dominate).
+constexpr std::size_t kSmallQueue = 16;
 // Buckets up to this size are sorted by ranking (branch-free), larger ones by std::sort.
 constexpr std::size_t kRankSortMax = 8;
 constexpr std::uint64_t kMaxBuckets = std::uint64_t{1} << 20;
@@ -36,7 +39,18 @@ bool spread_out(const std::vector<EventQueue::Entry>& events) {
 }  // namespace
 
 void EventQueue::push_early(const Entry& e) {
-  if (rungs_used_ == 0) {  // the queue was empty
+  if (rungs_used_ == 0) {
+    // No ladder: a few events are simply kept sorted in near_. Past kSmallQueue they move to
+    // far_ and a rung is fitted to them.
+    if (near_.size() - head_ < kSmallQueue) {
+      if (head_ >= kSmallQueue) {  // drop the consumed prefix now and then
+        near_.erase(near_.begin(), near_.begin() + static_cast<std::ptrdiff_t>(head_));
+        head_ = 0;
+      }
+      insert_near(e);
+      return;
+    }
+    far_.insert(far_.end(), near_.begin() + static_cast<std::ptrdiff_t>(head_), near_.end());
     far_.push_back(e);
     refill();
     return;
@@ -50,8 +64,11 @@ void EventQueue::push_early(const Entry& e) {
       return;
     }
   }
-  // Within the bucket being consumed: insert in order, scanning from the back, where new
-  // events usually belong.
+  insert_near(e);  // within the bucket being consumed
+}
+
+void EventQueue::insert_near(const Entry& e) {
+  // Scan from the back, where new events usually belong.
   const Key k = key(e);
   std::size_t i = near_.size();
   while (i > head_ && k < key(near_[i - 1])) --i;
@@ -64,7 +81,10 @@ void EventQueue::refill() {
   for (;;) {
     while (rungs_used_ > 0 && rungs_[rungs_used_ - 1].count == 0) --rungs_used_;
     if (rungs_used_ == 0) {
-      if (far_.empty()) return;
+      if (far_.size() <= kSmallQueue) {  // few enough to keep sorted without a ladder
+        near_.swap(far_);
+        break;
+      }
       build_top_rung();
     }
     Rung& rung = rungs_[rungs_used_ - 1];

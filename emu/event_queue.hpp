@@ -12,6 +12,7 @@
 //    bucket, recursively: the width adapts to clusters and outliers without tuning.
 //  - `near_` ("bottom"): the events of the bucket being consumed, sorted; pop() takes the
 //    front. A push into this window is inserted in order (a short scan from the back).
+//    While only a few events are pending there is no ladder at all: near_ holds them all.
 // Every event is appended O(1) times and sorted within a small bucket: O(1) amortised per
 // event for the usual distributions. The tiers only decide where an event waits; the order
 // popped is exactly (time, priority, sequence), as with any exact priority queue.
@@ -95,8 +96,17 @@ class EventQueue {
   }
 
   void pop() {
+    if (++head_ == near_.size()) {
+      if (--size_ == 0) {  // nothing left anywhere: drop the (empty) ladder too
+        near_.clear();
+        head_ = 0;
+        rungs_used_ = 0;
+      } else {
+        refill();
+      }
+      return;
+    }
     --size_;
-    if (++head_ == near_.size()) refill();
   }
 
  private:
@@ -110,6 +120,7 @@ class EventQueue {
 
   // push() of an event before rung 0's unconsumed buckets, or into an empty queue.
   void push_early(const Entry& e);
+  void insert_near(const Entry& e);
 
   // Buckets are numbered absolutely: bucket b of a rung holds times [b << shift, (b+1) << shift).
   // Rung r+1 covers exactly the bucket of rung r consumed last (cur - 1); near_ holds every
