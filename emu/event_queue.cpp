@@ -17,8 +17,6 @@ constexpr std::uint64_t kTopRungSpan = 2;
 // Up to this many pending events, the queue is just a sorted array (a ladder's fixed costs
 // would dominate).
 constexpr std::size_t kSmallQueue = 16;
-// Buckets up to this size are sorted by ranking (branch-free), larger ones by std::sort.
-constexpr std::size_t kRankSortMax = 8;
 constexpr std::uint64_t kMaxBuckets = std::uint64_t{1} << 20;
 
 // The smallest shift in [1, 62] with 2^shift >= width (62: `time >> shift` stays defined and
@@ -107,22 +105,26 @@ void EventQueue::sort_near() {
   if (n <= kRankSortMax) {
     // Buckets are small and their times random: insertion sort would mispredict about once
     // per element. Ranking by counting is branch-free (keys are unique: the sequence differs).
-    Entry copy[kRankSortMax];
-    Key keys[kRankSortMax];
+    // The copy is a member, not a local array: this runs on process stacks, which may be as
+    // small as 16 KiB (and sanitizer builds pad every local array with redzones).
+    Entry* copy = scratch_;
+    for (std::size_t i = 0; i < n; ++i) copy[i] = near_[i];
     for (std::size_t i = 0; i < n; ++i) {
-      copy[i] = near_[i];
-      keys[i] = key(copy[i]);
-    }
-    for (std::size_t i = 0; i < n; ++i) {
+      const Key k = key(copy[i]);
       std::size_t rank = 0;
-      for (std::size_t j = 0; j < n; ++j) rank += keys[j] < keys[i];
+      for (std::size_t j = 0; j < n; ++j) rank += key(copy[j]) < k;
       near_[rank] = copy[i];
     }
     return;
   }
   // Larger buckets are mostly events at one time, appended in sequence order: often sorted.
   const auto less = [](const Entry& a, const Entry& b) { return key(a) < key(b); };
-  if (!std::is_sorted(near_.begin(), near_.end(), less)) std::sort(near_.begin(), near_.end(), less);
+  // Heap sort, not std::sort: this runs on process stacks (16 KiB at the least), and
+  // introsort's recursion overflowed one in a sanitizer build.
+  if (!std::is_sorted(near_.begin(), near_.end(), less)) {
+    std::make_heap(near_.begin(), near_.end(), less);
+    std::sort_heap(near_.begin(), near_.end(), less);
+  }
 }
 
 void EventQueue::build_top_rung() {

@@ -135,6 +135,8 @@ class EventQueue {
     std::vector<Entry>& bucket(std::uint64_t b) { return buckets[b & (nb - 1)]; }
   };
   static constexpr unsigned kMaxRungs = 8;
+  // Buckets up to this size are sorted by ranking (branch-free), larger ones by heap sort.
+  static constexpr std::size_t kRankSortMax = 8;
 
   // near_ is used up: load the next non-empty bucket, fitting a new rung 0 to far_ or
   // splitting a crowded bucket first as needed. Leaves near_ empty only when the queue is.
@@ -148,6 +150,7 @@ class EventQueue {
   Rung rungs_[kMaxRungs];
   unsigned rungs_used_ = 0;
   std::vector<Entry> far_;
+  Entry scratch_[kRankSortMax]{};  // sort_near's copy
   std::size_t size_ = 0;
   std::uint64_t sequence_ = 0;  // 2^56 insertions before it wraps: years of wall time
 };
