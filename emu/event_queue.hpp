@@ -118,7 +118,8 @@ class EventQueue {
   }
   static Key key(const Entry& e) { return key(e.time, e.order); }
 
-  // push() of an event before rung 0's unconsumed buckets, or into an empty queue.
+  // push() when there is no ladder (few events pending) or the event falls before rung 0's
+  // unconsumed buckets.
   void push_early(const Entry& e);
   void insert_near(const Entry& e);
 

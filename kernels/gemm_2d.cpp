@@ -128,20 +128,8 @@ Outcome run_gemm_2d(Simulation& sim, const Params& p) {
     return o;
   }
 
-  // One rounding of an f32-accumulated dot product of length K: see dot_tolerance().
-  const std::int64_t count = elements_to_check(M * N, K);
-  const auto samples = sample_indices(M * N, count, seed);
-  HostArray c_host;
-  const bool all = count == M * N;
-  if (all) c_host = read_array(sim, c, dtype, M * N);
-  const auto result = [&](std::int64_t i, std::int64_t j) {
-    return all ? c_host.at(i * N + j) : read_element(sim, c, i * N + j, dtype);
-  };
-  const ErrorCheck check = check_gemm(a_host, b_host, M, K, N, samples, result, dot_error_scale(K));
-  set_verification(o, check, dot_tolerance(dtype, K),
-                   (all ? "all " : "a random sample of ") + std::to_string(samples.size()) +
-                       " of the " + std::to_string(M * N) +
-                       " elements of C against an fp64 reference computed for them");
+  verify_gemm(o, sim, c, dtype, a_host, b_host, M, K, N, seed,
+              [&](std::int64_t i, std::int64_t j) { return i * N + j; });
   return o;
 }
 

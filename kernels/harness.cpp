@@ -446,11 +446,13 @@ std::vector<std::int64_t> sample_indices(std::int64_t n, std::int64_t count, std
   return idx;
 }
 
-ErrorCheck check_gemm(const HostArray& a, const HostArray& b, std::int64_t M, std::int64_t K,
-                      std::int64_t N, const std::vector<std::int64_t>& samples,
+namespace {
+// C = A . B checked at the flat indices i * N + j in `samples` (sorted) against an fp64
+// reference computed for just those elements (O(samples x K)); `result(i, j)` reads C.
+ErrorCheck check_gemm(const HostArray& a, const HostArray& b, std::int64_t K, std::int64_t N,
+                      const std::vector<std::int64_t>& samples,
                       const std::function<double(std::int64_t, std::int64_t)>& result,
                       double scale) {
-  (void)M;
   ErrorCheck check(scale);
   // B's columns as contiguous doubles when that is affordable (small problems check every
   // element); otherwise element by element.
@@ -481,6 +483,7 @@ ErrorCheck check_gemm(const HostArray& a, const HostArray& b, std::int64_t M, st
   }
   return check;
 }
+}  // namespace
 
 std::int64_t elements_to_check(std::int64_t outputs, std::int64_t work_per_output) {
   const std::int64_t budget = std::int64_t{1} << 26;
@@ -503,6 +506,26 @@ void set_verification(Outcome& out, const ErrorCheck& check, double tolerance,
                   {"reference", check.worst_ref},
                   {"rel_error", check.max_rel}};
   out.details["verification"] = std::move(v);
+}
+
+void verify_gemm(Outcome& out, const Simulation& sim, Ptr c, DType dtype, const HostArray& a,
+                 const HostArray& b, std::int64_t M, std::int64_t K, std::int64_t N,
+                 std::uint64_t seed,
+                 const std::function<std::int64_t(std::int64_t, std::int64_t)>& index_of) {
+  const std::int64_t count = elements_to_check(M * N, K);
+  const auto samples = sample_indices(M * N, count, seed);
+  const bool all = count == M * N;
+  HostArray c_host;
+  if (all) c_host = read_array(sim, c, dtype, M * N);
+  const auto result = [&](std::int64_t i, std::int64_t j) {
+    const std::int64_t at = index_of(i, j);
+    return all ? c_host.at(at) : read_element(sim, c, at, dtype);
+  };
+  const ErrorCheck check = check_gemm(a, b, K, N, samples, result, dot_error_scale(K));
+  set_verification(out, check, dot_tolerance(dtype, K),
+                   (all ? "all " : "a random sample of ") + std::to_string(samples.size()) +
+                       " of the " + std::to_string(M * N) +
+                       " elements of C against an fp64 reference computed for them");
 }
 
 // ---- Several launches

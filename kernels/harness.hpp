@@ -157,14 +157,6 @@ struct ErrorCheck {
 // distinct indices drawn from (seed), sorted.
 std::vector<std::int64_t> sample_indices(std::int64_t n, std::int64_t count, std::uint64_t seed);
 
-// C = A . B checked at the flat indices i * N + j in `samples` (sorted) against an fp64
-// reference computed for just those elements (O(samples x K)); `result(i, j)` reads C.
-// a is M x K and b is K x N, both logical row-major.
-ErrorCheck check_gemm(const HostArray& a, const HostArray& b, std::int64_t M, std::int64_t K,
-                      std::int64_t N, const std::vector<std::int64_t>& samples,
-                      const std::function<double(std::int64_t, std::int64_t)>& result,
-                      double scale);
-
 // How many output elements a harness checks: all of them when the reference costs at most
 // 2^26 multiply-adds (outputs x work_per_output), else a sample of 4096.
 std::int64_t elements_to_check(std::int64_t outputs, std::int64_t work_per_output);
@@ -173,6 +165,16 @@ std::int64_t elements_to_check(std::int64_t outputs, std::int64_t work_per_outpu
 // (what was checked, against what, and the worst element).
 void set_verification(Outcome& out, const ErrorCheck& check, double tolerance,
                       const std::string& what);
+
+// Verifies C = A . B (a: M x K, b: K x N, logical row-major) as computed in the simulation:
+// element (i, j) of C is at flat element index index_of(i, j) from `c`. Every element is
+// checked when the fp64 reference is affordable (elements_to_check), else a sample drawn from
+// `seed`; the tolerance is one rounding of an f32-accumulated dot product of length K
+// (dot_tolerance). Fills the outcome as set_verification does.
+void verify_gemm(Outcome& out, const Simulation& sim, Ptr c, DType dtype, const HostArray& a,
+                 const HostArray& b, std::int64_t M, std::int64_t K, std::int64_t N,
+                 std::uint64_t seed,
+                 const std::function<std::int64_t(std::int64_t, std::int64_t)>& index_of);
 
 // ---- Several launches
 // ----------------------------------------------------------------------------

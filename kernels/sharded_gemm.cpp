@@ -132,21 +132,10 @@ Outcome run_sharded_gemm(Simulation& sim, const Params& p) {
     return o;
   }
 
-  // One rounding of an f32-accumulated dot product of length K: see dot_tolerance().
-  const std::int64_t count = elements_to_check(M * N, K);
-  const auto samples = sample_indices(M * N, count, seed);
-  HostArray c_host;
-  const bool all = count == M * N;
-  if (all) c_host = read_array(sim, c, dtype, M * N);
-  const auto result = [&](std::int64_t i, std::int64_t j) {
-    const std::int64_t at = column_blocked_index(M, n_per_pid, i, j);
-    return all ? c_host.at(at) : read_element(sim, c, at, dtype);
-  };
-  const ErrorCheck check = check_gemm(a_host, b_host, M, K, N, samples, result, dot_error_scale(K));
-  set_verification(o, check, dot_tolerance(dtype, K),
-                   (all ? "all " : "a random sample of ") + std::to_string(samples.size()) +
-                       " of the " + std::to_string(M * N) +
-                       " elements of C against an fp64 reference computed for them");
+  verify_gemm(o, sim, c, dtype, a_host, b_host, M, K, N, seed,
+              [&](std::int64_t i, std::int64_t j) {
+                return column_blocked_index(M, n_per_pid, i, j);
+              });
   return o;
 }
 

@@ -19,7 +19,6 @@ using testing::two_sips;
 
 using ::testing::HasSubstr;
 
-
 Outcome run_harness(const Spec& spec, const std::vector<std::string>& assignments,
                     bool timing_only = false) {
   return testing::run_kernel("attention_similarity", spec, assignments, timing_only, 13);

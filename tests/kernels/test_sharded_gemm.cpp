@@ -15,10 +15,11 @@ namespace {
 
 using testing::spec_path;
 using testing::tiny;
+using testing::expect_verified;
+using testing::spec_named;
 using testing::two_sips;
 
 using ::testing::HasSubstr;
-
 
 Outcome run_harness(const Spec& spec, const std::vector<std::string>& assignments,
                     bool timing_only = false) {
@@ -52,26 +53,14 @@ Buffers alloc_gemm(Simulation& sim, std::int64_t M, std::int64_t K, std::int64_t
   return x;
 }
 
-struct Case {
-  std::string spec;
-  std::vector<std::string> params;
-  std::string name;
-};
-
-// Names the case in test listings (gtest would print its bytes).
-void PrintTo(const Case& c, std::ostream* os) {
-  *os << c.name;
-}
+using Case = testing::NumericsCase;
 
 class ShardedGemmNumerics : public ::testing::TestWithParam<Case> {};
 
 TEST_P(ShardedGemmNumerics, MatchesAnFp64Reference) {
   const auto& c = GetParam();
-  const Spec spec = c.spec == "two_sips" ? two_sips() : Spec::load(spec_path(c.spec));
-  const Outcome o = run_harness(spec, c.params);
-  ASSERT_TRUE(o.verified.has_value());
-  EXPECT_TRUE(*o.verified) << o.details.dump(2);
-  EXPECT_GT(o.elements_checked, 0u);
+  const Outcome o = run_harness(spec_named(c.spec), c.params);
+  expect_verified(o);
   EXPECT_GT(o.run.sim_time_ps, 0u);
 }
 

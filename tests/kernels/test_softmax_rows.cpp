@@ -15,35 +15,24 @@ namespace {
 
 using testing::spec_path;
 using testing::tiny;
+using testing::expect_verified;
+using testing::spec_named;
 using testing::two_sips;
 
 using ::testing::HasSubstr;
-
 
 Outcome run_harness(const Spec& spec, const std::vector<std::string>& assignments,
                     bool timing_only = false) {
   return testing::run_kernel("softmax_rows", spec, assignments, timing_only, 5);
 }
 
-struct Case {
-  std::string spec;
-  std::vector<std::string> params;
-  std::string name;
-};
-
-// Names the case in test listings (gtest would print its bytes).
-void PrintTo(const Case& c, std::ostream* os) {
-  *os << c.name;
-}
+using Case = testing::NumericsCase;
 
 class SoftmaxRowsNumerics : public ::testing::TestWithParam<Case> {};
 
 TEST_P(SoftmaxRowsNumerics, MatchesAnFp64Softmax) {
   const auto& c = GetParam();
-  const Outcome o = run_harness(Spec::load(spec_path(c.spec)), c.params);
-  ASSERT_TRUE(o.verified.has_value());
-  EXPECT_TRUE(*o.verified) << o.details.dump(2);
-  EXPECT_GT(o.elements_checked, 0u);
+  expect_verified(run_harness(spec_named(c.spec), c.params));
 }
 
 INSTANTIATE_TEST_SUITE_P(

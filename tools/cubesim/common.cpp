@@ -98,12 +98,12 @@ std::string to_pretty_json(const nlohmann::json& j) {
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-void write_json_file(const std::string& path, const nlohmann::json& j) {
-  const std::string tmp = path + ".tmp";
+void write_file(const std::string& path, const std::function<void(std::ostream&)>& fill) {
+  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw UsageError("cannot write " + tmp + ": " + std::strerror(errno));
-    out << to_pretty_json(j);
+    fill(out);
     out.close();
     if (!out) throw UsageError("cannot write " + tmp + ": " + std::strerror(errno));
   }
@@ -113,6 +113,21 @@ void write_json_file(const std::string& path, const nlohmann::json& j) {
     const std::string why = ec.message();
     fs::remove(tmp, ec);
     throw UsageError("cannot write " + path + ": " + why);
+  }
+}
+
+void write_json_file(const std::string& path, const nlohmann::json& j) {
+  write_file(path, [&](std::ostream& out) { out << to_pretty_json(j); });
+}
+
+std::unique_ptr<Simulation> make_simulation(const components::Spec& spec,
+                                            const SimOptions& options) {
+  try {
+    return std::make_unique<Simulation>(spec, options);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    throw UsageError(e.what());
   }
 }
 

@@ -6,13 +6,16 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "components/spec/spec.hpp"
 #include "components/system/system.hpp"
+#include "triton_emu/simulation.hpp"
 
 namespace cubesim::cli {
 
@@ -58,9 +61,18 @@ std::uint64_t parse_stack_size(const std::string& text);
 // Checked before a run so a typo does not cost the whole simulation.
 void check_output_path(const std::string& path, std::string_view flag);
 
-// Writes `j` (indented) to a temporary file beside `path` and renames it over `path`, so a
-// reader never sees half a report. UsageError when it cannot.
+// Writes what `fill` streams to a temporary file beside `path` (named by process id, so
+// concurrent writers do not collide) and renames it over `path`, so a reader never sees half a
+// file. UsageError when it cannot.
+void write_file(const std::string& path, const std::function<void(std::ostream&)>& fill);
+
+// write_file of `j`, indented (to_pretty_json).
 void write_json_file(const std::string& path, const nlohmann::json& j);
+
+// A simulation of `spec`. A failure that is the user's setup rather than a cubesim error (a
+// trace file that cannot be opened, a backend that cannot start) becomes a UsageError.
+std::unique_ptr<Simulation> make_simulation(const components::Spec& spec,
+                                            const SimOptions& options);
 
 // A 2-space-indented dump with a trailing newline.
 std::string to_pretty_json(const nlohmann::json& j);

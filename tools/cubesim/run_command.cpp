@@ -43,15 +43,7 @@ int run(const RunArgs& a) {
   options.seed = a.seed;
   options.stack_size = stack;
   options.trace_path = a.trace_file;
-  std::unique_ptr<Simulation> sim;
-  try {
-    sim = std::make_unique<Simulation>(spec, options);
-  } catch (const Error&) {
-    throw;
-  } catch (const std::runtime_error& e) {
-    // The trace file could not be opened, or a backend could not start: the user's setup.
-    throw UsageError(e.what());
-  }
+  const std::unique_ptr<Simulation> sim = make_simulation(spec, options);
   sim->set_kernel_name(kernel.name);
 
   const auto wall0 = std::chrono::steady_clock::now();

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "kernels/registry.hpp"
+#include "tools/cubesim/common.hpp"
 #include "tools/cubesim/format.hpp"
 #include "tools/cubesim/sweep_point.hpp"
 #include "triton_emu/errors.hpp"
@@ -302,24 +303,6 @@ void print_table(std::ostream& out, const Definition& def, const RowStore& rows)
   print(header);
   for (const auto& l : table) print(l);
   for (const auto& e : errors) out << e << "\n";
-}
-
-void write_file(const std::string& path, const std::function<void(std::ostream&)>& fill) {
-  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw UsageError("cannot write " + tmp + ": " + std::strerror(errno));
-    fill(out);
-    out.close();
-    if (!out) throw UsageError("cannot write " + tmp + ": " + std::strerror(errno));
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    const std::string why = ec.message();
-    fs::remove(tmp, ec);
-    throw UsageError("cannot write " + path + ": " + why);
-  }
 }
 
 // ---- Plot ---------------------------------------------------------------------------------

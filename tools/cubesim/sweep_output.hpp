@@ -74,10 +74,6 @@ void write_jsonl(std::ostream& out, const RowStore& rows);
 // of failed points below it.
 void print_table(std::ostream& out, const Definition& def, const RowStore& rows);
 
-// Writes what `fill` streams to `path` through a temporary file and a rename, so a reader never
-// sees half a file. UsageError when it cannot.
-void write_file(const std::string& path, const std::function<void(std::ostream&)>& fill);
-
 // The plot: tools/plot_sweep.py run by Python with matplotlib.
 struct PlotRequest {
   std::string csv_file;

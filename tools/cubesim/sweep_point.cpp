@@ -149,14 +149,7 @@ json run_point(const json& request) {
     options.seed = request.at("seed").get<std::uint64_t>();
     options.stack_size = request.at("stack_size").get<std::uint64_t>();
     options.record_accesses = false;  // sharding checks are for tests, not sweeps
-    std::unique_ptr<Simulation> sim;
-    try {
-      sim = std::make_unique<Simulation>(spec, options);
-    } catch (const Error&) {
-      throw;
-    } catch (const std::runtime_error& e) {
-      throw UsageError(e.what());  // a backend that cannot start: the user's setup
-    }
+    const std::unique_ptr<Simulation> sim = make_simulation(spec, options);
     sim->set_kernel_name(kernel.name);
     const auto wall0 = std::chrono::steady_clock::now();
     const kernels::Outcome outcome = kernel.run(*sim, params);
