@@ -19,6 +19,8 @@
 #include <cstdint>
 #include <utility>
 
+#include "emu/prefetch.hpp"
+
 namespace cubesim::emu {
 
 class StackPool;
@@ -41,7 +43,7 @@ class Fiber {
   // live in L3 or DRAM; a scheduler that knows who runs next hides that latency.
   void prefetch() const noexcept {
     if (const auto* sp = static_cast<const char*>(stack_hint_)) {
-      for (int line = -4; line < 4; ++line) __builtin_prefetch(sp + 64 * line, 1);
+      for (int line = -4; line < 4; ++line) emu::prefetch(sp + 64 * line);
     }
   }
 

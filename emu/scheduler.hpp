@@ -133,7 +133,7 @@ class Scheduler {
   void suspend(Process& self);       // park the running process; returns when it is woken
   void resumed(Process& self);       // bookkeeping once a parked process runs again
   void check_canary(const Process& p) const;
-  void prefetch_next() const;        // warm the caches for the process due after this one
+  void prefetch_next() const;        // warm the caches for the processes due in a few wake-ups
   Process* pop_due_wake();           // the next event, if it is a wake-up allowed to run now
   void finish(Process& p);
   void end_run();                    // finish every process and drop every event
