@@ -18,7 +18,12 @@ AddressMap::AddressMap(const SystemConfig& config)
       capacity_(config.cube.hbm.capacity_bytes),
       granule_(config.memory.interleave_bytes),
       channels_(config.cube.hbm.channels),
-      channel_granule_(config.cube.hbm.channel_interleave_bytes) {
+      channel_granule_(config.cube.hbm.channel_interleave_bytes),
+      cubes_div_(cubes_),
+      capacity_div_(capacity_),
+      granule_div_(granule_),
+      channels_div_(channels_),
+      channel_div_(channel_granule_) {
   // The spec validator guarantees these; a hand-made config must too.
   if (cubes_ == 0 || capacity_ == 0 || granule_ == 0 || channels_ == 0 || channel_granule_ == 0)
     throw std::invalid_argument("AddressMap: cubes, capacity, granules and channels must be > 0");
@@ -44,27 +49,9 @@ std::uint64_t AddressMap::interleaved_address(Location loc) const {
   return kInterleavedBase + granule_index * granule_ + loc.offset % granule_;
 }
 
-bool AddressMap::is_interleaved(std::uint64_t addr) const {
-  return addr >= kInterleavedBase && addr - kInterleavedBase < interleaved_size();
-}
-
 bool AddressMap::is_mapped(std::uint64_t addr) const {
   if (is_interleaved(addr)) return true;
   return addr >= kDirectBase && addr - kDirectBase < capacity_ * cubes_;
-}
-
-Location AddressMap::decode(std::uint64_t addr) const {
-  if (is_interleaved(addr)) {
-    const std::uint64_t w = addr - kInterleavedBase;
-    const std::uint64_t granule_index = w / granule_;
-    return {static_cast<std::uint32_t>(granule_index % cubes_),
-            (granule_index / cubes_) * granule_ + w % granule_};
-  }
-  if (addr >= kDirectBase && addr - kDirectBase < capacity_ * cubes_) {
-    const std::uint64_t d = addr - kDirectBase;
-    return {static_cast<std::uint32_t>(d / capacity_), d % capacity_};
-  }
-  throw_unmapped(addr, 1, "access");
 }
 
 void AddressMap::check_range(std::uint64_t addr, std::uint64_t bytes, const char* what) const {

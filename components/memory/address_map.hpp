@@ -11,11 +11,13 @@
 // the host allocator (triton_emu) keeps buffers from overlapping.
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
 #include <string>
 
+#include "components/memory/divisor.hpp"
 #include "components/system_config.hpp"
 
 namespace cubesim::components {
@@ -63,12 +65,27 @@ class AddressMap {
   std::uint64_t interleaved_size() const { return capacity_ * cubes_; }
 
   bool is_mapped(std::uint64_t addr) const;
-  bool is_interleaved(std::uint64_t addr) const;
-  // Throws AddressError naming the address and the ranges when it is not mapped.
-  Location decode(std::uint64_t addr) const;
+  bool is_interleaved(std::uint64_t addr) const {
+    return addr >= kInterleavedBase && addr - kInterleavedBase < interleaved_size();
+  }
+  // Throws AddressError naming the address and the ranges when it is not mapped. Inline: it
+  // runs for every packet.
+  Location decode(std::uint64_t addr) const {
+    if (is_interleaved(addr)) {
+      const std::uint64_t w = addr - kInterleavedBase;
+      const std::uint64_t granule_index = granule_div_.quot(w);
+      return {static_cast<std::uint32_t>(cubes_div_.rem(granule_index)),
+              cubes_div_.quot(granule_index) * granule_ + granule_div_.rem(w)};
+    }
+    if (addr >= kDirectBase && addr - kDirectBase < capacity_ * cubes_) {
+      const std::uint64_t d = addr - kDirectBase;
+      return {static_cast<std::uint32_t>(capacity_div_.quot(d)), capacity_div_.rem(d)};
+    }
+    throw_unmapped(addr, 1, "access");
+  }
   // The HBM channel holding the byte at `loc` (channels interleave at channel_interleave_bytes).
   std::uint32_t channel(Location loc) const {
-    return static_cast<std::uint32_t>((loc.offset / channel_granule_) % channels_);
+    return static_cast<std::uint32_t>(channels_div_.rem(channel_div_.quot(loc.offset)));
   }
 
   // The first piece of [addr, addr + bytes) as for_each_piece cuts it; `addr` must be mapped
@@ -80,9 +97,11 @@ class AddressMap {
   Piece first_piece(std::uint64_t addr, std::uint64_t bytes, std::uint64_t max_piece) const {
     const Location loc = decode(addr);
     std::uint64_t len = bytes;
-    len = std::min(len, max_piece - addr % max_piece);
-    len = std::min(len, channel_granule_ - loc.offset % channel_granule_);
-    if (is_interleaved(addr)) len = std::min(len, granule_ - loc.offset % granule_);
+    const std::uint64_t into_piece =
+        std::has_single_bit(max_piece) ? addr & (max_piece - 1) : addr % max_piece;
+    len = std::min(len, max_piece - into_piece);
+    len = std::min(len, channel_granule_ - channel_div_.rem(loc.offset));
+    if (is_interleaved(addr)) len = std::min(len, granule_ - granule_div_.rem(loc.offset));
     len = std::min(len, capacity_ - loc.offset);
     return {loc, len};
   }
@@ -108,6 +127,8 @@ class AddressMap {
   std::uint64_t granule_;
   std::uint32_t channels_;
   std::uint64_t channel_granule_;
+  // The same values as divisors (decode runs for every packet).
+  Divisor cubes_div_, capacity_div_, granule_div_, channels_div_, channel_div_;
 };
 
 std::string hex_address(std::uint64_t addr);

@@ -73,8 +73,10 @@ void Fabric::pump(std::uint32_t pe) {
 
 const Route& Fabric::route_for(Transfer& t, std::uint64_t addr, std::uint32_t* bytes) {
   const std::uint64_t left = t.bytes - t.issued;
-  std::uint64_t key;
   const std::uint64_t pes = topology_.total_pes();
+  std::uint64_t key;
+  Location loc{};
+  std::uint32_t ch = 0;
   if (t.kind == Kind::send) {
     // Packets of a PE-to-PE transfer are cut at packet_bytes of the transfer's own offset.
     *bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(left, packet_bytes_));
@@ -82,28 +84,28 @@ const Route& Fabric::route_for(Transfer& t, std::uint64_t addr, std::uint32_t* b
   } else {
     // The first piece of the remaining range: one cube, one channel, at most one packet.
     const auto piece = map_.first_piece(addr, left, packet_bytes_);
-    const Location loc = piece.loc;
+    loc = piece.loc;
     *bytes = static_cast<std::uint32_t>(piece.len);
-    const std::uint32_t ch = map_.channel(loc);
+    ch = map_.channel(loc);
     key = ((std::uint64_t{t.kind == Kind::read} * pes + t.pe) * map_.cubes() + loc.global_cube) *
               map_.hbm_channels() + ch;
-    if (key == t.route_key) return *t.route;
-    auto it = routes_.find(key);
-    if (it == routes_.end()) {
-      Route r = t.kind == Kind::read ? topology_.memory_to_pe(loc.global_cube, ch, t.pe)
-                                     : topology_.pe_to_memory(t.pe, loc.global_cube, ch);
-      it = routes_.emplace(key, std::move(r)).first;
-    }
-    t.route_key = key;
-    t.route = &it->second;
-    return it->second;
   }
   if (key == t.route_key) return *t.route;
-  auto it = routes_.find(key);
-  if (it == routes_.end()) it = routes_.emplace(key, topology_.pe_to_pe(t.pe, t.peer)).first;
+  Dma& d = dma_[t.pe];
+  if (key != d.route_key) {
+    auto it = routes_.find(key);
+    if (it == routes_.end()) {
+      Route r = t.kind == Kind::send   ? topology_.pe_to_pe(t.pe, t.peer)
+                : t.kind == Kind::read ? topology_.memory_to_pe(loc.global_cube, ch, t.pe)
+                                       : topology_.pe_to_memory(t.pe, loc.global_cube, ch);
+      it = routes_.emplace(key, std::move(r)).first;  // nodes are stable: pointers stay valid
+    }
+    d.route_key = key;
+    d.route = &it->second;
+  }
   t.route_key = key;
-  t.route = &it->second;
-  return it->second;
+  t.route = d.route;
+  return *d.route;
 }
 
 void Fabric::issue_packet(Transfer& t) {

@@ -86,6 +86,10 @@ class Fabric {
   struct Dma {  // one per PE
     std::uint32_t in_flight = 0;
     std::deque<Transfer*> ready;  // transfers with packets left to send, round-robin
+    // The PE's last route: a new transfer (every small tl.load is one) to the same channel
+    // or peer skips the hash lookup.
+    std::uint64_t route_key = ~std::uint64_t{0};
+    const Route* route = nullptr;
   };
   struct Packet {
     Transfer* transfer;
