@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <random>
 
 #include "system_config_for_tests.hpp"
 
@@ -90,6 +91,23 @@ TEST(AddressMap, PiecesStopAtPacketChannelAndInterleaveBoundaries) {
                        EXPECT_LT(loc.global_cube, 2u);
                      });
   EXPECT_EQ(lens, (std::vector<std::uint64_t>{3996, 4096, 908}));
+}
+
+TEST(Divisor, MatchesIntegerDivisionForPowersOfTwoAndOtherValues) {
+  // Powers of two take the shift-and-mask path, the others divide; both must agree with / and %.
+  const std::uint64_t divisors[] = {1, 2, 3, 7, 4096, 6000, 48 * 1024, std::uint64_t{1} << 40,
+                                    (std::uint64_t{1} << 40) + 1, std::uint64_t{1} << 63,
+                                    ~std::uint64_t{0}};
+  std::mt19937_64 rng(20261122);
+  for (const std::uint64_t d : divisors) {
+    const Divisor div(d);
+    EXPECT_EQ(div.value(), d);
+    for (int i = 0; i < 2000; ++i) {
+      const std::uint64_t x = i == 0 ? 0 : i == 1 ? d - 1 : i == 2 ? d : rng();
+      ASSERT_EQ(div.quot(x), x / d) << x << " / " << d;
+      ASSERT_EQ(div.rem(x), x % d) << x << " % " << d;
+    }
+  }
 }
 
 }  // namespace
