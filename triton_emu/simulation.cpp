@@ -38,7 +38,7 @@ struct SimulationImpl {
       : spec(s),
         options(std::move(o)),
         sched(emu::SchedulerOptions{options.stack_size}),
-        sys(spec.config(), sched, components::SystemOptions{options.timing_only}) {
+        sys(spec.config(), sched, components::SystemOptions{options.timing_only, options.network}) {
     const auto& c = spec.config();
     pes.resize(sys.total_pes());
     for (std::uint32_t i = 0; i < pes.size(); ++i) {
@@ -315,6 +315,7 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
       {"wall_seconds", wall},
       {"events_per_second", wall > 0 ? static_cast<double>(events) / wall : 0.0},
       {"timing_only", I.options.timing_only},
+      {"network", components::network_model_name(I.options.network)},
       {"backend", I.options.timing_only ? "none" : I.options.backend},
   };
   if (fabric.contains("busiest_link")) r.report["stats"]["busiest_link"] = fabric["busiest_link"];

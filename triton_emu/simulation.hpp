@@ -41,6 +41,9 @@ struct SimOptions {
   std::size_t stack_size = 64 * 1024;  // bytes per program's fiber stack
   std::string trace_path{};            // Perfetto trace of every launch ("" = none)
   bool record_accesses = true;         // keep the access log for sharding checks
+  // packet (default): every packet and hop; flow: one reservation per transfer and link, far
+  // fewer events for large what-if runs, approximate under contention (fabric.hpp).
+  components::NetworkModel network = components::NetworkModel::packet;
 };
 
 // Where alloc() puts a buffer.

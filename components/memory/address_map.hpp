@@ -53,6 +53,7 @@ class AddressMap {
   std::uint64_t capacity_per_cube() const { return capacity_; }
   std::uint64_t interleave_bytes() const { return granule_; }
   std::uint32_t hbm_channels() const { return channels_; }
+  std::uint64_t channel_interleave_bytes() const { return channel_granule_; }
 
   CubeId cube_id(std::uint32_t global_cube) const {
     return {global_cube / cubes_per_sip_, global_cube % cubes_per_sip_};

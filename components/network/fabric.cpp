@@ -1,18 +1,41 @@
 #include "components/network/fabric.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <stdexcept>
 
 namespace cubesim::components {
 
-Fabric::Fabric(emu::Scheduler& scheduler, Topology& topology, const AddressMap& map)
-    : sched_(scheduler),
+namespace {
+constexpr std::uint32_t kNoSlot = ~std::uint32_t{0};
+// Flow model: a transfer of at most this many packets uses cached routes piece by piece.
+constexpr std::uint64_t kFewPieces = 16;
+}  // namespace
+
+const char* network_model_name(NetworkModel m) {
+  return m == NetworkModel::flow ? "flow" : "packet";
+}
+
+NetworkModel parse_network_model(const std::string& name) {
+  if (name == "packet") return NetworkModel::packet;
+  if (name == "flow") return NetworkModel::flow;
+  throw std::invalid_argument("unknown network model '" + name +
+                              "': use 'packet' (every packet and hop, the default) or 'flow' "
+                              "(one reservation per transfer and link, for large what-if runs)");
+}
+
+Fabric::Fabric(emu::Scheduler& scheduler, Topology& topology, const AddressMap& map,
+               NetworkModel model)
+    : model_(model),
+      sched_(scheduler),
       topology_(topology),
       map_(map),
       links_(topology.links()),
       packet_bytes_(topology.config().cube.noc.packet_bytes),
       window_(topology.config().pe.dma.max_outstanding_packets),
-      dma_(topology.total_pes()) {}
+      dma_(topology.total_pes()) {
+  if (model_ == NetworkModel::flow) slot_.assign(links_.size(), kNoSlot);
+}
 
 void Fabric::read(std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes, Done done) {
   map_.check_range(addr, bytes, "read");
@@ -33,6 +56,10 @@ void Fabric::send(std::uint32_t src_pe, std::uint32_t dst_pe, std::uint64_t byte
 void Fabric::begin(Kind kind, std::uint32_t pe, std::uint32_t peer, std::uint64_t addr,
                    std::uint64_t bytes, Done done) {
   if (pe >= dma_.size()) throw std::out_of_range("Fabric: PE index out of range");
+  if (model_ == NetworkModel::flow) {
+    begin_flow(kind, pe, peer, addr, bytes, std::move(done));
+    return;
+  }
   Transfer& t = *new_transfer();
   t.kind = kind;
   t.pe = pe;
@@ -71,41 +98,189 @@ void Fabric::pump(std::uint32_t pe) {
   }
 }
 
+std::uint64_t Fabric::route_key(Kind kind, std::uint32_t pe, std::uint32_t peer, Location loc,
+                                std::uint32_t channel) const {
+  const std::uint64_t pes = topology_.total_pes();
+  if (kind == Kind::send) return (2 * pes + pe) * pes + peer;
+  return ((std::uint64_t{kind == Kind::read} * pes + pe) * map_.cubes() + loc.global_cube) *
+             map_.hbm_channels() + channel;
+}
+
+const Route& Fabric::cached_route(Kind kind, std::uint32_t pe, std::uint32_t peer, Location loc,
+                                  std::uint32_t channel) {
+  const std::uint64_t key = route_key(kind, pe, peer, loc, channel);
+  Dma& d = dma_[pe];
+  if (key != d.route_key) {
+    auto it = routes_.find(key);
+    if (it == routes_.end()) {
+      Route r = kind == Kind::send   ? topology_.pe_to_pe(pe, peer)
+                : kind == Kind::read ? topology_.memory_to_pe(loc.global_cube, channel, pe)
+                                     : topology_.pe_to_memory(pe, loc.global_cube, channel);
+      it = routes_.emplace(key, std::move(r)).first;  // nodes are stable: pointers stay valid
+    }
+    d.route_key = key;
+    d.route = &it->second;
+  }
+  return *d.route;
+}
+
 const Route& Fabric::route_for(Transfer& t, std::uint64_t addr, std::uint32_t* bytes) {
   const std::uint64_t left = t.bytes - t.issued;
-  const std::uint64_t pes = topology_.total_pes();
-  std::uint64_t key;
   Location loc{};
   std::uint32_t ch = 0;
   if (t.kind == Kind::send) {
     // Packets of a PE-to-PE transfer are cut at packet_bytes of the transfer's own offset.
     *bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(left, packet_bytes_));
-    key = (2 * pes + t.pe) * pes + t.peer;
   } else {
     // The first piece of the remaining range: one cube, one channel, at most one packet.
     const auto piece = map_.first_piece(addr, left, packet_bytes_);
     loc = piece.loc;
     *bytes = static_cast<std::uint32_t>(piece.len);
     ch = map_.channel(loc);
-    key = ((std::uint64_t{t.kind == Kind::read} * pes + t.pe) * map_.cubes() + loc.global_cube) *
-              map_.hbm_channels() + ch;
   }
+  const std::uint64_t key = route_key(t.kind, t.pe, t.peer, loc, ch);
   if (key == t.route_key) return *t.route;
-  Dma& d = dma_[t.pe];
-  if (key != d.route_key) {
-    auto it = routes_.find(key);
-    if (it == routes_.end()) {
-      Route r = t.kind == Kind::send   ? topology_.pe_to_pe(t.pe, t.peer)
-                : t.kind == Kind::read ? topology_.memory_to_pe(loc.global_cube, ch, t.pe)
-                                       : topology_.pe_to_memory(t.pe, loc.global_cube, ch);
-      it = routes_.emplace(key, std::move(r)).first;  // nodes are stable: pointers stay valid
-    }
-    d.route_key = key;
-    d.route = &it->second;
-  }
+  t.route = &cached_route(t.kind, t.pe, t.peer, loc, ch);
   t.route_key = key;
-  t.route = d.route;
-  return *d.route;
+  return *t.route;
+}
+
+// ---- Flow model ---------------------------------------------------------------------------------
+
+void Fabric::add_load(LinkId id, std::uint64_t bytes, emu::Tick lead, emu::Tick tail) {
+  if (slot_[id] == kNoSlot) {
+    slot_[id] = static_cast<std::uint32_t>(loads_.size());
+    loads_.push_back({id, bytes, lead, tail});
+    return;
+  }
+  LinkLoad& f = loads_[slot_[id]];
+  f.bytes += bytes;
+  f.lead = std::min(f.lead, lead);
+  f.tail = std::max(f.tail, tail);
+}
+
+void Fabric::add_route(const Route& r, std::uint64_t bytes, std::size_t skip) {
+  emu::Tick total = r.pre_delay;
+  for (const emu::Tick lat : r.latency) total += lat;
+  emu::Tick lead = r.pre_delay;
+  for (std::size_t i = 0; i < r.links.size(); ++i) {
+    if (i != skip) add_load(r.links[i], bytes, lead, total - lead);
+    lead += r.latency[i];
+  }
+}
+
+void Fabric::add_pieces(Kind kind, std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes) {
+  if (bytes <= kFewPieces * packet_bytes_) {  // a few pieces: their routes, cached
+    while (bytes > 0) {
+      const auto piece = map_.first_piece(addr, bytes, packet_bytes_);
+      add_route(cached_route(kind, pe, 0, piece.loc, map_.channel(piece.loc)), piece.len);
+      addr += piece.len;
+      bytes -= piece.len;
+    }
+    return;
+  }
+  // A long range: sum its bytes per (cube, channel) first. Channels behind one HBM controller
+  // node share the rest of their route, so one route is built per (cube, node), and the
+  // channel links are added one by one. (Caching every (PE, cube, channel) route instead
+  // would take GiBs on a rack-scale spec.)
+  const std::uint32_t channels = map_.hbm_channels();
+  if (channel_bytes_.empty()) channel_bytes_.assign(std::size_t{map_.cubes()} * channels, 0);
+  while (bytes > 0) {
+    const auto piece = map_.first_piece(addr, bytes, packet_bytes_);
+    const std::size_t i = std::size_t{piece.loc.global_cube} * channels + map_.channel(piece.loc);
+    if (channel_bytes_[i] == 0) touched_.push_back(i);
+    channel_bytes_[i] += piece.len;
+    addr += piece.len;
+    bytes -= piece.len;
+  }
+  std::sort(touched_.begin(), touched_.end());
+  for (std::size_t first = 0; first < touched_.size();) {
+    const auto cube = static_cast<std::uint32_t>(touched_[first] / channels);
+    // Channels of this cube, grouped by their controller node.
+    std::size_t end = first;
+    while (end < touched_.size() && touched_[end] / channels == cube) ++end;
+    for (std::size_t j = first; j < end; ++j) {
+      if (channel_bytes_[touched_[j]] == 0) continue;  // already added with its group
+      const auto ch = static_cast<std::uint32_t>(touched_[j] % channels);
+      const std::uint32_t node = topology_.hbm_node(ch);
+      const Route r = kind == Kind::read ? topology_.memory_to_pe(cube, ch, pe)
+                                         : topology_.pe_to_memory(pe, cube, ch);
+      const std::size_t hop = kind == Kind::read ? 0 : r.links.size() - 1;  // the channel
+      emu::Tick total = r.pre_delay, lead = r.pre_delay;
+      for (std::size_t h = 0; h < r.links.size(); ++h) {
+        total += r.latency[h];
+        if (h < hop) lead += r.latency[h];
+      }
+      std::uint64_t group = 0;
+      for (std::size_t k = j; k < end; ++k) {
+        const std::size_t i = touched_[k];
+        const auto other = static_cast<std::uint32_t>(i % channels);
+        if (channel_bytes_[i] == 0 || topology_.hbm_node(other) != node) continue;
+        add_load(topology_.hbm_channel(cube, other), channel_bytes_[i], lead, total - lead);
+        group += channel_bytes_[i];
+        channel_bytes_[i] = 0;
+      }
+      add_route(r, group, hop);
+    }
+    first = end;
+  }
+  touched_.clear();
+}
+
+void Fabric::begin_flow(Kind kind, std::uint32_t pe, std::uint32_t peer, std::uint64_t addr,
+                        std::uint64_t bytes, Done done) {
+  ++transfers_;
+  ++live_transfers_;
+  Transfer& t = *new_transfer();
+  t.done = std::move(done);
+  const auto finish = [this, &t] {
+    --live_transfers_;
+    Done d = std::move(t.done);
+    t.done = nullptr;
+    t.next_free = free_transfers_;
+    free_transfers_ = &t;
+    if (d) d();
+  };
+  if (bytes == 0) {
+    sched_.schedule_in(0, finish, 0, "empty transfer");
+    return;
+  }
+  if (kind == Kind::send)
+    add_route(cached_route(kind, pe, peer, {}, 0), bytes);
+  else
+    add_pieces(kind, pe, addr, bytes);
+
+  // Reserve every link the flow crosses, first come first served.
+  Dma& d = dma_[pe];
+  const emu::Tick t0 = std::max(sched_.now(), d.flow_free_at);
+  emu::Tick done_at = t0, latency = 0, packet_time = 0;
+  for (const LinkLoad& f : loads_) {
+    Link& l = links_[f.link];
+    const emu::Tick ser = l.bandwidth.transfer_time(f.bytes);
+    const emu::Tick start = std::max(t0 + f.lead, l.free_at);
+    const emu::Tick end = start + ser;
+    l.free_at = end;
+    l.busy += ser;
+    l.bytes += f.bytes;
+    l.packets += (f.bytes + packet_bytes_ - 1) / packet_bytes_;
+    ++packet_hops_;
+    if (trace_) trace_busy(f.link, l, start, end);
+    done_at = std::max(done_at, end + f.tail);
+    latency = std::max(latency, f.lead + f.tail);
+    packet_time = std::max(packet_time, f.bytes >= packet_bytes_
+                                            ? l.full_packet_time
+                                            : l.bandwidth.transfer_time(f.bytes));
+    slot_[f.link] = kNoSlot;
+  }
+  loads_.clear();
+  // The DMA window: at most window_ packets in flight, each slot taken for about one round
+  // trip (path latency + a packet at the slowest link). A latency-bound PE is limited by it.
+  const std::uint64_t per_round = std::uint64_t{window_} * packet_bytes_;
+  const std::uint64_t rounds = (bytes + per_round - 1) / per_round;
+  d.flow_free_at = t0 + rounds * (latency + packet_time);
+  done_at = std::max(done_at, d.flow_free_at);
+  packets_ += (bytes + packet_bytes_ - 1) / packet_bytes_;
+  sched_.schedule_at(done_at, finish, 0, "flow delivery");
 }
 
 void Fabric::issue_packet(Transfer& t) {

@@ -17,12 +17,27 @@
 // unbounded (no back-pressure between routers). docs/hardware-model.md explains the choice.
 //
 // Each packet-hop is one event, in (time, insertion) order, so a run is deterministic.
+//
+// NetworkModel::flow (opt-in, for what-if studies of large systems) moves a transfer as one
+// flow instead of packets: the bytes it puts on every link are summed (interleaved address
+// ranges are summed per HBM channel first, so a long transfer costs one route per controller
+// and cube it touches, not one per packet), each link
+// is reserved first-come-first-served for the flow's bytes starting when its head can reach
+// it, and the transfer completes when its last link has drained plus the remaining latency:
+//   start_l = max(t0 + lead_l, link free)   end_l = start_l + bytes_l / bw_l
+//   done    = max over links of (end_l + tail_l), and no earlier than the DMA window allows
+// (lead_l / tail_l: the head latency before / from link l on the routes that use it; t0: when
+// the PE's DMA engine takes the transfer). Uncontended, this is the packet model's "path
+// latency + serialisation at the narrowest resource"; under contention flows queue whole
+// instead of interleaving packets. One event per transfer. docs/hardware-model.md compares.
 
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "components/memory/address_map.hpp"
 #include "components/network/topology.hpp"
@@ -31,11 +46,17 @@
 
 namespace cubesim::components {
 
+enum class NetworkModel : std::uint8_t { packet, flow };
+const char* network_model_name(NetworkModel m);
+// "packet" or "flow"; std::invalid_argument naming the valid ones otherwise.
+NetworkModel parse_network_model(const std::string& name);
+
 class Fabric {
  public:
   using Done = std::function<void()>;
 
-  Fabric(emu::Scheduler& scheduler, Topology& topology, const AddressMap& map);
+  Fabric(emu::Scheduler& scheduler, Topology& topology, const AddressMap& map,
+         NetworkModel model = NetworkModel::packet);
   Fabric(const Fabric&) = delete;
   Fabric& operator=(const Fabric&) = delete;
 
@@ -54,8 +75,10 @@ class Fabric {
   // Zeroes the link and packet statistics (a new launch measures from here).
   void reset_stats();
 
+  NetworkModel model() const { return model_; }
   Topology& topology() { return topology_; }
   const Topology& topology() const { return topology_; }
+  // In the flow model: packets the transfers would have been cut into, and link reservations.
   std::uint64_t packets() const { return packets_; }
   std::uint64_t packet_hops() const { return packet_hops_; }
   std::uint64_t transfers() const { return transfers_; }
@@ -90,6 +113,14 @@ class Fabric {
     // or peer skips the hash lookup.
     std::uint64_t route_key = ~std::uint64_t{0};
     const Route* route = nullptr;
+    emu::Tick flow_free_at = 0;  // flow model: when the engine's window is free again
+  };
+  // Flow model: what a transfer puts on a link.
+  struct LinkLoad {
+    LinkId link;
+    std::uint64_t bytes;
+    emu::Tick lead;  // head latency before the link (shortest over the routes using it)
+    emu::Tick tail;  // latency from the link's input to delivery (longest)
   };
   struct Packet {
     Transfer* transfer;
@@ -108,10 +139,22 @@ class Fabric {
   void advance(Packet& p);      // the head reached hop p.hop's input at now()
   void delivered(Packet& p);
   const Route& route_for(Transfer& t, std::uint64_t addr, std::uint32_t* bytes);
+  const Route& cached_route(Kind kind, std::uint32_t pe, std::uint32_t peer, Location loc,
+                            std::uint32_t channel);
+  std::uint64_t route_key(Kind kind, std::uint32_t pe, std::uint32_t peer, Location loc,
+                          std::uint32_t channel) const;
+  // Flow model.
+  void begin_flow(Kind kind, std::uint32_t pe, std::uint32_t peer, std::uint64_t addr,
+                  std::uint64_t bytes, Done done);
+  void add_load(LinkId id, std::uint64_t bytes, emu::Tick lead, emu::Tick tail);
+  // Adds a route's links (all but hop `skip`) carrying `bytes`.
+  void add_route(const Route& r, std::uint64_t bytes, std::size_t skip = ~std::size_t{0});
+  void add_pieces(Kind kind, std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes);
   void trace_busy(LinkId id, Link& l, emu::Tick start, emu::Tick end);
   Transfer* new_transfer();
   Packet* new_packet();
 
+  NetworkModel model_;
   emu::Scheduler& sched_;
   Topology& topology_;
   const AddressMap& map_;
@@ -126,6 +169,12 @@ class Fabric {
   Packet* free_packets_ = nullptr;
   emu::TraceWriter* trace_ = nullptr;
   std::unordered_map<LinkId, emu::TraceWriter::Track> link_tracks_;
+  // Flow model: the loads being summed (slot_ maps a link to its entry, kNoSlot when none),
+  // and a long range's bytes per (cube, channel) with the entries in use.
+  std::vector<LinkLoad> loads_;
+  std::vector<std::uint32_t> slot_;
+  std::vector<std::uint64_t> channel_bytes_;
+  std::vector<std::size_t> touched_;
   std::uint64_t packets_ = 0, packet_hops_ = 0, transfers_ = 0, live_transfers_ = 0;
 };
 

@@ -21,7 +21,7 @@ System::System(const SystemConfig& config, emu::Scheduler& scheduler, SystemOpti
       options_(options),
       map_(config_),
       topology_(config_),
-      fabric_(scheduler, topology_, map_),
+      fabric_(scheduler, topology_, map_, options_.network),
       gemm_(config_.pe.gemm) {
   if (!options_.timing_only)
     memory_ = std::make_unique<SparseMemory>(map_, config_.memory.page_bytes);

@@ -20,6 +20,7 @@ namespace cubesim::components {
 
 struct SystemOptions {
   bool timing_only = false;  // no functional bytes stored or moved; timing is identical
+  NetworkModel network = NetworkModel::packet;  // see components/network/fabric.hpp
 };
 
 // Where a PE sits: SIP, cube within the SIP, PE within the cube (ADR-0022's axes 2, 1, 0).

@@ -26,6 +26,7 @@ struct RunArgs {
   std::string trace_file;
   std::uint64_t seed = 1;
   std::string stack_size = "64K";
+  std::string network = "packet";
 };
 
 int run(const RunArgs& a) {
@@ -43,6 +44,7 @@ int run(const RunArgs& a) {
   options.seed = a.seed;
   options.stack_size = stack;
   options.trace_path = a.trace_file;
+  options.network = components::parse_network_model(a.network);
   const std::unique_ptr<Simulation> sim = make_simulation(spec, options);
   sim->set_kernel_name(kernel.name);
 
@@ -102,6 +104,12 @@ Command add_run_command(CLI::App& app) {
                   "Write a Chrome/Perfetto trace (one track per PE, GEMM engine and busy link) "
                   "to FILE; open it in ui.perfetto.dev")
       ->type_name("FILE");
+  sub->add_option("--network", args->network,
+                  "Network model: packet (every packet and hop; the reference) or flow (one "
+                  "reservation per transfer and link: far faster on large systems, approximate "
+                  "when transfers contend)")
+      ->check(CLI::IsMember({"packet", "flow"}))
+      ->capture_default_str();
   sub->add_option("--seed", args->seed, "Seed of the harness's random inputs")
       ->check(CLI::NonNegativeNumber)  // CLI11 would wrap -1 to 2^64 - 1 silently
       ->capture_default_str();

@@ -1,0 +1,165 @@
+// The flow network model (NetworkModel::flow). Uncontended transfers must take exactly the
+// packet model's closed form (path latency + bytes over the narrowest link, or the DMA window's
+// round trips when those are longer); every link must carry exactly the bytes the packet model
+// puts on it; contending flows queue whole. Expectations come from the configuration.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "components/network/fabric.hpp"
+#include "components/system/system.hpp"
+#include "emu/scheduler.hpp"
+#include "system_config_for_tests.hpp"
+
+namespace cubesim::components {
+namespace {
+
+using emu::Tick;
+using ::testing::HasSubstr;
+
+struct Bench {
+  explicit Bench(const SystemConfig& c, NetworkModel m = NetworkModel::flow)
+      : sys(c, sched, SystemOptions{true, m}) {}
+  emu::Scheduler sched;
+  System sys;
+  Fabric& fabric() { return sys.fabric(); }
+  const SystemConfig& cfg() const { return sys.config(); }
+  std::uint64_t addr(std::uint32_t cube, std::uint64_t off) const {
+    return sys.address_map().direct_address({cube, off});
+  }
+};
+
+Tick run_one(Bench& b, const std::function<void(Fabric::Done)>& issue) {
+  Tick done_at = 0;
+  issue([&] { done_at = b.sched.now(); });
+  b.sched.run();
+  return done_at;
+}
+
+TEST(FlowModel, ParsesItsNameAndRejectsOthersNamingTheValidOnes) {
+  EXPECT_EQ(parse_network_model("flow"), NetworkModel::flow);
+  EXPECT_EQ(parse_network_model("packet"), NetworkModel::packet);
+  EXPECT_STREQ(network_model_name(NetworkModel::flow), "flow");
+  try {
+    parse_network_model("fluid");
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("'fluid'"));
+    EXPECT_THAT(e.what(), HasSubstr("'packet'"));
+    EXPECT_THAT(e.what(), HasSubstr("'flow'"));
+  }
+}
+
+TEST(FlowModel, SmallTransfersTakeThePacketModelsTime) {
+  const auto c = testing::small_config(1, 2);
+  for (const NetworkModel m : {NetworkModel::packet, NetworkModel::flow}) {
+    SCOPED_TRACE(network_model_name(m));
+    Bench b(c, m);
+    const std::uint64_t bytes = 256;
+    const Tick ser = c.cube.noc.link_bandwidth.transfer_time(bytes);
+    // PE 15 at (3,3) is six hops from the controller at (0,0) and from PE 0.
+    const Tick send = run_one(b, [&](auto d) { b.fabric().send(0, 15, bytes, d); });
+    EXPECT_EQ(send, 6 * c.cube.noc.hop_latency + ser);
+    Bench r(c, m);
+    const Tick read = run_one(r, [&](auto d) { r.fabric().read(15, r.addr(0, 0), bytes, d); });
+    EXPECT_EQ(read, 12 * c.cube.noc.hop_latency + c.cube.hbm.latency + ser);
+    // Across UCIe: (0,0)->(3,0) in cube 0, UCIe, (3,0)->(0,0) in cube 1, and back.
+    Bench u(c, m);
+    const Tick one_way = 6 * c.cube.noc.hop_latency + c.ucie.latency;
+    const Tick far = run_one(u, [&](auto d) { u.fabric().read(0, u.addr(1, 0), bytes, d); });
+    EXPECT_EQ(far, 2 * one_way + c.cube.hbm.latency + c.ucie.bandwidth.transfer_time(bytes));
+  }
+}
+
+TEST(FlowModel, LargeTransferTakesLatencyPlusBytesOverTheBottleneck) {
+  const auto c = testing::small_config();
+  Bench b(c);
+  const std::uint64_t bytes = 64ull << 20;
+  const Tick t = run_one(b, [&](auto d) { b.fabric().read(15, b.addr(0, 0), bytes, d); });
+  // Eight 64 GB/s channels feed one 64 GB/s mesh path; the window (32 packets per round trip)
+  // is not the limit here.
+  const Tick latency = 12 * c.cube.noc.hop_latency + c.cube.hbm.latency;
+  EXPECT_EQ(t, latency + c.cube.noc.link_bandwidth.transfer_time(bytes));
+}
+
+TEST(FlowModel, ALatencyBoundPeIsLimitedByItsDmaWindow) {
+  auto c = testing::small_config(1, 2);
+  c.pe.dma.max_outstanding_packets = 1;  // one packet per round trip
+  Bench b(c);
+  const std::uint64_t packets = 16;
+  const std::uint64_t bytes = packets * c.cube.noc.packet_bytes;
+  const Tick t = run_one(b, [&](auto d) { b.fabric().read(0, b.addr(1, 0), bytes, d); });
+  const Tick round_trip = 2 * (6 * c.cube.noc.hop_latency + c.ucie.latency) + c.cube.hbm.latency +
+                          c.ucie.bandwidth.transfer_time(c.cube.noc.packet_bytes);
+  EXPECT_EQ(t, packets * round_trip);
+}
+
+TEST(FlowModel, FlowsOnASharedPathQueueWhole) {
+  const auto c = testing::small_config();
+  Bench b(c);
+  const std::uint64_t bytes = 64 * 1024;
+  Tick first = 0, second = 0;
+  b.fabric().send(0, 3, bytes, [&] { first = b.sched.now(); });
+  b.fabric().send(0, 3, bytes, [&] { second = b.sched.now(); });
+  b.sched.run();
+  EXPECT_EQ(first, 3 * c.cube.noc.hop_latency + c.cube.noc.link_bandwidth.transfer_time(bytes));
+  EXPECT_EQ(second, first + c.cube.noc.link_bandwidth.transfer_time(bytes));
+}
+
+// Every link carries the same bytes in both models, for short and long (grouped by channel)
+// reads and writes, direct and interleaved, on one cube, across UCIe and across SIPs.
+TEST(FlowModel, LinksCarryExactlyThePacketModelsBytes) {
+  const auto c = testing::small_config(2, 2);
+  struct Case {
+    const char* what;
+    bool write;
+    std::uint32_t pe;
+    bool interleaved;
+    std::uint64_t offset, bytes;
+  };
+  const Case cases[] = {
+      {"short direct read", false, 5, false, 4096 * 3 + 100, 3 * 4096},
+      {"long direct read", false, 5, false, 12288 + 17, (1u << 20) + 999},
+      {"long interleaved read", false, 37, true, 4096 * 5 + 64, (2u << 20) + 4096},
+      {"long interleaved write", true, 50, true, 100, (1u << 20) + 12},
+      {"short interleaved write", true, 2, true, 0, 4096 * 2},
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.what);
+    nlohmann::json links[2];
+    int i = 0;
+    for (const NetworkModel m : {NetworkModel::packet, NetworkModel::flow}) {
+      Bench b(c, m);
+      const AddressMap& map = b.sys.address_map();
+      const std::uint64_t a = k.interleaved ? AddressMap::kInterleavedBase + k.offset
+                                            : map.direct_address({1, k.offset});
+      bool done = false;
+      if (k.write)
+        b.fabric().write(k.pe, a, k.bytes, [&] { done = true; });
+      else
+        b.fabric().read(k.pe, a, k.bytes, [&] { done = true; });
+      b.sched.run();
+      EXPECT_TRUE(done);
+      links[i] = nlohmann::json::object();
+      const nlohmann::json stats = b.fabric().stats_json(b.sched.now());
+      for (const auto& [name, l] : stats["links"].items()) links[i][name] = l["bytes"];
+      ++i;
+    }
+    EXPECT_GT(links[0].size(), 3u);
+    EXPECT_EQ(links[1], links[0]);
+  }
+}
+
+TEST(FlowModel, AZeroByteTransferCompletesAtOnce) {
+  Bench b(testing::small_config());
+  b.sched.schedule_at(emu::ns(5), [] {});
+  b.sched.run();
+  const Tick t = run_one(b, [&](auto d) { b.fabric().read(0, b.addr(0, 0), 0, d); });
+  EXPECT_EQ(t, emu::ns(5));
+  EXPECT_EQ(b.fabric().in_flight_transfers(), 0u);
+}
+
+}  // namespace
+}  // namespace cubesim::components
