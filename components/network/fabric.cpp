@@ -273,13 +273,16 @@ void Fabric::begin_flow(Kind kind, std::uint32_t pe, std::uint32_t peer, std::ui
     slot_[f.link] = kNoSlot;
   }
   loads_.clear();
-  // The DMA window: at most window_ packets in flight, each slot taken for about one round
-  // trip (path latency + a packet at the slowest link). A latency-bound PE is limited by it.
-  const std::uint64_t per_round = std::uint64_t{window_} * packet_bytes_;
-  const std::uint64_t rounds = (bytes + per_round - 1) / per_round;
-  d.flow_free_at = t0 + rounds * (latency + packet_time);
-  done_at = std::max(done_at, d.flow_free_at);
-  packets_ += (bytes + packet_bytes_ - 1) / packet_bytes_;
+  // The DMA window: at most window_ packets in flight, each holding its slot for about one
+  // round trip (path latency + a packet at the slowest link). The flow takes its packets'
+  // share of the window (later transfers of the PE start after it: a small one takes 1/window
+  // of a round trip, so many run at once, as in the packet model), and it cannot finish before
+  // its packets have gone through the window round by round. A latency-bound PE is limited so.
+  const std::uint64_t packets = (bytes + packet_bytes_ - 1) / packet_bytes_;
+  const emu::Tick round_trip = latency + packet_time;
+  d.flow_free_at = t0 + (packets * round_trip + window_ - 1) / window_;
+  done_at = std::max(done_at, t0 + (packets + window_ - 1) / window_ * round_trip);
+  packets_ += packets;
   sched_.schedule_at(done_at, finish, 0, "flow delivery");
 }
 

@@ -27,7 +27,7 @@
 //   start_l = max(t0 + lead_l, link free)   end_l = start_l + bytes_l / bw_l
 //   done    = max over links of (end_l + tail_l), and no earlier than the DMA window allows
 // (lead_l / tail_l: the head latency before / from link l on the routes that use it; t0: when
-// the PE's DMA engine takes the transfer). Uncontended, this is the packet model's "path
+// the PE's DMA engine takes the transfer, after its earlier flows' share of the window). Uncontended, this is the packet model's "path
 // latency + serialisation at the narrowest resource"; under contention flows queue whole
 // instead of interleaving packets. One event per transfer. docs/hardware-model.md compares.
 

@@ -23,6 +23,7 @@ struct SweepArgs {
   std::string csv, jsonl, out_dir, plot;
   std::string metric = "sim_time_ps";
   std::string backend = "cpu";
+  std::string network = "packet";
   std::uint64_t seed = 1;
   std::string stack_size = "64K";
 };
@@ -37,6 +38,7 @@ int sweep_main(const SweepArgs& a, const CLI::App& root) {
   o.def.timing_only = !a.functional;
   o.def.seed = a.seed;
   o.def.backend = a.backend;
+  o.def.network = a.network;
   o.def.stack_size = parse_stack_size(a.stack_size);
   o.jobs = a.jobs;
   o.csv_file = a.csv;
@@ -104,6 +106,10 @@ Command add_sweep_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--backend", args->backend, "GEMM backend of --functional runs")
       ->check(CLI::IsMember({"cpu", "cuda", "metal"}))
+      ->capture_default_str();
+  sub->add_option("--network", args->network,
+                  "Network model of every point: packet or flow (as for run)")
+      ->check(CLI::IsMember({"packet", "flow"}))
       ->capture_default_str();
   sub->add_option("--seed", args->seed, "Seed of every point's random inputs")
       ->check(CLI::NonNegativeNumber)

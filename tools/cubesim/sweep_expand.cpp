@@ -447,7 +447,8 @@ std::vector<std::uint64_t> validate(const Definition& def) {
   const std::string options = "timing_only=" + std::string(def.timing_only ? "1" : "0") +
                               " seed=" + std::to_string(def.seed) +
                               " stack=" + std::to_string(def.stack_size) +
-                              (def.timing_only ? "" : " backend=" + def.backend);
+                              (def.timing_only ? "" : " backend=" + def.backend) +
+                              (def.network == "packet" ? "" : " network=" + def.network);
   std::vector<std::uint64_t> keys(points);
   for (std::uint64_t i = 0; i < points; ++i) {
     const auto c = coordinates(def.dims, i);

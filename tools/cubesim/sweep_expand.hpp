@@ -49,6 +49,7 @@ struct Definition {
   std::uint64_t seed = 1;
   std::uint64_t stack_size = 64 * 1024;
   std::string backend = "cpu";
+  std::string network = "packet";  // NetworkModel name
 };
 
 // Product of the dimensions' sizes; UsageError above kMaxPoints or when a dimension is empty.

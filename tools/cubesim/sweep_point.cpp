@@ -109,7 +109,7 @@ json point_request(const Definition& def, const Point& point, bool want_report) 
       {"index", point.index},           {"values", point.values},    {"spec_file", def.spec_file},
       {"kernel", point.kernel},         {"sets", point.sets},        {"params", point.params},
       {"timing_only", def.timing_only}, {"seed", def.seed},          {"stack_size", def.stack_size},
-      {"backend", def.backend},         {"want_report", want_report}};
+      {"backend", def.backend},         {"network", def.network},    {"want_report", want_report}};
 }
 
 json failed_row(const Point& point, const std::string& status, int exit_code,
@@ -146,6 +146,7 @@ json run_point(const json& request) {
     SimOptions options;
     options.timing_only = request.at("timing_only").get<bool>();
     options.backend = request.at("backend").get<std::string>();
+    options.network = components::parse_network_model(request.value("network", "packet"));
     options.seed = request.at("seed").get<std::uint64_t>();
     options.stack_size = request.at("stack_size").get<std::uint64_t>();
     options.record_accesses = false;  // sharding checks are for tests, not sweeps
