@@ -86,6 +86,12 @@ TEST_F(CliErrors, BadBackend) {
   expect_usage_error({"run", tiny, "vector_add", "--backend", "tpu"}, "--backend");
 }
 
+TEST_F(CliErrors, UnknownNetworkModelListsTheValidOnes) {
+  expect_usage_error({"run", tiny, "vector_add", "--network", "fluid"}, "{packet,flow}");
+  expect_usage_error({"sweep", tiny, "vector_add", "--vary", "param.n=64", "--network", "fluid"},
+                     "{packet,flow}");
+}
+
 TEST_F(CliErrors, BadStackSize) {
   expect_usage_error({"run", tiny, "vector_add", "--stack-size", "lots"}, "--stack-size lots");
   expect_usage_error({"run", tiny, "vector_add", "--stack-size", "64X"}, "unknown suffix");

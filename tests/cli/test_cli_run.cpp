@@ -123,6 +123,18 @@ TEST_F(CliRun, TimingOnlySkipsVerificationButKeepsTheTime) {
   EXPECT_THAT(r.out, HasSubstr("skipped (timing-only)"));
 }
 
+TEST_F(CliRun, FlowNetworkModelIsRecordedAndMovesTheSameBytes) {
+  const json packet = run_ok(kShardedGemm, {"--timing-only"}, "packet.json");
+  const json flow = run_ok(kShardedGemm, {"--timing-only", "--network", "flow"}, "flow.json");
+  EXPECT_EQ(packet["network"], "packet");
+  EXPECT_EQ(flow["network"], "flow");
+  for (const char* k : {"hbm_bytes", "noc_bytes", "ucie_bytes"})
+    EXPECT_EQ(flow["stats"][k], packet["stats"][k]) << k;
+  EXPECT_LT(flow["stats"]["events"].get<std::uint64_t>(),
+            packet["stats"]["events"].get<std::uint64_t>());
+  EXPECT_GT(flow["sim_time_ps"].get<std::uint64_t>(), 0u);
+}
+
 json without_wall_clock(json j) {
   for (const char* k : {"wall_seconds", "events_per_second", "harness_wall_seconds"}) j.erase(k);
   return j;
