@@ -10,6 +10,7 @@ namespace {
 constexpr std::uint32_t kNoSlot = ~std::uint32_t{0};
 // Flow model: a transfer of at most this many packets uses cached routes piece by piece.
 constexpr std::uint64_t kFewPieces = 16;
+
 }  // namespace
 
 const char* network_model_name(NetworkModel m) {
@@ -203,9 +204,12 @@ void Fabric::add_pieces(Kind kind, std::uint32_t pe, std::uint64_t addr, std::ui
       if (channel_bytes_[touched_[j]] == 0) continue;  // already added with its group
       const auto ch = static_cast<std::uint32_t>(touched_[j] % channels);
       const std::uint32_t node = topology_.hbm_node(ch);
-      const Route r = kind == Kind::read ? topology_.memory_to_pe(cube, ch, pe)
-                                         : topology_.pe_to_memory(pe, cube, ch);
-      const std::size_t hop = kind == Kind::read ? 0 : r.links.size() - 1;  // the channel
+      if (kind == Kind::read) {
+        add_read_group(pe, cube, node, j, end, channels);
+        continue;
+      }
+      const Route r = topology_.pe_to_memory(pe, cube, ch);
+      const std::size_t hop = r.links.size() - 1;  // the channel
       emu::Tick total = r.pre_delay, lead = r.pre_delay;
       for (std::size_t h = 0; h < r.links.size(); ++h) {
         total += r.latency[h];
@@ -225,6 +229,120 @@ void Fabric::add_pieces(Kind kind, std::uint32_t pe, std::uint64_t addr, std::ui
     first = end;
   }
   touched_.clear();
+  add_read_tails(pe);
+}
+
+const Fabric::Segment& Fabric::read_prefix(std::uint32_t src_cube, std::uint32_t src_node,
+                                           std::uint32_t pe) {
+  // route_nodes(src -> PE's node) = prefix (up to the UCIe / inter-SIP link entering the PE's
+  // cube) + suffix (that cube's mesh from the entry to the PE): the way between cubes depends
+  // on the cubes only, and the last mesh leg on the entry link and the PE's node.
+  const std::uint32_t dst_cube = pe / topology_.pes_per_cube();
+  const std::uint64_t nodes = topology_.pes_per_cube();  // a PE per mesh node
+  const std::uint64_t key = (std::uint64_t{src_cube} * topology_.cubes() + dst_cube) * nodes + src_node;
+  auto it = prefixes_.find(key);
+  if (it != prefixes_.end()) return it->second;
+  Route r;
+  topology_.route_nodes(src_cube, src_node, dst_cube,
+                        topology_.node_of_pe(pe % topology_.pes_per_cube()), r);
+  std::size_t split = 0;  // links [0, split) are the prefix
+  for (std::size_t i = 0; i < r.links.size(); ++i)
+    if (links_[r.links[i]].kind != LinkKind::noc) split = i + 1;
+  Segment seg;
+  seg.links.assign(r.links.begin(), r.links.begin() + static_cast<std::ptrdiff_t>(split));
+  seg.latency.assign(r.latency.begin(), r.latency.begin() + static_cast<std::ptrdiff_t>(split));
+  for (const emu::Tick t : seg.latency) seg.total += t;
+  // The suffix's key: the entering link, or the source node when both are in one cube.
+  seg.entry = split > 0 ? std::uint64_t{r.links[split - 1]}
+                        : links_.size() + std::uint64_t{src_cube} * nodes + src_node;
+  return prefixes_.emplace(key, std::move(seg)).first->second;
+}
+
+const Fabric::Segment& Fabric::read_suffix(const Segment& prefix, std::uint32_t src_cube,
+                                           std::uint32_t src_node, std::uint32_t pe) {
+  // The entry fixes the PE's cube; the PE's node the rest.
+  const std::uint64_t key = prefix.entry * topology_.pes_per_cube() + pe % topology_.pes_per_cube();
+  auto it = suffixes_.find(key);
+  if (it != suffixes_.end()) return it->second;
+  Route r;
+  topology_.route_nodes(src_cube, src_node, pe / topology_.pes_per_cube(),
+                        topology_.node_of_pe(pe % topology_.pes_per_cube()), r);
+  Segment seg;
+  const auto skip = static_cast<std::ptrdiff_t>(prefix.links.size());
+  seg.links.assign(r.links.begin() + skip, r.links.end());
+  seg.latency.assign(r.latency.begin() + skip, r.latency.end());
+  for (const emu::Tick t : seg.latency) seg.total += t;
+  seg.entry = prefix.entry;
+  return suffixes_.emplace(key, std::move(seg)).first->second;
+}
+
+emu::Tick Fabric::request_latency(std::uint32_t pe, std::uint32_t cube, std::uint32_t node) {
+  const std::uint64_t key =
+      (std::uint64_t{pe} * topology_.cubes() + cube) * topology_.pes_per_cube() + node;
+  auto it = request_latency_.find(key);
+  if (it != request_latency_.end()) return it->second;
+  Route request;
+  topology_.route_nodes(pe / topology_.pes_per_cube(),
+                        topology_.node_of_pe(pe % topology_.pes_per_cube()), cube, node, request);
+  emu::Tick t = 0;
+  for (const emu::Tick lat : request.latency) t += lat;
+  return request_latency_.emplace(key, t).first->second;
+}
+
+void Fabric::add_read_group(std::uint32_t pe, std::uint32_t cube, std::uint32_t node,
+                            std::size_t from, std::size_t end, std::uint32_t channels) {
+  // The same loads as add_route(memory_to_pe(cube, ch, pe)) for each channel ch behind `node`,
+  // built from cached pieces: [channel] + prefix + suffix + [eject], the request's way there
+  // and the HBM access before it. Suffixes are added once per entry, in add_read_tails.
+  // One lookup per (PE, cube, controller) instead of three hash lookups: this runs for every
+  // controller of every cube a long read touches.
+  const std::size_t controllers = topology_.config().cube.noc.hbm_nodes.size();
+  if (read_groups_.empty())
+    read_groups_.resize(std::size_t{topology_.total_pes()} * topology_.cubes() * controllers);
+  ReadGroup& g = read_groups_[(std::size_t{pe} * topology_.cubes() + cube) * controllers +
+                              touched_[from] % channels % controllers];
+  if (!g.prefix) {
+    g.prefix = &read_prefix(cube, node, pe);
+    g.suffix = &read_suffix(*g.prefix, cube, node, pe);
+    g.pre = request_latency(pe, cube, node) + topology_.config().cube.hbm.latency;
+  }
+  const Segment& prefix = *g.prefix;
+  const Segment& suffix = *g.suffix;
+  const emu::Tick pre = g.pre;
+  const emu::Tick total = pre + prefix.total + suffix.total;  // channel and eject: no latency
+  std::uint64_t group = 0;
+  for (std::size_t k = from; k < end; ++k) {
+    const std::size_t i = touched_[k];
+    const auto ch = static_cast<std::uint32_t>(i % channels);
+    if (channel_bytes_[i] == 0 || topology_.hbm_node(ch) != node) continue;
+    add_load(topology_.hbm_channel(cube, ch), channel_bytes_[i], pre, total - pre);
+    group += channel_bytes_[i];
+    channel_bytes_[i] = 0;
+  }
+  emu::Tick lead = pre;
+  for (std::size_t h = 0; h < prefix.links.size(); ++h) {
+    add_load(prefix.links[h], group, lead, total - lead);
+    lead += prefix.latency[h];
+  }
+  for (auto& t : tails_) {
+    if (t.suffix != &suffix) continue;
+    t.bytes += group;
+    t.lead = std::min(t.lead, lead);
+    return;
+  }
+  tails_.push_back({&suffix, group, lead});
+}
+
+void Fabric::add_read_tails(std::uint32_t pe) {
+  for (const auto& t : tails_) {
+    emu::Tick lead = t.lead;
+    for (std::size_t h = 0; h < t.suffix->links.size(); ++h) {
+      add_load(t.suffix->links[h], t.bytes, lead, t.suffix->total - (lead - t.lead));
+      lead += t.suffix->latency[h];
+    }
+    add_load(topology_.eject_port(pe), t.bytes, lead, 0);
+  }
+  tails_.clear();
 }
 
 void Fabric::begin_flow(Kind kind, std::uint32_t pe, std::uint32_t peer, std::uint64_t addr,

@@ -45,6 +45,7 @@ int run(const RunArgs& a) {
   options.stack_size = stack;
   options.trace_path = a.trace_file;
   options.network = components::parse_network_model(a.network);
+  options.record_accesses = false;  // the access log serves sharding checks in tests, not runs
   const std::unique_ptr<Simulation> sim = make_simulation(spec, options);
   sim->set_kernel_name(kernel.name);
 
