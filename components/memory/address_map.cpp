@@ -13,30 +13,26 @@ std::string hex_address(std::uint64_t addr) {
 }
 
 AddressMap::AddressMap(const SystemConfig& config)
-    : cubes_(static_cast<std::uint32_t>(config.total_cubes())),
+    : cubes_(config.total_cubes()),
       cubes_per_sip_(config.cubes_per_sip),
       capacity_(config.cube.hbm.capacity_bytes),
       granule_(config.memory.interleave_bytes),
       channels_(config.cube.hbm.channels),
-      channel_granule_(config.cube.hbm.channel_interleave_bytes),
-      cubes_div_(cubes_),
-      capacity_div_(capacity_),
-      granule_div_(granule_),
-      channels_div_(channels_),
-      channel_div_(channel_granule_) {
+      channel_granule_(config.cube.hbm.channel_interleave_bytes) {
   // The spec validator guarantees these; a hand-made config must too.
-  if (cubes_ == 0 || capacity_ == 0 || granule_ == 0 || channels_ == 0 || channel_granule_ == 0)
+  if (cubes_.value() == 0 || capacity_.value() == 0 || granule_.value() == 0 ||
+      channels_.value() == 0 || channel_granule_.value() == 0)
     throw std::invalid_argument("AddressMap: cubes, capacity, granules and channels must be > 0");
-  if (capacity_ % granule_ != 0)
+  if (capacity_.value() % granule_.value() != 0)
     throw std::invalid_argument("AddressMap: HBM capacity per cube must be a multiple of the "
                                 "interleave granule");
-  if (kDirectBase + capacity_ * cubes_ > kInterleavedBase ||
-      capacity_ * cubes_ > ~std::uint64_t{0} - kInterleavedBase)
+  if (kDirectBase + capacity_.value() * cubes_.value() > kInterleavedBase ||
+      capacity_.value() * cubes_.value() > ~std::uint64_t{0} - kInterleavedBase)
     throw std::invalid_argument("AddressMap: total HBM capacity does not fit the address space");
 }
 
 std::uint64_t AddressMap::cube_base(std::uint32_t global_cube) const {
-  return kDirectBase + std::uint64_t{global_cube} * capacity_;
+  return kDirectBase + std::uint64_t{global_cube} * capacity_.value();
 }
 
 std::uint64_t AddressMap::direct_address(Location loc) const {
@@ -44,14 +40,13 @@ std::uint64_t AddressMap::direct_address(Location loc) const {
 }
 
 std::uint64_t AddressMap::interleaved_address(Location loc) const {
-  const std::uint64_t row = loc.offset / granule_;
-  const std::uint64_t granule_index = row * cubes_ + loc.global_cube;
-  return kInterleavedBase + granule_index * granule_ + loc.offset % granule_;
+  const std::uint64_t granule_index = granule_.quot(loc.offset) * cubes_.value() + loc.global_cube;
+  return kInterleavedBase + granule_index * granule_.value() + granule_.rem(loc.offset);
 }
 
 bool AddressMap::is_mapped(std::uint64_t addr) const {
   if (is_interleaved(addr)) return true;
-  return addr >= kDirectBase && addr - kDirectBase < capacity_ * cubes_;
+  return addr >= kDirectBase && addr - kDirectBase < capacity_.value() * cubes_.value();
 }
 
 void AddressMap::check_range(std::uint64_t addr, std::uint64_t bytes, const char* what) const {
@@ -82,10 +77,10 @@ void AddressMap::for_each_piece(
 
 std::string AddressMap::describe_ranges() const {
   std::string s = "HBM ranges: cube g (g = sip * " + std::to_string(cubes_per_sip_) +
-                  " + cube, g < " + std::to_string(cubes_) + ") owns [" +
-                  hex_address(kDirectBase) + " + g * " + hex_address(capacity_) + ", +" +
-                  hex_address(capacity_) + "), i.e. [" + hex_address(kDirectBase) + ", " +
-                  hex_address(kDirectBase + capacity_ * cubes_) + "); the interleaved window is [" +
+                  " + cube, g < " + std::to_string(cubes_.value()) + ") owns [" +
+                  hex_address(kDirectBase) + " + g * " + hex_address(capacity_.value()) + ", +" +
+                  hex_address(capacity_.value()) + "), i.e. [" + hex_address(kDirectBase) + ", " +
+                  hex_address(kDirectBase + interleaved_size()) + "); the interleaved window is [" +
                   hex_address(kInterleavedBase) + ", " +
                   hex_address(kInterleavedBase + interleaved_size()) + ")";
   return s;

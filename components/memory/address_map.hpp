@@ -48,12 +48,12 @@ class AddressMap {
 
   explicit AddressMap(const SystemConfig& config);
 
-  std::uint32_t cubes() const { return cubes_; }
+  std::uint32_t cubes() const { return cubes_.value(); }
   std::uint32_t cubes_per_sip() const { return cubes_per_sip_; }
-  std::uint64_t capacity_per_cube() const { return capacity_; }
-  std::uint64_t interleave_bytes() const { return granule_; }
-  std::uint32_t hbm_channels() const { return channels_; }
-  std::uint64_t channel_interleave_bytes() const { return channel_granule_; }
+  std::uint64_t capacity_per_cube() const { return capacity_.value(); }
+  std::uint64_t interleave_bytes() const { return granule_.value(); }
+  std::uint32_t hbm_channels() const { return channels_.value(); }
+  std::uint64_t channel_interleave_bytes() const { return channel_granule_.value(); }
 
   CubeId cube_id(std::uint32_t global_cube) const {
     return {global_cube / cubes_per_sip_, global_cube % cubes_per_sip_};
@@ -63,7 +63,7 @@ class AddressMap {
   std::uint64_t cube_base(std::uint32_t global_cube) const;  // start of its direct range
   std::uint64_t direct_address(Location loc) const;          // inverse of decode, direct window
   std::uint64_t interleaved_address(Location loc) const;     // inverse of decode, interleaved
-  std::uint64_t interleaved_size() const { return capacity_ * cubes_; }
+  std::uint64_t interleaved_size() const { return capacity_.value() * cubes_.value(); }
 
   bool is_mapped(std::uint64_t addr) const;
   bool is_interleaved(std::uint64_t addr) const {
@@ -74,19 +74,19 @@ class AddressMap {
   Location decode(std::uint64_t addr) const {
     if (is_interleaved(addr)) {
       const std::uint64_t w = addr - kInterleavedBase;
-      const std::uint64_t granule_index = granule_div_.quot(w);
-      return {static_cast<std::uint32_t>(cubes_div_.rem(granule_index)),
-              cubes_div_.quot(granule_index) * granule_ + granule_div_.rem(w)};
+      const std::uint64_t granule_index = granule_.quot(w);
+      return {static_cast<std::uint32_t>(cubes_.rem(granule_index)),
+              cubes_.quot(granule_index) * granule_.value() + granule_.rem(w)};
     }
-    if (addr >= kDirectBase && addr - kDirectBase < capacity_ * cubes_) {
+    if (addr >= kDirectBase && addr - kDirectBase < capacity_.value() * cubes_.value()) {
       const std::uint64_t d = addr - kDirectBase;
-      return {static_cast<std::uint32_t>(capacity_div_.quot(d)), capacity_div_.rem(d)};
+      return {static_cast<std::uint32_t>(capacity_.quot(d)), capacity_.rem(d)};
     }
     throw_unmapped(addr, 1, "access");
   }
   // The HBM channel holding the byte at `loc` (channels interleave at channel_interleave_bytes).
   std::uint32_t channel(Location loc) const {
-    return static_cast<std::uint32_t>(channels_div_.rem(channel_div_.quot(loc.offset)));
+    return static_cast<std::uint32_t>(channels_.rem(channel_granule_.quot(loc.offset)));
   }
 
   // The first piece of [addr, addr + bytes) as for_each_piece cuts it; `addr` must be mapped
@@ -101,9 +101,9 @@ class AddressMap {
     const std::uint64_t into_piece =
         std::has_single_bit(max_piece) ? addr & (max_piece - 1) : addr % max_piece;
     len = std::min(len, max_piece - into_piece);
-    len = std::min(len, channel_granule_ - channel_div_.rem(loc.offset));
-    if (is_interleaved(addr)) len = std::min(len, granule_ - granule_div_.rem(loc.offset));
-    len = std::min(len, capacity_ - loc.offset);
+    len = std::min(len, channel_granule_.value() - channel_granule_.rem(loc.offset));
+    if (is_interleaved(addr)) len = std::min(len, granule_.value() - granule_.rem(loc.offset));
+    len = std::min(len, capacity_.value() - loc.offset);
     return {loc, len};
   }
 
@@ -122,14 +122,13 @@ class AddressMap {
   [[noreturn]] void throw_unmapped(std::uint64_t addr, std::uint64_t bytes,
                                    const char* what) const;
 
-  std::uint32_t cubes_;
+  // Divisors: decode divides by them for every packet.
+  Divisor cubes_;
   std::uint32_t cubes_per_sip_;
-  std::uint64_t capacity_;
-  std::uint64_t granule_;
-  std::uint32_t channels_;
-  std::uint64_t channel_granule_;
-  // The same values as divisors (decode runs for every packet).
-  Divisor cubes_div_, capacity_div_, granule_div_, channels_div_, channel_div_;
+  Divisor capacity_;         // per cube
+  Divisor granule_;          // interleave granule across cubes
+  Divisor channels_;
+  Divisor channel_granule_;  // interleave granule across a cube's channels
 };
 
 std::string hex_address(std::uint64_t addr);

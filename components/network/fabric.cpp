@@ -205,26 +205,14 @@ void Fabric::add_pieces(Kind kind, std::uint32_t pe, std::uint64_t addr, std::ui
       const auto ch = static_cast<std::uint32_t>(touched_[j] % channels);
       const std::uint32_t node = topology_.hbm_node(ch);
       if (kind == Kind::read) {
-        add_read_group(pe, cube, node, j, end, channels);
+        add_read_group(pe, cube, node, ch, j, end);
         continue;
       }
       const Route r = topology_.pe_to_memory(pe, cube, ch);
-      const std::size_t hop = r.links.size() - 1;  // the channel
-      emu::Tick total = r.pre_delay, lead = r.pre_delay;
-      for (std::size_t h = 0; h < r.links.size(); ++h) {
-        total += r.latency[h];
-        if (h < hop) lead += r.latency[h];
-      }
-      std::uint64_t group = 0;
-      for (std::size_t k = j; k < end; ++k) {
-        const std::size_t i = touched_[k];
-        const auto other = static_cast<std::uint32_t>(i % channels);
-        if (channel_bytes_[i] == 0 || topology_.hbm_node(other) != node) continue;
-        add_load(topology_.hbm_channel(cube, other), channel_bytes_[i], lead, total - lead);
-        group += channel_bytes_[i];
-        channel_bytes_[i] = 0;
-      }
-      add_route(r, group, hop);
+      const std::size_t hop = r.links.size() - 1;  // the channel, last
+      emu::Tick lead = r.pre_delay;
+      for (std::size_t h = 0; h < hop; ++h) lead += r.latency[h];
+      add_route(r, add_channels(cube, node, j, end, lead, r.latency[hop]), hop);
     }
     first = end;
   }
@@ -232,105 +220,88 @@ void Fabric::add_pieces(Kind kind, std::uint32_t pe, std::uint64_t addr, std::ui
   add_read_tails(pe);
 }
 
-const Fabric::Segment& Fabric::read_prefix(std::uint32_t src_cube, std::uint32_t src_node,
-                                           std::uint32_t pe) {
-  // route_nodes(src -> PE's node) = prefix (up to the UCIe / inter-SIP link entering the PE's
-  // cube) + suffix (that cube's mesh from the entry to the PE): the way between cubes depends
-  // on the cubes only, and the last mesh leg on the entry link and the PE's node.
-  const std::uint32_t dst_cube = pe / topology_.pes_per_cube();
-  const std::uint64_t nodes = topology_.pes_per_cube();  // a PE per mesh node
-  const std::uint64_t key = (std::uint64_t{src_cube} * topology_.cubes() + dst_cube) * nodes + src_node;
-  auto it = prefixes_.find(key);
-  if (it != prefixes_.end()) return it->second;
-  Route r;
-  topology_.route_nodes(src_cube, src_node, dst_cube,
-                        topology_.node_of_pe(pe % topology_.pes_per_cube()), r);
-  std::size_t split = 0;  // links [0, split) are the prefix
-  for (std::size_t i = 0; i < r.links.size(); ++i)
-    if (links_[r.links[i]].kind != LinkKind::noc) split = i + 1;
-  Segment seg;
-  seg.links.assign(r.links.begin(), r.links.begin() + static_cast<std::ptrdiff_t>(split));
-  seg.latency.assign(r.latency.begin(), r.latency.begin() + static_cast<std::ptrdiff_t>(split));
-  for (const emu::Tick t : seg.latency) seg.total += t;
-  // The suffix's key: the entering link, or the source node when both are in one cube.
-  seg.entry = split > 0 ? std::uint64_t{r.links[split - 1]}
-                        : links_.size() + std::uint64_t{src_cube} * nodes + src_node;
-  return prefixes_.emplace(key, std::move(seg)).first->second;
-}
-
-const Fabric::Segment& Fabric::read_suffix(const Segment& prefix, std::uint32_t src_cube,
-                                           std::uint32_t src_node, std::uint32_t pe) {
-  // The entry fixes the PE's cube; the PE's node the rest.
-  const std::uint64_t key = prefix.entry * topology_.pes_per_cube() + pe % topology_.pes_per_cube();
-  auto it = suffixes_.find(key);
-  if (it != suffixes_.end()) return it->second;
-  Route r;
-  topology_.route_nodes(src_cube, src_node, pe / topology_.pes_per_cube(),
-                        topology_.node_of_pe(pe % topology_.pes_per_cube()), r);
-  Segment seg;
-  const auto skip = static_cast<std::ptrdiff_t>(prefix.links.size());
-  seg.links.assign(r.links.begin() + skip, r.links.end());
-  seg.latency.assign(r.latency.begin() + skip, r.latency.end());
-  for (const emu::Tick t : seg.latency) seg.total += t;
-  seg.entry = prefix.entry;
-  return suffixes_.emplace(key, std::move(seg)).first->second;
-}
-
-emu::Tick Fabric::request_latency(std::uint32_t pe, std::uint32_t cube, std::uint32_t node) {
-  const std::uint64_t key =
-      (std::uint64_t{pe} * topology_.cubes() + cube) * topology_.pes_per_cube() + node;
-  auto it = request_latency_.find(key);
-  if (it != request_latency_.end()) return it->second;
-  Route request;
-  topology_.route_nodes(pe / topology_.pes_per_cube(),
-                        topology_.node_of_pe(pe % topology_.pes_per_cube()), cube, node, request);
-  emu::Tick t = 0;
-  for (const emu::Tick lat : request.latency) t += lat;
-  return request_latency_.emplace(key, t).first->second;
-}
-
-void Fabric::add_read_group(std::uint32_t pe, std::uint32_t cube, std::uint32_t node,
-                            std::size_t from, std::size_t end, std::uint32_t channels) {
-  // The same loads as add_route(memory_to_pe(cube, ch, pe)) for each channel ch behind `node`,
-  // built from cached pieces: [channel] + prefix + suffix + [eject], the request's way there
-  // and the HBM access before it. Suffixes are added once per entry, in add_read_tails.
-  // One lookup per (PE, cube, controller) instead of three hash lookups: this runs for every
-  // controller of every cube a long read touches.
-  const std::size_t controllers = topology_.config().cube.noc.hbm_nodes.size();
-  if (read_groups_.empty())
-    read_groups_.resize(std::size_t{topology_.total_pes()} * topology_.cubes() * controllers);
-  ReadGroup& g = read_groups_[(std::size_t{pe} * topology_.cubes() + cube) * controllers +
-                              touched_[from] % channels % controllers];
-  if (!g.prefix) {
-    g.prefix = &read_prefix(cube, node, pe);
-    g.suffix = &read_suffix(*g.prefix, cube, node, pe);
-    g.pre = request_latency(pe, cube, node) + topology_.config().cube.hbm.latency;
-  }
-  const Segment& prefix = *g.prefix;
-  const Segment& suffix = *g.suffix;
-  const emu::Tick pre = g.pre;
-  const emu::Tick total = pre + prefix.total + suffix.total;  // channel and eject: no latency
+std::uint64_t Fabric::add_channels(std::uint32_t cube, std::uint32_t node, std::size_t from,
+                                   std::size_t end, emu::Tick lead, emu::Tick tail) {
+  const std::uint32_t channels = map_.hbm_channels();
   std::uint64_t group = 0;
   for (std::size_t k = from; k < end; ++k) {
     const std::size_t i = touched_[k];
     const auto ch = static_cast<std::uint32_t>(i % channels);
     if (channel_bytes_[i] == 0 || topology_.hbm_node(ch) != node) continue;
-    add_load(topology_.hbm_channel(cube, ch), channel_bytes_[i], pre, total - pre);
+    add_load(topology_.hbm_channel(cube, ch), channel_bytes_[i], lead, tail);
     group += channel_bytes_[i];
     channel_bytes_[i] = 0;
   }
-  emu::Tick lead = pre;
-  for (std::size_t h = 0; h < prefix.links.size(); ++h) {
-    add_load(prefix.links[h], group, lead, total - lead);
-    lead += prefix.latency[h];
+  return group;
+}
+
+const Fabric::ReadGroup& Fabric::read_group(std::uint32_t pe, std::uint32_t cube,
+                                            std::uint32_t node, std::uint32_t channel) {
+  // One slot per (PE, cube, controller): this runs for every controller of every cube a long
+  // read touches.
+  const std::size_t controllers = topology_.config().cube.noc.hbm_nodes.size();
+  if (read_groups_.empty())
+    read_groups_.resize(std::size_t{topology_.total_pes()} * topology_.cubes() * controllers);
+  ReadGroup& g = read_groups_[(std::size_t{pe} * topology_.cubes() + cube) * controllers +
+                              channel % controllers];
+  if (g.prefix) return g;
+
+  // route_nodes(controller -> PE's node) = prefix (up to the UCIe / inter-SIP link entering the
+  // PE's cube) + suffix (that cube's mesh from the entry to the PE): the way between cubes
+  // depends on the cubes only, the last mesh leg on the entry link and the PE's node. Pieces
+  // are shared: a prefix by every PE of the destination cube, a suffix by every source.
+  const std::uint64_t nodes = topology_.pes_per_cube();  // a PE per mesh node
+  const std::uint32_t dst_cube = pe / topology_.pes_per_cube();
+  const std::uint32_t dst_node = topology_.node_of_pe(pe % topology_.pes_per_cube());
+  Route r;
+  topology_.route_nodes(cube, node, dst_cube, dst_node, r);
+  std::size_t split = 0;  // links [0, split) are the prefix
+  for (std::size_t i = 0; i < r.links.size(); ++i)
+    if (links_[r.links[i]].kind != LinkKind::noc) split = i + 1;
+  // The suffix starts at the entering link, or at the source node when both are in one cube.
+  const std::uint64_t entry = split > 0 ? std::uint64_t{r.links[split - 1]}
+                                        : links_.size() + std::uint64_t{cube} * nodes + node;
+  const auto piece = [&r](std::size_t from, std::size_t to) {
+    Segment seg;
+    seg.links.assign(r.links.begin() + static_cast<std::ptrdiff_t>(from),
+                     r.links.begin() + static_cast<std::ptrdiff_t>(to));
+    seg.latency.assign(r.latency.begin() + static_cast<std::ptrdiff_t>(from),
+                       r.latency.begin() + static_cast<std::ptrdiff_t>(to));
+    for (const emu::Tick t : seg.latency) seg.total += t;
+    return seg;
+  };
+  g.prefix = &prefixes_.try_emplace((std::uint64_t{cube} * topology_.cubes() + dst_cube) * nodes +
+                                        node, piece(0, split))
+                  .first->second;
+  g.suffix = &suffixes_.try_emplace(entry * nodes + dst_node, piece(split, r.links.size()))
+                  .first->second;
+  Route request;  // the request's way there, then the HBM access
+  topology_.route_nodes(dst_cube, dst_node, cube, node, request);
+  g.pre = topology_.config().cube.hbm.latency;
+  for (const emu::Tick lat : request.latency) g.pre += lat;
+  return g;
+}
+
+void Fabric::add_read_group(std::uint32_t pe, std::uint32_t cube, std::uint32_t node,
+                            std::uint32_t channel, std::size_t from, std::size_t end) {
+  // The same loads as add_route(memory_to_pe(cube, ch, pe)) for each channel ch behind `node`:
+  // [channel] + prefix + suffix + [eject], after the request and the HBM access. Suffixes are
+  // added once per entry, in add_read_tails.
+  const ReadGroup& g = read_group(pe, cube, node, channel);
+  const emu::Tick total = g.pre + g.prefix->total + g.suffix->total;  // channel, eject: 0
+  const std::uint64_t group = add_channels(cube, node, from, end, g.pre, total - g.pre);
+  emu::Tick lead = g.pre;
+  for (std::size_t h = 0; h < g.prefix->links.size(); ++h) {
+    add_load(g.prefix->links[h], group, lead, total - lead);
+    lead += g.prefix->latency[h];
   }
   for (auto& t : tails_) {
-    if (t.suffix != &suffix) continue;
+    if (t.suffix != g.suffix) continue;
     t.bytes += group;
     t.lead = std::min(t.lead, lead);
     return;
   }
-  tails_.push_back({&suffix, group, lead});
+  tails_.push_back({g.suffix, group, lead});
 }
 
 void Fabric::add_read_tails(std::uint32_t pe) {

@@ -122,12 +122,11 @@ class Fabric {
     emu::Tick lead;  // head latency before the link (shortest over the routes using it)
     emu::Tick tail;  // latency from the link's input to delivery (longest)
   };
-  // Flow model, reads of long ranges: cached pieces of routes (see read_prefix).
+  // Flow model, reads of long ranges: cached pieces of routes (see read_group).
   struct Segment {
     std::vector<LinkId> links;
     std::vector<emu::Tick> latency;
     emu::Tick total = 0;
-    std::uint64_t entry = 0;  // the link entering the destination cube (or the local source)
   };
   struct Tail {  // a suffix and the bytes of the groups that end with it
     const Segment* suffix;
@@ -167,13 +166,15 @@ class Fabric {
   // Adds a route's links (all but hop `skip`) carrying `bytes`.
   void add_route(const Route& r, std::uint64_t bytes, std::size_t skip = ~std::size_t{0});
   void add_pieces(Kind kind, std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes);
-  void add_read_group(std::uint32_t pe, std::uint32_t cube, std::uint32_t node, std::size_t from,
-                      std::size_t end, std::uint32_t channels);
+  // Adds the channel links of `cube` behind controller `node` among touched_[from, end) with
+  // their bytes, and clears them; returns the bytes.
+  std::uint64_t add_channels(std::uint32_t cube, std::uint32_t node, std::size_t from,
+                             std::size_t end, emu::Tick lead, emu::Tick tail);
+  void add_read_group(std::uint32_t pe, std::uint32_t cube, std::uint32_t node,
+                      std::uint32_t channel, std::size_t from, std::size_t end);
   void add_read_tails(std::uint32_t pe);
-  const Segment& read_prefix(std::uint32_t src_cube, std::uint32_t src_node, std::uint32_t pe);
-  const Segment& read_suffix(const Segment& prefix, std::uint32_t src_cube,
-                             std::uint32_t src_node, std::uint32_t pe);
-  emu::Tick request_latency(std::uint32_t pe, std::uint32_t cube, std::uint32_t node);
+  const ReadGroup& read_group(std::uint32_t pe, std::uint32_t cube, std::uint32_t node,
+                              std::uint32_t channel);
   void trace_busy(LinkId id, Link& l, emu::Tick start, emu::Tick end);
   Transfer* new_transfer();
   Packet* new_packet();
@@ -200,7 +201,6 @@ class Fabric {
   std::vector<std::uint64_t> channel_bytes_;
   std::vector<std::size_t> touched_;
   std::unordered_map<std::uint64_t, Segment> prefixes_, suffixes_;
-  std::unordered_map<std::uint64_t, emu::Tick> request_latency_;
   std::vector<Tail> tails_;
   std::vector<ReadGroup> read_groups_;  // [(PE * cubes + cube) * controllers + controller]
   std::uint64_t packets_ = 0, packet_hops_ = 0, transfers_ = 0, live_transfers_ = 0;

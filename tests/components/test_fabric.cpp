@@ -9,6 +9,7 @@
 
 #include "components/system/system.hpp"
 #include "emu/scheduler.hpp"
+#include "fabric_bench.hpp"
 #include "system_config_for_tests.hpp"
 
 namespace cubesim::components {
@@ -16,24 +17,8 @@ namespace {
 
 using emu::Tick;
 
-struct Bench {
-  explicit Bench(const SystemConfig& c) : sys(c, sched) {}
-  emu::Scheduler sched;
-  System sys;
-  Fabric& fabric() { return sys.fabric(); }
-  const SystemConfig& cfg() const { return sys.config(); }
-  std::uint64_t addr(std::uint32_t cube, std::uint64_t off) const {
-    return sys.address_map().direct_address({cube, off});
-  }
-  Tick ser(Bandwidth b, std::uint64_t bytes) const { return b.transfer_time(bytes); }
-};
-
-Tick run_one(Bench& b, const std::function<void(Fabric::Done)>& issue) {
-  Tick done_at = 0;
-  issue([&] { done_at = b.sched.now(); });
-  b.sched.run();
-  return done_at;
-}
+using testing::Bench;
+using testing::run_one;
 
 constexpr std::uint64_t kSmall = 256;
 

@@ -11,6 +11,7 @@
 #include "components/network/fabric.hpp"
 #include "components/system/system.hpp"
 #include "emu/scheduler.hpp"
+#include "fabric_bench.hpp"
 #include "system_config_for_tests.hpp"
 
 namespace cubesim::components {
@@ -19,23 +20,12 @@ namespace {
 using emu::Tick;
 using ::testing::HasSubstr;
 
-struct Bench {
-  explicit Bench(const SystemConfig& c, NetworkModel m = NetworkModel::flow)
-      : sys(c, sched, SystemOptions{true, m}) {}
-  emu::Scheduler sched;
-  System sys;
-  Fabric& fabric() { return sys.fabric(); }
-  const SystemConfig& cfg() const { return sys.config(); }
-  std::uint64_t addr(std::uint32_t cube, std::uint64_t off) const {
-    return sys.address_map().direct_address({cube, off});
-  }
-};
+using testing::Bench;
+using testing::run_one;
 
-Tick run_one(Bench& b, const std::function<void(Fabric::Done)>& issue) {
-  Tick done_at = 0;
-  issue([&] { done_at = b.sched.now(); });
-  b.sched.run();
-  return done_at;
+// Timing-only (the fabric moves no data either way), with the given network model.
+SystemOptions model(NetworkModel m = NetworkModel::flow) {
+  return {true, m};
 }
 
 TEST(FlowModel, ParsesItsNameAndRejectsOthersNamingTheValidOnes) {
@@ -56,17 +46,17 @@ TEST(FlowModel, SmallTransfersTakeThePacketModelsTime) {
   const auto c = testing::small_config(1, 2);
   for (const NetworkModel m : {NetworkModel::packet, NetworkModel::flow}) {
     SCOPED_TRACE(network_model_name(m));
-    Bench b(c, m);
+    Bench b(c, model(m));
     const std::uint64_t bytes = 256;
     const Tick ser = c.cube.noc.link_bandwidth.transfer_time(bytes);
     // PE 15 at (3,3) is six hops from the controller at (0,0) and from PE 0.
     const Tick send = run_one(b, [&](auto d) { b.fabric().send(0, 15, bytes, d); });
     EXPECT_EQ(send, 6 * c.cube.noc.hop_latency + ser);
-    Bench r(c, m);
+    Bench r(c, model(m));
     const Tick read = run_one(r, [&](auto d) { r.fabric().read(15, r.addr(0, 0), bytes, d); });
     EXPECT_EQ(read, 12 * c.cube.noc.hop_latency + c.cube.hbm.latency + ser);
     // Across UCIe: (0,0)->(3,0) in cube 0, UCIe, (3,0)->(0,0) in cube 1, and back.
-    Bench u(c, m);
+    Bench u(c, model(m));
     const Tick one_way = 6 * c.cube.noc.hop_latency + c.ucie.latency;
     const Tick far = run_one(u, [&](auto d) { u.fabric().read(0, u.addr(1, 0), bytes, d); });
     EXPECT_EQ(far, 2 * one_way + c.cube.hbm.latency + c.ucie.bandwidth.transfer_time(bytes));
@@ -75,7 +65,7 @@ TEST(FlowModel, SmallTransfersTakeThePacketModelsTime) {
 
 TEST(FlowModel, LargeTransferTakesLatencyPlusBytesOverTheBottleneck) {
   const auto c = testing::small_config();
-  Bench b(c);
+  Bench b(c, model());
   const std::uint64_t bytes = 64ull << 20;
   const Tick t = run_one(b, [&](auto d) { b.fabric().read(15, b.addr(0, 0), bytes, d); });
   // Eight 64 GB/s channels feed one 64 GB/s mesh path; the window (32 packets per round trip)
@@ -87,7 +77,7 @@ TEST(FlowModel, LargeTransferTakesLatencyPlusBytesOverTheBottleneck) {
 TEST(FlowModel, ALatencyBoundPeIsLimitedByItsDmaWindow) {
   auto c = testing::small_config(1, 2);
   c.pe.dma.max_outstanding_packets = 1;  // one packet per round trip
-  Bench b(c);
+  Bench b(c, model());
   const std::uint64_t packets = 16;
   const std::uint64_t bytes = packets * c.cube.noc.packet_bytes;
   const Tick t = run_one(b, [&](auto d) { b.fabric().read(0, b.addr(1, 0), bytes, d); });
@@ -98,7 +88,7 @@ TEST(FlowModel, ALatencyBoundPeIsLimitedByItsDmaWindow) {
 
 TEST(FlowModel, FlowsOnASharedPathQueueWhole) {
   const auto c = testing::small_config();
-  Bench b(c);
+  Bench b(c, model());
   const std::uint64_t bytes = 64 * 1024;
   Tick first = 0, second = 0;
   b.fabric().send(0, 3, bytes, [&] { first = b.sched.now(); });
@@ -131,7 +121,7 @@ TEST(FlowModel, LinksCarryExactlyThePacketModelsBytes) {
     nlohmann::json links[2];
     int i = 0;
     for (const NetworkModel m : {NetworkModel::packet, NetworkModel::flow}) {
-      Bench b(c, m);
+      Bench b(c, model(m));
       const AddressMap& map = b.sys.address_map();
       const std::uint64_t a = k.interleaved ? AddressMap::kInterleavedBase + k.offset
                                             : map.direct_address({1, k.offset});
@@ -153,7 +143,7 @@ TEST(FlowModel, LinksCarryExactlyThePacketModelsBytes) {
 }
 
 TEST(FlowModel, AZeroByteTransferCompletesAtOnce) {
-  Bench b(testing::small_config());
+  Bench b(testing::small_config(), model());
   b.sched.schedule_at(emu::ns(5), [] {});
   b.sched.run();
   const Tick t = run_one(b, [&](auto d) { b.fabric().read(0, b.addr(0, 0), 0, d); });

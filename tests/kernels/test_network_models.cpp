@@ -45,17 +45,17 @@ TEST_P(NetworkModels, FlowCarriesTheSameBytesAndKeepsTheTimeWithin25Percent) {
               spec_name.c_str(), p / 1e6, f / 1e6, 100 * (f - p) / p);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Kernels, NetworkModels,
-    ::testing::Combine(::testing::Values("vector_add", "sharded_gemm", "gemm_2d", "softmax_rows",
-                                         "attention_similarity"),
-                       ::testing::Values("default.json", "tiny.json")),
-    [](const auto& p) {
-      std::string s = std::get<0>(p.param) + "_" + std::get<1>(p.param);
-      for (char& ch : s)
-        if (ch == '.') ch = '_';
-      return s;
-    });
+INSTANTIATE_TEST_SUITE_P(Kernels, NetworkModels,
+                         ::testing::Combine(::testing::Values("vector_add", "sharded_gemm",
+                                                              "gemm_2d", "softmax_rows",
+                                                              "attention_similarity"),
+                                            ::testing::Values("default.json", "tiny.json")),
+                         [](const auto& p) {
+                           std::string s = std::get<0>(p.param) + "_" + std::get<1>(p.param);
+                           for (char& ch : s)
+                             if (ch == '.') ch = '_';
+                           return s;
+                         });
 
 }  // namespace
 }  // namespace cubesim::kernels
