@@ -60,7 +60,7 @@ void Context::sync() {
   launch_.trace_slice(pe_, false, "vector", start, start + t);
 }
 
-Tile Context::make_tile(Shape shape, DType dtype) {
+Tile Context::make_tile(Shape shape, DType dtype, bool values) {
   if (shape.dims[0] < 0 || (shape.rank == 2 && shape.dims[1] < 0))
     fault("tile shape " + shape.str() + " has a negative dimension");
   const std::uint64_t bytes = static_cast<std::uint64_t>(shape.numel()) * dtype_size(dtype);
@@ -81,7 +81,7 @@ Tile Context::make_tile(Shape shape, DType dtype) {
   sram.used += bytes;
   sram.peak = std::max(sram.peak, sram.used);
   // Timing-only runs keep values of i32 tiles only (index math and masks; see tile.cpp).
-  if (!timing_only() || dtype == DType::i32) t.data_->bytes.resize(bytes);
+  if (values && (!timing_only() || dtype == DType::i32)) t.data_->bytes.resize(bytes);
   return t;
 }
 
@@ -256,10 +256,8 @@ void Context::move_segments(bool write, const std::byte* src, std::byte* dst) {
 Tile Context::load(Ptr ptr, Shape shape, DType dtype, const LoadOptions& o) {
   sync();
   const bool masked = plan_access("load", ptr, shape, dtype, o.row_stride, o.col_stride, o.mask);
-  Tile t = make_tile(shape, dtype);
-  if (timing_only()) {
-    std::vector<std::byte>().swap(t.data_->bytes);  // loaded values: unknown
-  } else {
+  Tile t = make_tile(shape, dtype, /*values=*/!timing_only());  // timing-only: values unknown
+  if (!timing_only()) {
     if (masked)  // masked-off elements read as `other`
       fill_value(t.data_->bytes.data(), shape.numel(), dtype, o.other);
     if (!o.mask && o.col_stride == 1)

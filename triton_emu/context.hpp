@@ -121,7 +121,9 @@ class Context {
 
   // For tile math (tile.cpp): charge the vector unit and make result tiles.
   void charge_vector(std::uint64_t element_ops);
-  Tile make_tile(Shape shape, DType dtype);  // SRAM-accounted, values uninitialised
+  // SRAM-accounted; values uninitialised (every caller writes them all), or none at all when
+  // `values` is false or the run is timing-only (i32 tiles keep theirs: index math and masks).
+  Tile make_tile(Shape shape, DType dtype, bool values = true);
   bool timing_only() const;
   [[noreturn]] void fault(const std::string& what) const;
 
