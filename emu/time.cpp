@@ -103,7 +103,7 @@ Bandwidth Bandwidth::from_GBps(double gbps) {
   return from_bytes_per_s(round_to_u64(gbps * 1e9, "a bandwidth in GB/s"));
 }
 
-Tick Bandwidth::transfer_time(std::uint64_t bytes) const {
+Tick Bandwidth::transfer_time_wide(std::uint64_t bytes) const {
   const u128 num = static_cast<u128>(bytes) * kPsPerSecond;
   const u128 ticks = (num + bytes_per_s_ - 1) / bytes_per_s_;
   if (ticks > kTickMax) {

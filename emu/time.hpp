@@ -85,10 +85,19 @@ class Bandwidth {
   static Bandwidth from_GBps(double gbps);  // rounded to the nearest B/s
 
   std::uint64_t bytes_per_s() const { return bytes_per_s_; }
-  // ceil(bytes * 1e12 / bytes_per_s), computed in 128-bit integers; TimeError past kTickMax.
-  Tick transfer_time(std::uint64_t bytes) const;
+  // ceil(bytes * 1e12 / bytes_per_s), exact; TimeError past kTickMax. Up to 18 MB the product
+  // fits 64 bits (the hot case: a 128-bit division is a slow library call).
+  Tick transfer_time(std::uint64_t bytes) const {
+    if (bytes <= kMaxBytes64) {
+      const std::uint64_t num = bytes * kPsPerSecond;
+      return num / bytes_per_s_ + (num % bytes_per_s_ != 0);
+    }
+    return transfer_time_wide(bytes);
+  }
 
  private:
+  static constexpr std::uint64_t kMaxBytes64 = UINT64_MAX / kPsPerSecond;
+  Tick transfer_time_wide(std::uint64_t bytes) const;
   explicit Bandwidth(std::uint64_t b) : bytes_per_s_(b) {}
   std::uint64_t bytes_per_s_;
 };

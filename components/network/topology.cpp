@@ -24,6 +24,9 @@ Topology::Topology(const SystemConfig& config)
   const auto& noc = config.cube.noc;
   if (pes_ != mesh_x_ * mesh_y_)
     throw std::invalid_argument("Topology: cube.pes must equal mesh_x * mesh_y");
+  if (noc.hbm_nodes.empty()) throw std::invalid_argument("Topology: cube.noc.hbm_nodes is empty");
+  for (std::uint32_t ch = 0; ch < channels_; ++ch)  // channel c: controller c mod controllers
+    hbm_node_of_channel_.push_back(node(noc.hbm_nodes[ch % noc.hbm_nodes.size()]));
   // Mesh links: four slots per node, id kNone where the mesh ends.
   const std::uint32_t nodes = mesh_x_ * mesh_y_;
   mesh_base_ = 0;
@@ -170,11 +173,6 @@ std::uint32_t Topology::ucie_node(std::uint32_t cube_in_sip, std::uint32_t neigh
   const auto& nodes = config_.cube.noc.ucie_nodes;
   const std::uint32_t rank = neighbour_rank(ucie_[0], cube_in_sip, neighbour);
   return node(nodes[rank % nodes.size()]);
-}
-
-std::uint32_t Topology::hbm_node(std::uint32_t channel) const {
-  const auto& nodes = config_.cube.noc.hbm_nodes;
-  return node(nodes[channel % nodes.size()]);
 }
 
 void Topology::route_mesh(std::uint32_t cube, std::uint32_t from, std::uint32_t to,

@@ -41,7 +41,8 @@ class Topology {
   std::uint32_t node_of_pe(std::uint32_t local_pe) const { return local_pe; }
   MeshCoord coord(std::uint32_t node) const { return {node % mesh_x_, node / mesh_x_}; }
   std::uint32_t node(MeshCoord c) const { return c.y * mesh_x_ + c.x; }
-  std::uint32_t hbm_node(std::uint32_t channel) const;
+  // The mesh node of the controller that serves HBM channel `channel` (< channels per cube).
+  std::uint32_t hbm_node(std::uint32_t channel) const { return hbm_node_of_channel_[channel]; }
 
   std::vector<Link>& links() { return links_; }
   const std::vector<Link>& links() const { return links_; }
@@ -94,6 +95,7 @@ class Topology {
   std::uint32_t mesh_x_, mesh_y_, pes_, cubes_, cubes_per_sip_, sips_, channels_;
   std::vector<Link> links_;
   std::vector<LinkId> mesh_ids_;  // [(cube * nodes + node) * 4 + direction]
+  std::vector<std::uint32_t> hbm_node_of_channel_;
   LinkId mesh_base_ = 0, inject_base_ = 0, eject_base_ = 0, channel_base_ = 0;
   std::vector<Graph> ucie_;  // per SIP
   Graph inter_sip_;

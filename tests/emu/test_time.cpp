@@ -96,6 +96,20 @@ TEST(Bandwidth, HugeValuesDoNotOverflowTheIntermediate) {
   EXPECT_THROW(Bandwidth::from_bytes_per_s(1).transfer_time(UINT64_MAX), TimeError);
 }
 
+TEST(Bandwidth, SameResultEitherSideOfThe64BitPath) {
+  // Up to floor(2^64 / 1e12) = 18,446,744 bytes the product fits 64 bits; past it the 128-bit
+  // path takes over. Both round up once, so the times are exact on both sides: at 7 B/s,
+  // ceil(n * 1e12 / 7) computed here with 128-bit integers.
+  __extension__ using u128 = unsigned __int128;
+  const auto b = Bandwidth::from_bytes_per_s(7);
+  for (const std::uint64_t n : {18'446'743ull, 18'446'744ull, 18'446'745ull, 18'446'746ull}) {
+    const u128 num = static_cast<u128>(n) * kPsPerSecond;
+    EXPECT_EQ(b.transfer_time(n), static_cast<Tick>((num + 6) / 7)) << n << " bytes";
+  }
+  // A bandwidth near 2^64 B/s: under a picosecond rounds up to one.
+  EXPECT_EQ(Bandwidth::from_bytes_per_s(UINT64_MAX).transfer_time(18'446'744), 1'000'000u);
+}
+
 TEST(Bandwidth, RejectsZeroAndNegative) {
   EXPECT_THROW(Bandwidth::from_GBps(0), TimeError);
   EXPECT_THROW(Bandwidth::from_GBps(-5), TimeError);
