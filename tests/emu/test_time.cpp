@@ -106,8 +106,9 @@ TEST(Bandwidth, SameResultEitherSideOfThe64BitPath) {
     const u128 num = static_cast<u128>(n) * kPsPerSecond;
     EXPECT_EQ(b.transfer_time(n), static_cast<Tick>((num + 6) / 7)) << n << " bytes";
   }
-  // A bandwidth near 2^64 B/s: under a picosecond rounds up to one.
-  EXPECT_EQ(Bandwidth::from_bytes_per_s(UINT64_MAX).transfer_time(18'446'744), 1'000'000u);
+  // The largest 64-bit case at the largest bandwidth: 18,446,744e12 / (2^64 - 1) is just under
+  // one picosecond, which rounds up to one.
+  EXPECT_EQ(Bandwidth::from_bytes_per_s(UINT64_MAX).transfer_time(18'446'744), 1u);
 }
 
 TEST(Bandwidth, RejectsZeroAndNegative) {
