@@ -33,6 +33,7 @@ Fabric::Fabric(emu::Scheduler& scheduler, Topology& topology, const AddressMap& 
       map_(map),
       links_(topology.links()),
       packet_bytes_(topology.config().cube.noc.packet_bytes),
+      packets_of_(topology.config().cube.noc.packet_bytes),
       window_(topology.config().pe.dma.max_outstanding_packets),
       dma_(topology.total_pes()) {
   if (model_ == NetworkModel::flow) slot_.assign(links_.size(), kNoSlot);
@@ -270,9 +271,10 @@ const Fabric::ReadGroup& Fabric::read_group(std::uint32_t pe, std::uint32_t cube
     for (const emu::Tick t : seg.latency) seg.total += t;
     return seg;
   };
-  g.prefix = &prefixes_.try_emplace((std::uint64_t{cube} * topology_.cubes() + dst_cube) * nodes +
-                                        node, piece(0, split))
-                  .first->second;
+  const auto [prefix, fresh] = prefixes_.try_emplace(
+      (std::uint64_t{cube} * topology_.cubes() + dst_cube) * nodes + node, piece(0, split));
+  if (fresh && split > 0) merge_prefix(dst_cube, prefix->second);
+  g.prefix = &prefix->second;
   g.suffix = &suffixes_.try_emplace(entry * nodes + dst_node, piece(split, r.links.size()))
                   .first->second;
   Route request;  // the request's way there, then the HBM access
@@ -282,29 +284,119 @@ const Fabric::ReadGroup& Fabric::read_group(std::uint32_t pe, std::uint32_t cube
   return g;
 }
 
+void Fabric::merge_prefix(std::uint32_t dst_cube, Segment& prefix) {
+  if (forests_.empty()) forests_.resize(topology_.cubes());
+  PrefixForest& f = forests_[dst_cube];
+  if (!f.valid) return;
+  // From the cube's entry back to the first link: a link met before must have the same way on.
+  std::int32_t parent = -1, root = -1;
+  emu::Tick rem = 0;
+  for (std::size_t h = prefix.links.size(); h-- > 0;) {
+    rem += prefix.latency[h];
+    const auto [it, fresh] = f.index.try_emplace(prefix.links[h], static_cast<std::int32_t>(f.link.size()));
+    const std::int32_t i = it->second;
+    if (!fresh) {
+      if (f.parent[static_cast<std::size_t>(i)] != parent || f.rem[static_cast<std::size_t>(i)] != rem) {
+        f.valid = false;  // not a forest: every group adds its own prefix (add_read_group)
+        return;
+      }
+    } else {
+      f.link.push_back(prefix.links[h]);
+      f.parent.push_back(parent);
+      f.root.push_back(root < 0 ? i : root);
+      f.rem.push_back(rem);
+      f.bytes.push_back(0);
+      f.arrival.push_back(emu::kTickMax);
+      f.suffix.push_back(nullptr);
+    }
+    parent = i;
+    root = f.root[static_cast<std::size_t>(i)];
+  }
+  prefix.leaf = parent;
+}
+
 void Fabric::add_read_group(std::uint32_t pe, std::uint32_t cube, std::uint32_t node,
                             std::uint32_t channel, std::size_t from, std::size_t end) {
   // The same loads as add_route(memory_to_pe(cube, ch, pe)) for each channel ch behind `node`:
-  // [channel] + prefix + suffix + [eject], after the request and the HBM access. Suffixes are
-  // added once per entry, in add_read_tails.
+  // [channel] + prefix + suffix + [eject], after the request and the HBM access. Prefixes in a
+  // forest and suffixes are added once per transfer, in add_read_tails.
   const ReadGroup& g = read_group(pe, cube, node, channel);
   const emu::Tick total = g.pre + g.prefix->total + g.suffix->total;  // channel, eject: 0
   const std::uint64_t group = add_channels(cube, node, from, end, g.pre, total - g.pre);
+  const emu::Tick arrival = g.pre + g.prefix->total;  // at the destination cube's entry
+  if (g.prefix->leaf >= 0 && forests_[pe / topology_.pes_per_cube()].valid) {
+    PrefixForest& f = forests_[pe / topology_.pes_per_cube()];
+    const auto i = static_cast<std::size_t>(g.prefix->leaf);
+    if (f.bytes[i] == 0) f.touched.push_back(g.prefix->leaf);
+    f.bytes[i] += group;
+    f.arrival[i] = std::min(f.arrival[i], arrival);
+    f.suffix[static_cast<std::size_t>(f.root[i])] = g.suffix;
+    f.links_added += g.prefix->links.size();
+    return;
+  }
   emu::Tick lead = g.pre;
   for (std::size_t h = 0; h < g.prefix->links.size(); ++h) {
     add_load(g.prefix->links[h], group, lead, total - lead);
     lead += g.prefix->latency[h];
   }
+  add_tail(g.suffix, group, arrival);
+}
+
+void Fabric::add_tail(const Segment* suffix, std::uint64_t bytes, emu::Tick lead) {
   for (auto& t : tails_) {
-    if (t.suffix != g.suffix) continue;
-    t.bytes += group;
+    if (t.suffix != suffix) continue;
+    t.bytes += bytes;
     t.lead = std::min(t.lead, lead);
     return;
   }
-  tails_.push_back({g.suffix, group, lead});
+  tails_.push_back({suffix, bytes, lead});
+}
+
+void Fabric::add_forest(PrefixForest& f) {
+  const auto add = [&](std::size_t i, std::uint64_t bytes, emu::Tick arrival) {
+    const emu::Tick rem = f.rem[i];
+    const Segment* suffix = f.suffix[static_cast<std::size_t>(f.root[i])];
+    add_load(f.link[i], bytes, arrival - rem, rem + suffix->total);
+  };
+  if (2 * f.links_added >= f.link.size()) {
+    // Many groups: one pass over the forest, children first, carrying sums to the parents.
+    for (std::size_t i = f.link.size(); i-- > 0;) {
+      const std::uint64_t bytes = f.bytes[i];
+      if (bytes == 0) continue;
+      const emu::Tick arrival = f.arrival[i];
+      add(i, bytes, arrival);
+      if (const std::int32_t p = f.parent[i]; p >= 0) {
+        f.bytes[static_cast<std::size_t>(p)] += bytes;
+        f.arrival[static_cast<std::size_t>(p)] = std::min(f.arrival[static_cast<std::size_t>(p)], arrival);
+      } else {
+        add_tail(f.suffix[i], bytes, arrival);
+      }
+      f.bytes[i] = 0;
+      f.arrival[i] = emu::kTickMax;
+    }
+  } else {
+    // A few groups: each one's way to its root.
+    for (const std::int32_t leaf : f.touched) {
+      const auto l = static_cast<std::size_t>(leaf);
+      const std::uint64_t bytes = f.bytes[l];
+      const emu::Tick arrival = f.arrival[l];
+      std::size_t i = l;
+      for (;;) {
+        add(i, bytes, arrival);
+        if (f.parent[i] < 0) break;
+        i = static_cast<std::size_t>(f.parent[i]);
+      }
+      add_tail(f.suffix[i], bytes, arrival);
+      f.bytes[l] = 0;
+      f.arrival[l] = emu::kTickMax;
+    }
+  }
+  f.touched.clear();
+  f.links_added = 0;
 }
 
 void Fabric::add_read_tails(std::uint32_t pe) {
+  if (!forests_.empty()) add_forest(forests_[pe / topology_.pes_per_cube()]);
   for (const auto& t : tails_) {
     emu::Tick lead = t.lead;
     for (std::size_t h = 0; h < t.suffix->links.size(); ++h) {
@@ -351,7 +443,7 @@ void Fabric::begin_flow(Kind kind, std::uint32_t pe, std::uint32_t peer, std::ui
     l.free_at = end;
     l.busy += ser;
     l.bytes += f.bytes;
-    l.packets += (f.bytes + packet_bytes_ - 1) / packet_bytes_;
+    l.packets += packets_of_.quot(f.bytes + packet_bytes_ - 1);
     ++packet_hops_;
     if (trace_) trace_busy(f.link, l, start, end);
     done_at = std::max(done_at, end + f.tail);

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "components/memory/address_map.hpp"
+#include "components/memory/divisor.hpp"
 #include "components/network/topology.hpp"
 #include "emu/scheduler.hpp"
 #include "emu/trace.hpp"
@@ -127,6 +128,29 @@ class Fabric {
     std::vector<LinkId> links;
     std::vector<emu::Tick> latency;
     emu::Tick total = 0;
+    std::int32_t leaf = -1;  // a prefix: its first link's node in its destination's PrefixForest
+  };
+  // Flow model, reads of long ranges: every prefix toward one destination cube, merged. Routes
+  // are deterministic, so from any link the way on to the cube is fixed and the prefixes form a
+  // forest whose roots are the links entering the cube (parents before children in the arrays).
+  // A read from many (cube, controller) groups adds each group's bytes at its first link and
+  // pushes the sums toward the roots once, instead of adding every prefix link by link: a
+  // link's lead is then the earliest group's arrival at the cube minus the link's remaining
+  // latency, and its tail that remaining latency plus the suffix's, as for each group alone.
+  struct PrefixForest {
+    std::vector<LinkId> link;
+    std::vector<std::int32_t> parent;  // -1 for a root
+    std::vector<std::int32_t> root;
+    std::vector<emu::Tick> rem;        // latency from the link's input to the cube's entry
+    std::unordered_map<LinkId, std::int32_t> index;
+    bool valid = true;  // false if two prefixes disagreed on a link's way on (never, today)
+    // The transfer being summed: bytes and earliest arrival per node (zero / kTickMax between
+    // transfers), the suffix at each root, the nodes given bytes, their prefixes' total length.
+    std::vector<std::uint64_t> bytes;
+    std::vector<emu::Tick> arrival;
+    std::vector<const Segment*> suffix;
+    std::vector<std::int32_t> touched;
+    std::size_t links_added = 0;
   };
   struct Tail {  // a suffix and the bytes of the groups that end with it
     const Segment* suffix;
@@ -173,6 +197,9 @@ class Fabric {
   void add_read_group(std::uint32_t pe, std::uint32_t cube, std::uint32_t node,
                       std::uint32_t channel, std::size_t from, std::size_t end);
   void add_read_tails(std::uint32_t pe);
+  void add_tail(const Segment* suffix, std::uint64_t bytes, emu::Tick lead);
+  void merge_prefix(std::uint32_t dst_cube, Segment& prefix);
+  void add_forest(PrefixForest& f);
   const ReadGroup& read_group(std::uint32_t pe, std::uint32_t cube, std::uint32_t node,
                               std::uint32_t channel);
   void trace_busy(LinkId id, Link& l, emu::Tick start, emu::Tick end);
@@ -185,6 +212,7 @@ class Fabric {
   const AddressMap& map_;
   std::vector<Link>& links_;
   std::uint32_t packet_bytes_;
+  Divisor packets_of_;  // packet_bytes_, divided by for every link a flow crosses
   std::uint32_t window_;
   std::unordered_map<std::uint64_t, Route> routes_;
   std::vector<Dma> dma_;
@@ -203,6 +231,7 @@ class Fabric {
   std::unordered_map<std::uint64_t, Segment> prefixes_, suffixes_;
   std::vector<Tail> tails_;
   std::vector<ReadGroup> read_groups_;  // [(PE * cubes + cube) * controllers + controller]
+  std::vector<PrefixForest> forests_;   // per destination cube
   std::uint64_t packets_ = 0, packet_hops_ = 0, transfers_ = 0, live_transfers_ = 0;
 };
 
