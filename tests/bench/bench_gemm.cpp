@@ -3,7 +3,10 @@
 //   square   1024^3 and 4096^3, one GEMM;
 //   shard64  a 4096^3 GEMM sharded by columns over 64 PEs: 64 GEMMs of M=4096, K=4096, N=64
 //            that share A;
-//   shard16  4096 x 4096 x 256 on each of 16 PEs: 16 GEMMs of M=4096, K=4096, N=256.
+//   shard16  4096 x 4096 x 256 on each of 16 PEs: 16 GEMMs of M=4096, K=4096, N=256;
+//   block64  what sharded_gemm 4096^3 on default.json asks for: A too large for a PE's 1 MiB
+//            SRAM, so each of 64 programs multiplies 64-row blocks of A by its 4096 x 64 B
+//            (4096 GEMMs of M=64, K=4096, N=64; here all sharing one A).
 // Threading modes:
 //   serial      one caller, default thread policy: the call gets every core;
 //   concurrent  2 callers, default thread policy: the cores are shared, one each on 2 cores;
@@ -71,6 +74,7 @@ const Problem kProblems[] = {
     {"square4096", 1, 4096, 4096, 4096},
     {"shard64", 64, 4096, 64, 4096},
     {"shard16", 16, 4096, 256, 4096},
+    {"block64", 4096, 64, 64, 4096},
 };
 
 enum class Mode { serial, concurrent, oversub };
