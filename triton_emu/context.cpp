@@ -81,7 +81,7 @@ Tile Context::make_tile(Shape shape, DType dtype, bool values) {
   sram.used += bytes;
   sram.peak = std::max(sram.peak, sram.used);
   // Timing-only runs keep values of i32 tiles only (index math and masks; see tile.cpp).
-  if (values && (!timing_only() || dtype == DType::i32)) t.data_->bytes.resize(bytes);
+  if (values && (!timing_only() || dtype == DType::i32)) t.data_->bytes.assign_uninitialised(bytes);
   return t;
 }
 

@@ -12,12 +12,12 @@
 // In timing-only runs tiles carry shapes but no values; reading values is then an error.
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "components/dtype.hpp"
@@ -26,28 +26,32 @@ namespace cubesim::tl {
 
 class Context;
 
-// Allocates like std::allocator but leaves bytes uninitialised on resize: every tile operation
-// writes all of its result, so zeroing first only costs (5 % of a 4096^3 sharded GEMM run,
-// whose programs load 2 GiB of A tiles).
-template <typename T>
-struct UninitAllocator : std::allocator<T> {
-  template <typename U>
-  struct rebind {
-    using other = UninitAllocator<U>;
-  };
-  UninitAllocator() = default;
-  template <typename U>
-  UninitAllocator(const UninitAllocator<U>&) noexcept {}  // NOLINT(google-explicit-constructor)
-  template <typename U>
-  void construct(U* p) noexcept {
-    ::new (static_cast<void*>(p)) U;
+// A tile's values in its dtype. Up to kInline bytes live inside the tile's shared record, so a
+// small tile (the per-call case: a 16-element f32 load) costs one allocation, not two. Never
+// zeroed: every tile operation writes all of its result, and zeroing large tiles first was 5 %
+// of a functional 4096^3 sharded GEMM run (its programs load 2 GiB of A).
+class TileBytes {
+ public:
+  static constexpr std::size_t kInline = 64;
+  std::byte* data() { return size_ == 0 ? nullptr : heap_ ? heap_.get() : inline_; }
+  const std::byte* data() const { return size_ == 0 ? nullptr : heap_ ? heap_.get() : inline_; }
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  // `n` uninitialised bytes; what was held before is dropped.
+  void assign_uninitialised(std::size_t n) {
+    heap_.reset(n > kInline ? new std::byte[n] : nullptr);
+    size_ = n;
   }
-  template <typename U, typename... Args>
-  void construct(U* p, Args&&... args) {
-    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  void clear() {
+    heap_.reset();
+    size_ = 0;
   }
+
+ private:
+  std::unique_ptr<std::byte[]> heap_;
+  std::size_t size_ = 0;
+  alignas(16) std::byte inline_[kInline];
 };
-using TileBytes = std::vector<std::byte, UninitAllocator<std::byte>>;
 
 // The value of one element of `dtype` stored at `p` (no alignment needed), exactly, as double.
 double element_value(DType dtype, const std::byte* p);
