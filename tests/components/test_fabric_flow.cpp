@@ -6,7 +6,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
 #include <stdexcept>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "emu/trace.hpp"
 
 #include "components/network/fabric.hpp"
 #include "components/system/system.hpp"
@@ -140,6 +149,98 @@ TEST(FlowModel, LinksCarryExactlyThePacketModelsBytes) {
     EXPECT_GT(links[0].size(), 3u);
     EXPECT_EQ(links[1], links[0]);
   }
+}
+
+// What a long read puts on each link, computed here from every (cube, channel) route taken
+// link by link (the fabric merges them through its per-cube forest of route prefixes).
+struct Expected {
+  std::uint64_t bytes = 0;
+  Tick lead = emu::kTickMax, tail = 0;
+};
+std::map<LinkId, Expected> expected_loads(const System& sys, std::uint32_t pe, std::uint64_t addr,
+                                          std::uint64_t bytes) {
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> per_channel;
+  const AddressMap& map = sys.address_map();
+  map.for_each_piece(addr, bytes, sys.config().cube.noc.packet_bytes,
+                     [&](std::uint64_t, Location loc, std::uint64_t len) {
+                       per_channel[{loc.global_cube, map.channel(loc)}] += len;
+                     });
+  std::map<LinkId, Expected> loads;
+  for (const auto& [key, n] : per_channel) {
+    const Route r = sys.topology().memory_to_pe(key.first, key.second, pe);
+    Tick total = r.pre_delay;
+    for (const Tick lat : r.latency) total += lat;
+    Tick lead = r.pre_delay;
+    for (std::size_t h = 0; h < r.links.size(); ++h) {
+      Expected& e = loads[r.links[h]];
+      e.bytes += n;
+      e.lead = std::min(e.lead, lead);
+      e.tail = std::max(e.tail, total - lead);
+      lead += r.latency[h];
+    }
+  }
+  return loads;
+}
+
+// Busy slices per link track, in picoseconds, from a trace file.
+std::map<std::string, std::vector<std::pair<Tick, Tick>>> link_slices(const std::string& file) {
+  std::ifstream in(file);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  std::map<std::pair<int, int>, std::string> names;
+  for (const auto& e : j["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "thread_name")
+      names[{e["pid"].get<int>(), e["tid"].get<int>()}] = e["args"]["name"].get<std::string>();
+  std::map<std::string, std::vector<std::pair<Tick, Tick>>> slices;
+  const auto ps = [](double us) { return static_cast<Tick>(std::llround(us * 1e6)); };
+  for (const auto& e : j["traceEvents"])
+    if (e["ph"] == "X" && e["cat"] == "link")
+      slices[names[{e["pid"].get<int>(), e["tid"].get<int>()}]].push_back(
+          {ps(e["ts"].get<double>()), ps(e["dur"].get<double>())});
+  return slices;
+}
+
+// Uncontended, a flow holds each link from t0 + lead (the earliest of its routes to reach the
+// link) for bytes / bandwidth, and is delivered at the latest end + tail, or after its packets
+// have passed the DMA window. The reads go to a PE of cube 1 across 2 SIPs of 4 cubes with 4
+// HBM controllers per cube: an interleaved one (every cube and controller: the forest is swept
+// whole), then direct ones from the neighbour cube (few links: each group's way on its own)
+// and from a cube of the other SIP.
+TEST(FlowModel, ReadsHoldEachLinkFromTheEarliestRouteThroughIt) {
+  auto c = testing::small_config(2, 4);
+  c.cube.noc.hbm_nodes = {{0, 0}, {3, 0}, {0, 3}, {3, 3}};
+  const std::string file = ::testing::TempDir() + "flow-leads-" + std::to_string(::getpid()) + ".json";
+  Bench b(c, model());
+  const std::uint32_t pe = 16 + 9;  // cube 1, node (1, 2)
+  const std::uint64_t reads[3][2] = {
+      {AddressMap::kInterleavedBase + 4096 * 3 + 40, (1u << 20) + 5000},
+      {b.sys.address_map().direct_address({0, 4096 * 7}), 3 * 65536 + 300},
+      {b.sys.address_map().direct_address({6, 100}), 65536}};
+  std::map<std::string, std::vector<std::pair<Tick, Tick>>> want;
+  {
+    emu::TraceWriter trace(file);
+    b.fabric().set_trace(&trace);
+    for (const auto& [addr, bytes] : reads) {
+      const Tick t0 = b.sched.now();
+      const auto loads = expected_loads(b.sys, pe, addr, bytes);
+      Tick done = t0, path = 0, packet = 0;
+      for (const auto& [id, e] : loads) {
+        const Link& l = b.sys.topology().link(id);
+        const Tick ser = l.bandwidth.transfer_time(e.bytes);
+        want[b.sys.topology().link_name(id)].push_back({t0 + e.lead, ser});
+        done = std::max(done, t0 + e.lead + ser + e.tail);
+        path = std::max(path, e.lead + e.tail);
+        packet = std::max(packet, e.bytes >= 4096 ? l.full_packet_time : l.bandwidth.transfer_time(e.bytes));
+      }
+      const std::uint64_t packets = (bytes + 4095) / 4096, window = c.pe.dma.max_outstanding_packets;
+      done = std::max(done, t0 + (packets + window - 1) / window * (path + packet));
+      EXPECT_GT(loads.size(), 20u);
+      EXPECT_EQ(run_one(b, [&](auto d) { b.fabric().read(pe, addr, bytes, d); }), done);
+    }
+    b.fabric().flush_trace();
+    trace.close();
+  }
+  EXPECT_EQ(link_slices(file), want);
+  std::filesystem::remove(file);
 }
 
 TEST(FlowModel, AZeroByteTransferCompletesAtOnce) {
