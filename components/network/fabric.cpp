@@ -293,10 +293,12 @@ void Fabric::merge_prefix(std::uint32_t dst_cube, Segment& prefix) {
   emu::Tick rem = 0;
   for (std::size_t h = prefix.links.size(); h-- > 0;) {
     rem += prefix.latency[h];
-    const auto [it, fresh] = f.index.try_emplace(prefix.links[h], static_cast<std::int32_t>(f.link.size()));
+    const auto [it, fresh] =
+        f.index.try_emplace(prefix.links[h], static_cast<std::int32_t>(f.link.size()));
     const std::int32_t i = it->second;
     if (!fresh) {
-      if (f.parent[static_cast<std::size_t>(i)] != parent || f.rem[static_cast<std::size_t>(i)] != rem) {
+      if (f.parent[static_cast<std::size_t>(i)] != parent ||
+          f.rem[static_cast<std::size_t>(i)] != rem) {
         f.valid = false;  // not a forest: every group adds its own prefix (add_read_group)
         return;
       }
@@ -367,7 +369,8 @@ void Fabric::add_forest(PrefixForest& f) {
       add(i, bytes, arrival);
       if (const std::int32_t p = f.parent[i]; p >= 0) {
         f.bytes[static_cast<std::size_t>(p)] += bytes;
-        f.arrival[static_cast<std::size_t>(p)] = std::min(f.arrival[static_cast<std::size_t>(p)], arrival);
+        f.arrival[static_cast<std::size_t>(p)] =
+            std::min(f.arrival[static_cast<std::size_t>(p)], arrival);
       } else {
         add_tail(f.suffix[i], bytes, arrival);
       }

@@ -141,7 +141,7 @@ class Fabric {
     std::vector<LinkId> link;
     std::vector<std::int32_t> parent;  // -1 for a root
     std::vector<std::int32_t> root;
-    std::vector<emu::Tick> rem;        // latency from the link's input to the cube's entry
+    std::vector<emu::Tick> rem;  // latency from the link's input to the cube's entry
     std::unordered_map<LinkId, std::int32_t> index;
     bool valid = true;  // false if two prefixes disagreed on a link's way on (never, today)
     // The transfer being summed: bytes and earliest arrival per node (zero / kTickMax between

@@ -4,6 +4,7 @@
 // puts on it; contending flows queue whole. Expectations come from the configuration.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -12,14 +13,12 @@
 #include <map>
 #include <stdexcept>
 #include <string>
-#include <unistd.h>
 #include <vector>
-
-#include "emu/trace.hpp"
 
 #include "components/network/fabric.hpp"
 #include "components/system/system.hpp"
 #include "emu/scheduler.hpp"
+#include "emu/trace.hpp"
 #include "fabric_bench.hpp"
 #include "system_config_for_tests.hpp"
 
@@ -208,7 +207,8 @@ std::map<std::string, std::vector<std::pair<Tick, Tick>>> link_slices(const std:
 TEST(FlowModel, ReadsHoldEachLinkFromTheEarliestRouteThroughIt) {
   auto c = testing::small_config(2, 4);
   c.cube.noc.hbm_nodes = {{0, 0}, {3, 0}, {0, 3}, {3, 3}};
-  const std::string file = ::testing::TempDir() + "flow-leads-" + std::to_string(::getpid()) + ".json";
+  const std::string file =
+      ::testing::TempDir() + "flow-leads-" + std::to_string(::getpid()) + ".json";
   Bench b(c, model());
   const std::uint32_t pe = 16 + 9;  // cube 1, node (1, 2)
   const std::uint64_t reads[3][2] = {
@@ -229,9 +229,11 @@ TEST(FlowModel, ReadsHoldEachLinkFromTheEarliestRouteThroughIt) {
         want[b.sys.topology().link_name(id)].push_back({t0 + e.lead, ser});
         done = std::max(done, t0 + e.lead + ser + e.tail);
         path = std::max(path, e.lead + e.tail);
-        packet = std::max(packet, e.bytes >= 4096 ? l.full_packet_time : l.bandwidth.transfer_time(e.bytes));
+        packet = std::max(
+            packet, e.bytes >= 4096 ? l.full_packet_time : l.bandwidth.transfer_time(e.bytes));
       }
-      const std::uint64_t packets = (bytes + 4095) / 4096, window = c.pe.dma.max_outstanding_packets;
+      const std::uint64_t packets = (bytes + 4095) / 4096,
+                          window = c.pe.dma.max_outstanding_packets;
       done = std::max(done, t0 + (packets + window - 1) / window * (path + packet));
       EXPECT_GT(loads.size(), 20u);
       EXPECT_EQ(run_one(b, [&](auto d) { b.fabric().read(pe, addr, bytes, d); }), done);
