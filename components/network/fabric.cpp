@@ -1,7 +1,6 @@
 #include "components/network/fabric.hpp"
 
 #include <algorithm>
-#include <numeric>
 #include <stdexcept>
 
 namespace cubesim::components {
@@ -110,7 +109,11 @@ std::uint64_t Fabric::route_key(Kind kind, std::uint32_t pe, std::uint32_t peer,
 
 const Route& Fabric::cached_route(Kind kind, std::uint32_t pe, std::uint32_t peer, Location loc,
                                   std::uint32_t channel) {
-  const std::uint64_t key = route_key(kind, pe, peer, loc, channel);
+  return cached_route(route_key(kind, pe, peer, loc, channel), kind, pe, peer, loc, channel);
+}
+
+const Route& Fabric::cached_route(std::uint64_t key, Kind kind, std::uint32_t pe,
+                                  std::uint32_t peer, Location loc, std::uint32_t channel) {
   Dma& d = dma_[pe];
   if (key != d.route_key) {
     auto it = routes_.find(key);
@@ -142,7 +145,7 @@ const Route& Fabric::route_for(Transfer& t, std::uint64_t addr, std::uint32_t* b
   }
   const std::uint64_t key = route_key(t.kind, t.pe, t.peer, loc, ch);
   if (key == t.route_key) return *t.route;
-  t.route = &cached_route(t.kind, t.pe, t.peer, loc, ch);
+  t.route = &cached_route(key, t.kind, t.pe, t.peer, loc, ch);
   t.route_key = key;
   return *t.route;
 }
@@ -417,14 +420,7 @@ void Fabric::begin_flow(Kind kind, std::uint32_t pe, std::uint32_t peer, std::ui
   ++live_transfers_;
   Transfer& t = *new_transfer();
   t.done = std::move(done);
-  const auto finish = [this, &t] {
-    --live_transfers_;
-    Done d = std::move(t.done);
-    t.done = nullptr;
-    t.next_free = free_transfers_;
-    free_transfers_ = &t;
-    if (d) d();
-  };
+  const auto finish = [this, &t] { complete(t); };
   if (bytes == 0) {
     sched_.schedule_in(0, finish, 0, "empty transfer");
     return;
@@ -525,6 +521,11 @@ void Fabric::delivered(Packet& p) {
   --dma_[t.pe].in_flight;
   pump(t.pe);
   if (t.issued < t.bytes || t.in_flight != 0) return;
+  complete(t);
+}
+
+void Fabric::complete(Transfer& t) {
+  // Recycle the record before the callback runs: it may start a transfer that reuses it.
   --live_transfers_;
   Done d = std::move(t.done);
   t.done = nullptr;

@@ -181,6 +181,9 @@ class Fabric {
   const Route& route_for(Transfer& t, std::uint64_t addr, std::uint32_t* bytes);
   const Route& cached_route(Kind kind, std::uint32_t pe, std::uint32_t peer, Location loc,
                             std::uint32_t channel);
+  // The same, with route_key(...) already computed.
+  const Route& cached_route(std::uint64_t key, Kind kind, std::uint32_t pe, std::uint32_t peer,
+                            Location loc, std::uint32_t channel);
   std::uint64_t route_key(Kind kind, std::uint32_t pe, std::uint32_t peer, Location loc,
                           std::uint32_t channel) const;
   // Flow model.
@@ -204,6 +207,7 @@ class Fabric {
                               std::uint32_t channel);
   void trace_busy(LinkId id, Link& l, emu::Tick start, emu::Tick end);
   Transfer* new_transfer();
+  void complete(Transfer& t);  // the last byte is delivered: recycle it, call its Done
   Packet* new_packet();
 
   NetworkModel model_;
