@@ -75,7 +75,7 @@ Tile Context::make_tile(Shape shape, DType dtype, bool values) {
   t.ctx_ = this;
   t.shape_ = shape;
   t.dtype_ = dtype;
-  t.data_ = std::make_shared<Tile::Data>();
+  t.data_ = new Tile::Data;  // default-initialised: the values are written by the caller
   t.data_->sram = pe_.sram;
   t.data_->held = bytes;
   sram.used += bytes;

@@ -31,7 +31,7 @@ struct PeState {
   std::uint32_t global_pe = 0;
   components::PeCoord coord;
   std::string name;  // "sip0.cube1.pe5"
-  std::shared_ptr<tl::SramAccount> sram;
+  boost::intrusive_ptr<tl::SramAccount> sram;
   std::deque<std::shared_ptr<GemmJob>> gemm_queue;  // front = running
   // Per launch.
   emu::Tick finish = 0;

@@ -46,7 +46,7 @@ struct SimulationImpl {
       p.global_pe = i;
       p.coord = sys.pe_coord(i);
       p.name = sys.pe_name(i);
-      p.sram = std::make_shared<tl::SramAccount>();
+      p.sram = new tl::SramAccount();
       p.sram->capacity = c.pe.sram_bytes;
     }
     direct_next.assign(sys.address_map().cubes(), 0);

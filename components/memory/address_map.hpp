@@ -11,7 +11,6 @@
 // the host allocator (triton_emu) keeps buffers from overlapping.
 
 #include <algorithm>
-#include <bit>
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
@@ -98,8 +97,9 @@ class AddressMap {
   Piece first_piece(std::uint64_t addr, std::uint64_t bytes, std::uint64_t max_piece) const {
     const Location loc = decode(addr);
     std::uint64_t len = bytes;
+    // Not std::has_single_bit: without -mpopcnt (baseline x86-64) it is a libgcc call.
     const std::uint64_t into_piece =
-        std::has_single_bit(max_piece) ? addr & (max_piece - 1) : addr % max_piece;
+        (max_piece & (max_piece - 1)) == 0 ? addr & (max_piece - 1) : addr % max_piece;
     len = std::min(len, max_piece - into_piece);
     len = std::min(len, channel_granule_.value() - channel_granule_.rem(loc.offset));
     if (is_interleaved(addr)) len = std::min(len, granule_.value() - granule_.rem(loc.offset));

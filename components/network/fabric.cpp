@@ -84,7 +84,15 @@ void Fabric::start(Transfer& t) {
     }, 0, "empty transfer");
     return;
   }
-  dma_[t.pe].ready.push_back(&t);
+  Dma& d = dma_[t.pe];
+  if (d.ready.empty() && d.in_flight < window_) {
+    // What pump() does with this transfer alone in the queue, without the queue: a small
+    // transfer (every small tl.load) is one packet, issued at once.
+    ++d.in_flight;
+    issue_packet(t);
+    if (t.issued == t.bytes) return;
+  }
+  d.ready.push_back(&t);
   pump(t.pe);
 }
 
