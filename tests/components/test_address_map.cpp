@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 
@@ -91,6 +92,33 @@ TEST(AddressMap, PiecesStopAtPacketChannelAndInterleaveBoundaries) {
                        EXPECT_LT(loc.global_cube, 2u);
                      });
   EXPECT_EQ(lens, (std::vector<std::uint64_t>{3996, 4096, 908}));
+}
+
+// Pieces are maximal: each ends exactly where the next packet, channel granule or range
+// boundary lies, for packet sizes that are and are not powers of two (two code paths).
+TEST(AddressMap, PiecesEndAtTheNearestBoundaryForAnyPacketSize) {
+  SystemConfig c = testing::small_config();
+  c.cube.hbm.channel_interleave_bytes = 8192;
+  const AddressMap map(c);
+  std::mt19937_64 rng(7);
+  for (const std::uint64_t packet : {4096u, 3000u, 64u, 1000u}) {
+    for (int trial = 0; trial < 50; ++trial) {
+      const std::uint64_t offset = rng() % 100'000, bytes = 1 + rng() % 50'000;
+      const std::uint64_t start = map.direct_address({0, offset});
+      std::uint64_t expected_addr = start;
+      map.for_each_piece(start, bytes, packet, [&](std::uint64_t addr, Location loc,
+                                                   std::uint64_t len) {
+        ASSERT_EQ(addr, expected_addr);
+        const std::uint64_t to_packet = packet - addr % packet;
+        const std::uint64_t to_channel = 8192 - loc.offset % 8192;
+        const std::uint64_t to_end = start + bytes - addr;
+        EXPECT_EQ(len, std::min({to_packet, to_channel, to_end}))
+            << "packet " << packet << ", piece at offset " << loc.offset;
+        expected_addr += len;
+      });
+      EXPECT_EQ(expected_addr, start + bytes);
+    }
+  }
 }
 
 TEST(Divisor, MatchesIntegerDivisionForPowersOfTwoAndOtherValues) {

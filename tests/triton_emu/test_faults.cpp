@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include <cubesim/cubesim.hpp>
 
 #include "spec_path.hpp"
@@ -80,6 +82,34 @@ TEST(Faults, TilesGiveTheirSramBackWhenTheyGoOutOfScope) {
     }
     EXPECT_EQ(tl.sram_free(), sram);
   }));
+}
+
+TEST(Faults, TileCopiesHoldTheirSramOnceUntilTheLastOneGoes) {
+  std::vector<tl::Tile> kept;  // dropped after the simulation is gone (ASan checks that)
+  {
+    const Spec spec = Spec::load(spec_path("tiny.json"));
+    Simulation sim(spec, {.timing_only = true});
+    const std::uint64_t sram = spec.config().pe.sram_bytes;
+    const std::int64_t n = static_cast<std::int64_t>(sram / 16);
+    const Ptr p = sim.alloc(sram);
+    sim.launch_on(Grid{.pes = 1, .cubes = 1}, [&](tl::Context& tl) {
+      auto t = tl.load(p, {n}, DType::f32);
+      const std::uint64_t held = static_cast<std::uint64_t>(n) * 4;
+      EXPECT_EQ(tl.sram_free(), sram - held);
+      {
+        const auto copy = t;
+        const auto copy_of_copy = copy;
+        EXPECT_EQ(tl.sram_free(), sram - held);
+      }
+      kept.push_back(t);
+      t = tl::Tile{};
+      EXPECT_EQ(tl.sram_free(), sram - held);  // `kept` still holds it
+      kept.clear();
+      EXPECT_EQ(tl.sram_free(), sram);
+      kept.push_back(tl.load(p, {n}, DType::f32));
+    });
+  }
+  kept.clear();
 }
 
 TEST(Faults, AKernelExceptionIsAKernelErrorWithTheTime) {
