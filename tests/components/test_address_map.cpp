@@ -106,8 +106,7 @@ TEST(AddressMap, PiecesEndAtTheNearestBoundaryForAnyPacketSize) {
       const std::uint64_t offset = rng() % 100'000, bytes = 1 + rng() % 50'000;
       const std::uint64_t start = map.direct_address({0, offset});
       std::uint64_t expected_addr = start;
-      map.for_each_piece(start, bytes, packet, [&](std::uint64_t addr, Location loc,
-                                                   std::uint64_t len) {
+      const auto check = [&](std::uint64_t addr, Location loc, std::uint64_t len) {
         ASSERT_EQ(addr, expected_addr);
         const std::uint64_t to_packet = packet - addr % packet;
         const std::uint64_t to_channel = 8192 - loc.offset % 8192;
@@ -115,7 +114,8 @@ TEST(AddressMap, PiecesEndAtTheNearestBoundaryForAnyPacketSize) {
         EXPECT_EQ(len, std::min({to_packet, to_channel, to_end}))
             << "packet " << packet << ", piece at offset " << loc.offset;
         expected_addr += len;
-      });
+      };
+      map.for_each_piece(start, bytes, packet, check);
       EXPECT_EQ(expected_addr, start + bytes);
     }
   }
