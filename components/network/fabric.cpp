@@ -88,7 +88,6 @@ void Fabric::start(Transfer& t) {
   if (d.ready.empty() && d.in_flight < window_) {
     // What pump() does with this transfer alone in the queue, without the queue: a small
     // transfer (every small tl.load) is one packet, issued at once.
-    ++d.in_flight;
     issue_packet(t);
     if (t.issued == t.bytes) return;
   }
@@ -101,7 +100,6 @@ void Fabric::pump(std::uint32_t pe) {
   while (d.in_flight < window_ && !d.ready.empty()) {
     Transfer& t = *d.ready.front();
     d.ready.pop_front();
-    ++d.in_flight;
     issue_packet(t);
     if (t.issued < t.bytes) d.ready.push_back(&t);
   }
@@ -337,6 +335,7 @@ void Fabric::add_read_group(std::uint32_t pe, std::uint32_t cube, std::uint32_t 
   const emu::Tick total = g.pre + g.prefix->total + g.suffix->total;  // channel, eject: 0
   const std::uint64_t group = add_channels(cube, node, from, end, g.pre, total - g.pre);
   const emu::Tick arrival = g.pre + g.prefix->total;  // at the destination cube's entry
+  // A prefix has a leaf only once forests_ exists (merge_prefix).
   if (g.prefix->leaf >= 0 && forests_[pe / topology_.pes_per_cube()].valid) {
     PrefixForest& f = forests_[pe / topology_.pes_per_cube()];
     const auto i = static_cast<std::size_t>(g.prefix->leaf);
@@ -482,6 +481,7 @@ void Fabric::issue_packet(Transfer& t) {
   p.tail = sched_.now() + p.route->pre_delay;
   t.issued += p.bytes;
   ++t.in_flight;
+  ++dma_[t.pe].in_flight;  // the packet holds a slot of its PE's window until delivered
   ++packets_;
   if (p.route->pre_delay == 0)
     advance(p);
