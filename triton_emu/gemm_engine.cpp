@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <future>
+#include <optional>
 #include <vector>
 
 #include "triton_emu/backends/gemm_backend.hpp"
 #include "triton_emu/backends/cpu_convert.hpp"
+#include "triton_emu/held_gemms.hpp"
 #include "triton_emu/launch_state.hpp"
 #include "triton_emu/operand_cache.hpp"
 
@@ -35,6 +37,7 @@ struct GemmJob {
   std::vector<std::byte> a_buf, b_buf, c_buf;
   std::shared_ptr<const std::vector<float>> a_f32, b_f32;  // f16 operands, converted (shared)
   std::future<void> numerics;
+  std::shared_ptr<HeldProduct> held;  // or computed when needed (held_gemms.hpp)
 };
 
 namespace {
@@ -90,6 +93,40 @@ std::shared_ptr<const std::vector<float>> f16_operand_as_f32(const tl::Context::
   return data;
 }
 
+// Where the operand's values are in memory now: a ref, or a tile loaded from memory that
+// nobody has written to since. Nothing for a tile computed in SRAM.
+std::optional<MatrixAt> in_memory(const tl::Context::Operand& op, components::SparseMemory& mem) {
+  if (const auto* r = std::get_if<tl::Ref>(&op))
+    return MatrixAt{r->ptr.addr, r->shape.rows(), r->shape.cols(), r->row_stride, r->dtype};
+  const auto& t = std::get<tl::Tile>(op);
+  const auto& src = t.source();
+  if (!src) return std::nullopt;
+  const MatrixAt m{src->addr, t.shape().rows(), t.shape().cols(), src->row_stride, t.dtype()};
+  if (mem.newest_write(m.addr, m.span_bytes()) > src->as_of) return std::nullopt;
+  return m;
+}
+
+// Holds the job's product until something needs it, when its operands are in memory.
+std::shared_ptr<HeldProduct> hold(const GemmJob& job, components::SparseMemory& mem,
+                                  HeldGemms& held) {
+  if (job.options.accumulate || job.m == 0 || job.n == 0 || job.k == 0) return nullptr;
+  const auto a = in_memory(job.a, mem);
+  if (!a) return nullptr;
+  const auto b = in_memory(job.b, mem);
+  if (!b) return nullptr;
+  HeldProduct p;
+  p.a = *a;
+  p.b = *b;
+  p.trans_a = job.options.trans_a;
+  p.trans_b = job.options.trans_b;
+  p.m = job.m;
+  p.n = job.n;
+  p.k = job.k;
+  p.out = job.out.addr;
+  p.out_dtype = job.out_dtype;
+  return held.hold(std::move(p));
+}
+
 void finish_job(GemmJob& job);
 
 void arrive(GemmJob& job) {
@@ -124,8 +161,9 @@ void start_job(const std::shared_ptr<GemmJob>& holder) {
                                                 static_cast<std::uint64_t>(job.n),
                                                 static_cast<std::uint64_t>(job.k), job.in);
   auto* mem = L.sys.memory();
-  if (mem && L.gemm) {
-    L.gemm->ensure();
+  if (mem && L.gemm) L.gemm->ensure();
+  if (mem && L.gemm) job.held = hold(job, *mem, *L.gemm->held);
+  if (mem && L.gemm && !job.held) {
     // Operands as they are now, when the engine starts; the product on a worker thread.
     const void* a = nullptr;
     const void* b = nullptr;
@@ -185,7 +223,9 @@ void finish_job(GemmJob& job) {
   LaunchState& L = *job.launch;
   PeState& pe = *job.pe;
   const emu::Tick end = L.sched.now();
-  if (job.numerics.valid()) {
+  if (job.held) {
+    L.gemm->held->complete(*job.held);
+  } else if (job.numerics.valid()) {
     job.numerics.get();  // rethrows a backend error into this callback
     L.sys.memory()->write(job.out.addr, job.c_buf.data(), job.c_buf.size());
   }

@@ -15,6 +15,7 @@
 #include "triton_emu/access_log.hpp"
 #include "triton_emu/context.hpp"
 #include "triton_emu/gemm_worker_pool.hpp"
+#include "triton_emu/held_gemms.hpp"
 #include "triton_emu/operand_cache.hpp"
 
 namespace cubesim::backends {
@@ -54,9 +55,11 @@ struct PeState {
 // backend's or the pool's threads.
 struct GemmResources {
   std::string backend_name;
+  components::SparseMemory* memory = nullptr;
   std::unique_ptr<backends::GemmBackend> backend;
   std::unique_ptr<GemmWorkerPool> pool;
   std::unique_ptr<OperandCache> cache;
+  std::unique_ptr<HeldGemms> held;  // last: it uses the others until it goes
   void ensure();
 };
 

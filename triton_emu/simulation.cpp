@@ -31,6 +31,7 @@ void GemmResources::ensure() {
   backend = backends::make_gemm_backend(backend_name);
   pool = std::make_unique<GemmWorkerPool>(std::max(1, backend->preferred_concurrency()));
   cache = std::make_unique<OperandCache>(std::uint64_t{1} << 30);
+  if (memory) held = std::make_unique<HeldGemms>(*memory, *backend, *pool);
 }
 
 struct SimulationImpl {
@@ -61,6 +62,7 @@ struct SimulationImpl {
         }
       }
       gemm.backend_name = options.backend;
+      gemm.memory = sys.memory();
     }
     if (!options.trace_path.empty()) {
       trace = std::make_unique<emu::TraceWriter>(options.trace_path);
@@ -159,6 +161,23 @@ void Simulation::read_bytes(Ptr p, void* dst, std::uint64_t bytes) const {
   }
 }
 
+namespace {
+
+// After a run stopped early, memory shows the GEMMs whose engine finished, as it would have
+// had they been computed at once; the others never finish. A failure here is not reported:
+// the error that stopped the run is the one to see.
+void settle_after_abort(detail::GemmResources& gemm) {
+  if (!gemm.held) return;
+  gemm.held->drop_incomplete();
+  try {
+    gemm.held->settle();
+  } catch (const std::exception&) {
+    gemm.held->drop_incomplete();
+  }
+}
+
+}  // namespace
+
 RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& body) {
   auto& I = *impl_;
   const auto& cfg = I.spec.config();
@@ -236,7 +255,18 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
     }
     if (progress && std::chrono::steady_clock::now() - wall0 > std::chrono::seconds(2))
       std::fprintf(stderr, "\r%80s\r", "");
+    // The products still held: memory shows every result once the launch returns.
+    if (I.gemm.held) {
+      try {
+        I.gemm.held->settle();
+      } catch (const std::exception& e) {
+        throw KernelError("a composite operation failed at " +
+                              emu::format_time(I.sched.now()) + ": " + e.what(),
+                          "", I.sched.now());
+      }
+    }
   } catch (const emu::ProcessError& e) {
+    settle_after_abort(I.gemm);
     std::string cause = emu::describe_exception(e.cause());
     std::string where = e.process();
     std::string program;
@@ -250,6 +280,7 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
                           ": " + cause,
                       where, e.time());
   } catch (const emu::DeadlockError& e) {
+    settle_after_abort(I.gemm);
     std::vector<std::string> blocked;
     std::string msg = "deadlock at " + emu::format_time(e.time()) + ": " +
                       std::to_string(e.blocked().size()) +
@@ -262,6 +293,7 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
            "composite() returned.";
     throw DeadlockError(msg, std::move(blocked), e.time());
   } catch (const emu::CallbackError& e) {
+    settle_after_abort(I.gemm);
     throw KernelError("a composite operation failed at " + emu::format_time(e.time()) + ": " +
                           emu::describe_exception(e.cause()),
                       "", e.time());

@@ -19,8 +19,9 @@ void SparseMemory::write(std::uint64_t addr, const void* src, std::uint64_t byte
   ++generation_;
   for (std::uint64_t done = 0; done < bytes;) {
     const auto piece = map_.first_piece(addr + done, bytes - done, page_bytes_);
-    auto& page = pages_[page_key(piece.loc)];
+    auto& page = pages_[page_key(piece.loc)];  // a reference survives settle()'s writes
     if (!page.bytes) page.bytes = std::make_unique<std::byte[]>(page_bytes_);  // zeros
+    settle_for(page, true);
     page.generation = generation_;
     std::memcpy(page.bytes.get() + piece.loc.offset % page_bytes_, in + done, piece.len);
     done += piece.len;
@@ -33,10 +34,15 @@ void SparseMemory::read(std::uint64_t addr, void* dst, std::uint64_t bytes) cons
   for (std::uint64_t done = 0; done < bytes;) {
     const auto piece = map_.first_piece(addr + done, bytes - done, page_bytes_);
     const auto it = pages_.find(page_key(piece.loc));
-    if (it == pages_.end())
+    if (it == pages_.end()) {
       std::memset(out + done, 0, piece.len);
-    else
-      std::memcpy(out + done, it->second.bytes.get() + piece.loc.offset % page_bytes_, piece.len);
+    } else {
+      // Settling writes only marked pages, so the pages already copied stay as they were. It
+      // may add pages: a reference survives that, an iterator need not.
+      const Page& page = it->second;
+      settle_for(page, false);
+      std::memcpy(out + done, page.bytes.get() + piece.loc.offset % page_bytes_, piece.len);
+    }
     done += piece.len;
   }
 }
@@ -47,10 +53,52 @@ std::uint64_t SparseMemory::newest_write(std::uint64_t addr, std::uint64_t bytes
   for (std::uint64_t done = 0; done < bytes;) {
     const auto piece = map_.first_piece(addr + done, bytes - done, page_bytes_);
     const auto it = pages_.find(page_key(piece.loc));
-    if (it != pages_.end()) newest = std::max(newest, it->second.generation);
+    if (it != pages_.end()) {
+      const Page& page = it->second;  // as in read()
+      settle_for(page, false);
+      newest = std::max(newest, page.generation);
+    }
     done += piece.len;
   }
   return newest;
+}
+
+std::vector<std::uint64_t> SparseMemory::page_keys(std::uint64_t addr, std::uint64_t bytes) const {
+  map_.check_range(addr, bytes, "hold");
+  std::vector<std::uint64_t> keys;
+  for (std::uint64_t done = 0; done < bytes;) {
+    const auto piece = map_.first_piece(addr + done, bytes - done, page_bytes_);
+    keys.push_back(page_key(piece.loc));
+    done += piece.len;
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  return keys;
+}
+
+void SparseMemory::hold(std::uint64_t addr, std::uint64_t bytes, bool write) {
+  if (holder_ == nullptr) throw std::logic_error("SparseMemory::hold: no holder is set");
+  const auto keys = page_keys(addr, bytes);
+  // As the access would, except that held writes do not wait for each other: the holder
+  // writes them in its own order.
+  for (const std::uint64_t k : keys)
+    if (const auto it = pages_.find(k);
+        it != pages_.end() && (write ? it->second.held_reads : it->second.held_writes) > 0)
+      holder_->settle();
+  for (const std::uint64_t k : keys) {
+    auto& page = pages_[k];
+    if (!page.bytes) page.bytes = std::make_unique<std::byte[]>(page_bytes_);  // zeros
+    ++(write ? page.held_writes : page.held_reads);
+  }
+}
+
+void SparseMemory::unhold(std::uint64_t addr, std::uint64_t bytes, bool write) {
+  for (const std::uint64_t k : page_keys(addr, bytes)) {
+    const auto it = pages_.find(k);
+    if (it == pages_.end() || (write ? it->second.held_writes : it->second.held_reads) == 0)
+      throw std::logic_error("SparseMemory::unhold: the range was not held");
+    --(write ? it->second.held_writes : it->second.held_reads);
+  }
 }
 
 }  // namespace cubesim::components
