@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "system_config_for_tests.hpp"
@@ -59,6 +60,107 @@ TEST(SparseMemory, DirectAndInterleavedWindowsSeeTheSameBytes) {
   std::vector<std::uint32_t> back(1024);
   mem.read(map.direct_address({1, 0}), back.data(), 4096);
   EXPECT_EQ(0, std::memcmp(back.data(), data.data() + 1024, 4096));
+}
+
+// Counts settles and, like a real holder, takes its marks back when settling.
+class CountingHolder final : public SparseMemory::Holder {
+ public:
+  explicit CountingHolder(SparseMemory& mem) : mem_(mem) { mem_.set_holder(this); }
+  ~CountingHolder() { mem_.set_holder(nullptr); }
+  void hold(std::uint64_t addr, std::uint64_t bytes, bool write) {
+    mem_.hold(addr, bytes, write);
+    marks_.push_back({addr, bytes, write});
+  }
+  void settle() override {
+    ++settles;
+    for (const auto& m : marks_) mem_.unhold(m.addr, m.bytes, m.write);
+    marks_.clear();
+  }
+  int settles = 0;
+
+ private:
+  struct Mark {
+    std::uint64_t addr, bytes;
+    bool write;
+  };
+  SparseMemory& mem_;
+  std::vector<Mark> marks_;
+};
+
+TEST(SparseMemoryHold, OnlyAccessesThatConflictWithAMarkSettle) {
+  const SystemConfig c = testing::small_config(1, 2);
+  const AddressMap map(c);
+  SparseMemory mem(map, c.memory.page_bytes);
+  CountingHolder holder(mem);
+  const std::uint64_t page = c.memory.page_bytes;
+  const std::uint64_t operand = map.direct_address({0, 0}), out = map.direct_address({0, 4 * page});
+  const std::uint64_t elsewhere = map.direct_address({0, 8 * page});
+  std::vector<unsigned char> buf(64, 0x5A);
+
+  holder.hold(operand, page + 10, false);  // two pages to be read
+  holder.hold(out, 100, true);             // one page to be written
+  mem.read(operand + page, buf.data(), buf.size());  // reading what is still to be read: fine
+  mem.write(elsewhere, buf.data(), buf.size());      // an unmarked page: fine
+  mem.read(out + page, buf.data(), buf.size());      // the page after the output's: fine
+  EXPECT_EQ(holder.settles, 0);
+  EXPECT_EQ(mem.newest_write(operand, page), 0u);  // no write; no settle either
+  EXPECT_EQ(holder.settles, 0);
+
+  mem.read(out + 50, buf.data(), 1);  // would see a held write
+  EXPECT_EQ(holder.settles, 1);
+
+  holder.hold(operand, page + 10, false);
+  mem.write(operand + page + 9, buf.data(), 1);  // changes what is still to be read
+  EXPECT_EQ(holder.settles, 2);
+
+  holder.hold(out, 100, true);
+  mem.write(out, buf.data(), 1);  // a write over a held write: the held one goes first
+  EXPECT_EQ(holder.settles, 3);
+
+  holder.hold(out, 100, true);
+  EXPECT_EQ(mem.newest_write(out, 1), mem.write_generation());  // also settles
+  EXPECT_EQ(holder.settles, 4);
+}
+
+TEST(SparseMemoryHold, HoldingSettlesWhatItWouldConflictWithExceptOtherHeldWrites) {
+  const SystemConfig c = testing::small_config(1, 2);
+  const AddressMap map(c);
+  SparseMemory mem(map, c.memory.page_bytes);
+  CountingHolder holder(mem);
+  const std::uint64_t a = map.direct_address({1, 0});
+  holder.hold(a, 64, true);
+  holder.hold(a, 64, true);   // two held writes: the holder orders them
+  holder.hold(a, 64, false);  // reading a page with a held write: settles first
+  EXPECT_EQ(holder.settles, 1);
+  holder.hold(a, 64, false);
+  holder.hold(a, 64, true);  // writing a page still to be read: settles first
+  EXPECT_EQ(holder.settles, 2);
+}
+
+TEST(SparseMemoryHold, MarksArePhysicalSoBothWindowsSeeThem) {
+  const SystemConfig c = testing::small_config(1, 2);
+  const AddressMap map(c);
+  SparseMemory mem(map, c.memory.page_bytes);
+  CountingHolder holder(mem);
+  // Granule 1 of the interleaved window is granule 0 of cube 1.
+  holder.hold(map.direct_address({1, 0}), 16, true);
+  std::uint32_t v = 0;
+  mem.read(AddressMap::kInterleavedBase, &v, sizeof v);  // granule 0: cube 0, unmarked
+  EXPECT_EQ(holder.settles, 0);
+  mem.read(AddressMap::kInterleavedBase + map.interleave_bytes(), &v, sizeof v);
+  EXPECT_EQ(holder.settles, 1);
+}
+
+TEST(SparseMemoryHold, MisuseIsALogicError) {
+  const SystemConfig c = testing::small_config(1, 2);
+  const AddressMap map(c);
+  SparseMemory mem(map, c.memory.page_bytes);
+  const std::uint64_t a = map.direct_address({0, 0});
+  EXPECT_THROW(mem.hold(a, 16, false), std::logic_error);  // no holder
+  CountingHolder holder(mem);
+  EXPECT_THROW(mem.unhold(a, 16, true), std::logic_error);  // never held
+  holder.hold(a, 16, false);
+  EXPECT_THROW(mem.unhold(a, 16, true), std::logic_error);  // held for reading, not writing
 }
 
 }  // namespace

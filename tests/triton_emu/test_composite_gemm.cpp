@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cubesim/cubesim.hpp>
 #include <random>
+#include <stdexcept>
 
 #include "spec_path.hpp"
 
@@ -97,6 +98,96 @@ TEST(CompositeGemm, TransposedBAndF32OutputAndAccumulate) {
       }
       EXPECT_LT(std::abs(c[i * n + j] - ref) / mag, 1e-5);
     }
+}
+
+// GEMMs whose operands are in memory are computed late and together (held_gemms.hpp); a
+// kernel must see the same memory as if each had been computed when its engine started.
+TEST(CompositeGemm, LoadsAndStoresAfterAWaitSeeTheResultAndOverwriteIt) {
+  Simulation sim(Spec::load(spec_path("tiny.json")));
+  const std::int64_t m = 16, k = 64, n = 16;
+  const auto a = random_half(m * k, 8), b = random_half(k * n, 9);
+  const Ptr pa = sim.alloc(m * k * 2), pb = sim.alloc(k * n * 2);
+  const Ptr pc = sim.alloc(m * n * 2), copy = sim.alloc(m * n * 2), pd = sim.alloc(m * n * 2);
+  sim.write(pa, a);
+  sim.write(pb, b);
+  sim.launch_on(Grid{.pes = 1, .cubes = 1}, [&](tl::Context& tl) {
+    const auto ta = tl.load(pa, {m, k}, DType::f16);
+    auto h1 = tl.composite(Op::gemm, ta, tl.ref(pb, {k, n}, DType::f16), pc);
+    tl.wait(h1);
+    tl.store(copy, tl.load(pc, {m, n}, DType::f16));  // the kernel reads the result back
+    auto h2 = tl.composite(Op::gemm, ta, tl.ref(pb, {k, n}, DType::f16), pd);
+    tl.wait(h2);
+    tl.store(pd, tl.full({m, n}, 3.0, DType::f16));  // a store after the wait wins
+  });
+  expect_gemm(a, b, sim.read<half>(copy, m * n), m, k, n);
+  expect_gemm(a, b, sim.read<half>(pc, m * n), m, k, n);
+  for (const half x : sim.read<half>(pd, m * n)) ASSERT_EQ(float(x), 3.0f);
+}
+
+TEST(CompositeGemm, AStoreToAnOperandWhileTheGemmRunsDoesNotChangeItsResult) {
+  Simulation sim(Spec::load(spec_path("tiny.json")));
+  const std::int64_t m = 16, k = 64, n = 16;
+  const auto a = random_half(m * k, 10), b = random_half(k * n, 11);
+  const Ptr pa = sim.alloc(m * k * 2), pb = sim.alloc(k * n * 2), pc = sim.alloc(m * n * 2);
+  sim.write(pa, a);
+  sim.write(pb, b);
+  sim.launch_on(Grid{.pes = 1, .cubes = 1}, [&](tl::Context& tl) {
+    auto h = tl.composite(Op::gemm, tl.ref(pa, {m, k}, DType::f16), tl.ref(pb, {k, n}, DType::f16), pc);
+    tl.store(pb, tl.full({k, n}, -2.0, DType::f16));  // the engine read B when it started
+    tl.wait(h);
+  });
+  expect_gemm(a, b, sim.read<half>(pc, m * n), m, k, n);
+}
+
+TEST(CompositeGemm, ProgramsSharingOperandBlocksEachGetTheirOwnProduct) {
+  // Four programs, each two row blocks of A times its own column block of B: the ADR's
+  // sharding in small, whose eight products settle as one GEMM.
+  Simulation sim(Spec::load(spec_path("tiny.json")));
+  const std::int64_t m = 32, k = 64, n = 64, bm = 16, bn = 16;
+  const auto a = random_half(m * k, 12), b = random_half(k * n, 13);
+  const Ptr pa = sim.alloc(m * k * 2), pb = sim.alloc(k * n * 2), pc = sim.alloc(m * n * 2);
+  sim.write(pa, a);
+  sim.write(pb, b);
+  sim.launch_on(Grid{.pes = 4, .cubes = 1}, [&](tl::Context& tl) {
+    const std::int64_t col = tl.program_id(0) * bn;
+    const auto tb = tl.ref(pb + col * 2, {k, bn}, DType::f16, n);
+    for (std::int64_t row = 0; row < m; row += bm) {
+      const auto ta = tl.load(pa + row * k * 2, {bm, k}, DType::f16);
+      // Program p's columns of C, m x bn, contiguous at pc + p * m * bn.
+      auto h = tl.composite(Op::gemm, ta, tb, pc + (col * m + row * bn) * 2);
+      tl.wait(h);
+    }
+  });
+  const auto out = sim.read<half>(pc, m * n);
+  std::vector<half> c(m * n);
+  for (std::int64_t p = 0; p < n / bn; ++p)
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < bn; ++j) c[i * n + p * bn + j] = out[(p * m + i) * bn + j];
+  expect_gemm(a, b, c, m, k, n);
+}
+
+TEST(CompositeGemm, AFaultLeavesTheGemmsThatFinishedWrittenAndNoOthers) {
+  Simulation sim(Spec::load(spec_path("tiny.json")));
+  const std::int64_t m = 16, k = 64, n = 16;
+  const auto a = random_half(m * k, 14), b = random_half(k * n, 15);
+  const Ptr pa = sim.alloc(m * k * 2), pb = sim.alloc(k * n * 2);
+  const Ptr done = sim.alloc(m * n * 2), running = sim.alloc(m * n * 2);
+  sim.write(pa, a);
+  sim.write(pb, b);
+  const std::vector<half> sentinel(m * n, half(0.5f));
+  sim.write(running, sentinel);
+  EXPECT_THROW(sim.launch_on(Grid{.pes = 1, .cubes = 1},
+                             [&](tl::Context& tl) {
+                               const auto ra = tl.ref(pa, {m, k}, DType::f16);
+                               const auto rb = tl.ref(pb, {k, n}, DType::f16);
+                               auto h = tl.composite(Op::gemm, ra, rb, done);
+                               tl.wait(h);
+                               auto never = tl.composite(Op::gemm, ra, rb, running);
+                               throw std::runtime_error("the kernel gives up");
+                             }),
+               KernelError);
+  expect_gemm(a, b, sim.read<half>(done, m * n), m, k, n);
+  EXPECT_EQ(sim.read<half>(running, m * n), sentinel);
 }
 
 }  // namespace
