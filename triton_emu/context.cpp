@@ -218,7 +218,7 @@ bool Context::plan_access(const char* what, Ptr ptr, const Shape& shape, DType d
   return masked;
 }
 
-void Context::move_segments(bool write, const std::byte* src, std::byte* dst) {
+void Context::move_segments(bool write, const std::byte* src, std::byte* dst, Tile* deferred) {
   const char* what = write ? "store" : "load";
   const emu::Tick start = launch_.sched.now();
   // What the transfer callbacks need, on this fiber's stack (it outlives them: we wait).
@@ -229,6 +229,14 @@ void Context::move_segments(bool write, const std::byte* src, std::byte* dst) {
     std::byte* dst;        // load: the tile's storage; nullptr in timing-only runs
   } pending{emu::Completion(launch_.sched, what, std::max<std::size_t>(segments_.size(), 1)),
             launch_.sys.memory(), src, dst};
+  if (deferred) {
+    const auto& at = *deferred->data_->source;
+    launch_.deferred->defer(*deferred,
+                            detail::MatrixAt{at.addr, deferred->shape().rows(),
+                                             deferred->shape().cols(), at.row_stride,
+                                             deferred->dtype()},
+                            &pending.dst);
+  }
   std::uint64_t total = 0;
   for (const auto& s : segments_) {
     total += s.bytes;
@@ -248,6 +256,7 @@ void Context::move_segments(bool write, const std::byte* src, std::byte* dst) {
   }
   if (segments_.empty()) pending.done.arrive();
   pending.done.wait();
+  if (deferred) launch_.deferred->landed(*deferred);
   (write ? pe_.bytes_stored : pe_.bytes_loaded) += total;
   pe_.memory_wait += launch_.sched.now() - start;
   launch_.trace_slice(pe_, false, what, start, launch_.sched.now());
@@ -256,15 +265,22 @@ void Context::move_segments(bool write, const std::byte* src, std::byte* dst) {
 Tile Context::load(Ptr ptr, Shape shape, DType dtype, const LoadOptions& o) {
   sync();
   const bool masked = plan_access("load", ptr, shape, dtype, o.row_stride, o.col_stride, o.mask);
-  Tile t = make_tile(shape, dtype, /*values=*/!timing_only());  // timing-only: values unknown
+  const bool whole_rows = !o.mask && o.col_stride == 1;
+  // A large load of whole rows copies its values when they are first used (deferred_loads.hpp).
+  const bool defer = whole_rows && launch_.deferred &&
+                     static_cast<std::uint64_t>(shape.numel()) * dtype_size(dtype) >=
+                         detail::DeferredLoads::kMinBytes;
+  // Timing-only: values unknown.
+  Tile t = make_tile(shape, dtype, /*values=*/!timing_only() && !defer);
   if (!timing_only()) {
     if (masked)  // masked-off elements read as `other`
       fill_value(t.data_->bytes.data(), shape.numel(), dtype, o.other);
-    if (!o.mask && o.col_stride == 1)
+    if (whole_rows)
       t.data_->source = Tile::Source{ptr.addr, o.row_stride ? o.row_stride : shape.cols(),
                                      launch_.sys.memory()->write_generation()};
   }
-  move_segments(false, nullptr, t.data_->bytes.empty() ? nullptr : t.data_->bytes.data());
+  move_segments(false, nullptr, t.data_->bytes.empty() ? nullptr : t.data_->bytes.data(),
+                defer ? &t : nullptr);
   return t;
 }
 

@@ -138,7 +138,8 @@ class Context {
                    std::int64_t row_stride, std::int64_t col_stride, const Tile* mask);
   // Moves segments_ from `src` to memory (store) or from memory to `dst` (load), and waits;
   // a null pointer moves timing only.
-  void move_segments(bool write, const std::byte* src, std::byte* dst);
+  // `deferred`: a load that copies nothing now (deferred_loads.hpp).
+  void move_segments(bool write, const std::byte* src, std::byte* dst, Tile* deferred = nullptr);
   std::uint64_t element_bytes(const Shape& s, DType t) const;
 
   detail::LaunchState& launch_;

@@ -13,38 +13,11 @@
 
 namespace cubesim::detail {
 
-std::uint64_t MatrixAt::span_bytes() const {
-  if (rows == 0 || cols == 0) return 0;
-  return static_cast<std::uint64_t>((rows - 1) * row_stride + cols) * dtype_size(dtype);
-}
-
 std::uint64_t HeldProduct::out_bytes() const {
   return static_cast<std::uint64_t>(m * n) * dtype_size(out_dtype);
 }
 
 namespace {
-
-// The matrix's rows, `ld` elements apart in `dst`.
-void read_matrix(const components::SparseMemory& mem, const MatrixAt& m, std::byte* dst,
-                 std::int64_t ld, std::vector<std::byte>& scratch) {
-  const std::uint32_t size = dtype_size(m.dtype);
-  const auto row_bytes = static_cast<std::uint64_t>(m.cols) * size;
-  if (m.row_stride == m.cols && ld == m.cols) {
-    mem.read(m.addr, dst, static_cast<std::uint64_t>(m.rows) * row_bytes);
-    return;
-  }
-  if (m.row_stride == m.cols) {  // one read, then the rows into place
-    scratch.resize(static_cast<std::size_t>(m.rows) * row_bytes);
-    mem.read(m.addr, scratch.data(), scratch.size());
-    for (std::int64_t i = 0; i < m.rows; ++i)
-      std::memcpy(dst + i * ld * size, scratch.data() + static_cast<std::uint64_t>(i) * row_bytes,
-                  row_bytes);
-    return;
-  }
-  for (std::int64_t i = 0; i < m.rows; ++i)
-    mem.read(m.addr + static_cast<std::uint64_t>(i * m.row_stride) * size, dst + i * ld * size,
-             row_bytes);
-}
 
 // One backend GEMM: the A blocks stacked (rows of op(A)), the B blocks side by side (columns
 // of op(B)); products[i * bs.size() + j] use A block i and B block j.
@@ -132,21 +105,21 @@ void scatter(Rectangle& r) {
 HeldGemms::HeldGemms(components::SparseMemory& memory, backends::GemmBackend& backend,
                      GemmWorkerPool& pool, std::uint64_t max_bytes)
     : memory_(memory), backend_(backend), pool_(pool), max_bytes_(max_bytes) {
-  memory_.set_holder(this);
+  memory_.attach(*this);
 }
 
 HeldGemms::~HeldGemms() {
   for (const auto& p : held_) mark(*p, false);
-  memory_.set_holder(nullptr);
+  memory_.detach(*this);
 }
 
 void HeldGemms::mark(const HeldProduct& p, bool on) {
   const auto apply = [&](std::uint64_t addr, std::uint64_t bytes, bool write) {
     if (bytes == 0) return;
     if (on)
-      memory_.hold(addr, bytes, write);
+      memory_.hold(*this, addr, bytes, write);
     else
-      memory_.unhold(addr, bytes, write);
+      memory_.unhold(*this, addr, bytes, write);
   };
   apply(p.a.addr, p.a.span_bytes(), false);
   apply(p.b.addr, p.b.span_bytes(), false);

@@ -27,6 +27,7 @@
 
 #include "components/dtype.hpp"
 #include "components/memory/sparse_memory.hpp"
+#include "triton_emu/matrix_at.hpp"
 
 namespace cubesim::backends {
 class GemmBackend;
@@ -35,15 +36,6 @@ class GemmBackend;
 namespace cubesim::detail {
 
 class GemmWorkerPool;
-
-// A row-major matrix in memory: `rows` rows of `cols` elements, `row_stride` elements apart.
-struct MatrixAt {
-  std::uint64_t addr = 0;
-  std::int64_t rows = 0, cols = 0, row_stride = 0;
-  DType dtype = DType::f32;
-  auto operator<=>(const MatrixAt&) const = default;
-  std::uint64_t span_bytes() const;  // from the first element to the last one
-};
 
 // C (m x n, contiguous at `out`) = op(A) op(B).
 struct HeldProduct {

@@ -14,6 +14,7 @@
 #include "emu/waitable.hpp"
 #include "triton_emu/access_log.hpp"
 #include "triton_emu/context.hpp"
+#include "triton_emu/deferred_loads.hpp"
 #include "triton_emu/gemm_worker_pool.hpp"
 #include "triton_emu/held_gemms.hpp"
 #include "triton_emu/operand_cache.hpp"
@@ -69,6 +70,7 @@ struct LaunchState {
   GemmResources* gemm;  // nullptr in timing-only runs
   emu::TraceWriter* trace;
   AccessLog* log;  // nullptr when not recording
+  DeferredLoads* deferred;  // nullptr in timing-only runs
   std::int64_t grid[3] = {1, 1, 1};  // programs per axis
   std::vector<ProgramCoord> coords{};
   std::vector<std::unique_ptr<emu::Completion>> barriers{};  // one per generation

@@ -63,6 +63,7 @@ struct SimulationImpl {
       }
       gemm.backend_name = options.backend;
       gemm.memory = sys.memory();
+      deferred = std::make_unique<DeferredLoads>(*sys.memory());
     }
     if (!options.trace_path.empty()) {
       trace = std::make_unique<emu::TraceWriter>(options.trace_path);
@@ -85,6 +86,7 @@ struct SimulationImpl {
   components::System sys;
   std::vector<PeState> pes;
   GemmResources gemm;
+  std::unique_ptr<DeferredLoads> deferred;  // after gemm: copying may settle held GEMMs
   std::unique_ptr<emu::TraceWriter> trace;
   std::vector<std::uint64_t> direct_next;  // per cube: next free offset from the bottom
   std::uint64_t interleaved_low;           // window offset: interleaved buffers grow down
@@ -166,14 +168,17 @@ namespace {
 // After a run stopped early, memory shows the GEMMs whose engine finished, as it would have
 // had they been computed at once; the others never finish. A failure here is not reported:
 // the error that stopped the run is the one to see.
-void settle_after_abort(detail::GemmResources& gemm) {
-  if (!gemm.held) return;
-  gemm.held->drop_incomplete();
-  try {
-    gemm.held->settle();
-  } catch (const std::exception&) {
+void settle_after_abort(detail::GemmResources& gemm, detail::DeferredLoads* deferred) {
+  if (gemm.held) {
     gemm.held->drop_incomplete();
+    try {
+      gemm.held->settle();
+    } catch (const std::exception&) {
+      gemm.held->drop_incomplete();
+    }
   }
+  // Programs that stopped keep their tiles until their fibers go, perhaps after this launch.
+  if (deferred) deferred->settle();
 }
 
 }  // namespace
@@ -193,7 +198,7 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
 
   auto log = std::make_shared<AccessLog>();
   detail::LaunchState L{I.sched, I.sys, I.options.timing_only ? nullptr : &I.gemm, I.trace.get(),
-                        I.options.record_accesses ? log.get() : nullptr};
+                        I.options.record_accesses ? log.get() : nullptr, I.deferred.get()};
   for (int i = 0; i < 3; ++i) L.grid[i] = g[i];
   L.vector_lanes = std::max<std::uint32_t>(1, cfg.pe.vector.lanes);
   L.vector_latency_cycles = cfg.pe.vector.latency_cycles;
@@ -265,8 +270,9 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
                           "", I.sched.now());
       }
     }
+    if (I.deferred) I.deferred->settle();  // tiles kept past the launch keep their values
   } catch (const emu::ProcessError& e) {
-    settle_after_abort(I.gemm);
+    settle_after_abort(I.gemm, I.deferred.get());
     std::string cause = emu::describe_exception(e.cause());
     std::string where = e.process();
     std::string program;
@@ -280,7 +286,7 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
                           ": " + cause,
                       where, e.time());
   } catch (const emu::DeadlockError& e) {
-    settle_after_abort(I.gemm);
+    settle_after_abort(I.gemm, I.deferred.get());
     std::vector<std::string> blocked;
     std::string msg = "deadlock at " + emu::format_time(e.time()) + ": " +
                       std::to_string(e.blocked().size()) +
@@ -293,7 +299,7 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
            "composite() returned.";
     throw DeadlockError(msg, std::move(blocked), e.time());
   } catch (const emu::CallbackError& e) {
-    settle_after_abort(I.gemm);
+    settle_after_abort(I.gemm, I.deferred.get());
     throw KernelError("a composite operation failed at " + emu::format_time(e.time()) + ": " +
                           emu::describe_exception(e.cause()),
                       "", e.time());

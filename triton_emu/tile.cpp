@@ -9,6 +9,7 @@
 
 #include "triton_emu/backends/cpu_convert.hpp"
 #include "triton_emu/context.hpp"
+#include "triton_emu/deferred_loads.hpp"
 
 namespace cubesim::tl {
 
@@ -350,6 +351,13 @@ double Tile::at(std::int64_t row, std::int64_t col) const {
                             ") outside a tile of shape " + shape_.str());
   return at(row * shape_.cols() + col);
 }
+
+Tile::Data::~Data() {
+  if (deferred) deferred->forget(*this);
+  if (sram) sram->used -= held;
+}
+
+void Tile::copy_deferred() const { data_->deferred->materialize(*data_); }
 
 const std::optional<Tile::Source>& Tile::source() const {
   static const std::optional<Source> none;

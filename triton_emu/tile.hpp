@@ -25,6 +25,10 @@
 
 #include "components/dtype.hpp"
 
+namespace cubesim::detail {
+class DeferredLoads;
+}
+
 namespace cubesim::tl {
 
 class Context;
@@ -97,7 +101,7 @@ class Tile {
   const Shape& shape() const { return shape_; }
   std::int64_t numel() const { return shape_.numel(); }
   std::uint64_t bytes() const { return static_cast<std::uint64_t>(numel()) * dtype_size(dtype_); }
-  bool has_values() const { return data_ && !data_->bytes.empty(); }
+  bool has_values() const { return data_ && (!data_->bytes.empty() || data_->deferred); }
   bool valid() const { return ctx_ != nullptr; }
 
   // Values, converted; throws std::logic_error in timing-only runs.
@@ -108,7 +112,10 @@ class Tile {
   double at(std::int64_t row, std::int64_t col) const;
 
   // Raw storage in the tile's dtype, row-major; empty in timing-only runs.
-  const std::byte* raw() const { return data_ ? data_->bytes.data() : nullptr; }
+  const std::byte* raw() const {
+    if (data_ && data_->deferred) copy_deferred();
+    return data_ ? data_->bytes.data() : nullptr;
+  }
 
   Tile to(DType t) const;                          // cast
   Tile reshape(Shape s) const;                     // same number of elements
@@ -129,16 +136,18 @@ class Tile {
 
  private:
   friend class Context;
+  friend class detail::DeferredLoads;
   friend struct TileAccess;
   struct Data : SimThreadShared<Data> {
     TileBytes bytes;
     boost::intrusive_ptr<SramAccount> sram;
     std::uint64_t held = 0;
     std::optional<Source> source{};
-    ~Data() {
-      if (sram) sram->used -= held;
-    }
+    // Set while the values are still only in memory: a load deferred its copy (deferred_loads.hpp).
+    detail::DeferredLoads* deferred = nullptr;
+    ~Data();
   };
+  void copy_deferred() const;
   Context* ctx_ = nullptr;
   Shape shape_;
   DType dtype_ = DType::f32;

@@ -76,28 +76,53 @@ std::vector<std::uint64_t> SparseMemory::page_keys(std::uint64_t addr, std::uint
   return keys;
 }
 
-void SparseMemory::hold(std::uint64_t addr, std::uint64_t bytes, bool write) {
-  if (holder_ == nullptr) throw std::logic_error("SparseMemory::hold: no holder is set");
+void SparseMemory::attach(Holder& holder) {
+  if (holder.slot_ >= 0) throw std::logic_error("SparseMemory::attach: the holder is attached");
+  for (int h = 0; h < kMaxHolders; ++h)
+    if (holders_[h] == nullptr) {
+      holders_[h] = &holder;
+      holder.slot_ = h;
+      return;
+    }
+  throw std::logic_error("SparseMemory::attach: no free holder slot");
+}
+
+void SparseMemory::detach(Holder& holder) {
+  if (holder.slot_ < 0 || holders_[holder.slot_] != &holder)
+    throw std::logic_error("SparseMemory::detach: the holder is not attached");
+  holders_[holder.slot_] = nullptr;
+  holder.slot_ = -1;
+}
+
+void SparseMemory::hold(Holder& holder, std::uint64_t addr, std::uint64_t bytes, bool write) {
+  const int self = holder.slot_;
+  if (self < 0 || holders_[self] != &holder)
+    throw std::logic_error("SparseMemory::hold: the holder is not attached");
   const auto keys = page_keys(addr, bytes);
-  // As the access would, except that held writes do not wait for each other: the holder
-  // writes them in its own order.
-  for (const std::uint64_t k : keys)
-    if (const auto it = pages_.find(k);
-        it != pages_.end() && (write ? it->second.held_reads : it->second.held_writes) > 0)
-      holder_->settle();
+  for (const std::uint64_t k : keys) {
+    const auto it = pages_.find(k);
+    if (it == pages_.end()) continue;
+    const Page& page = it->second;  // settling may add pages (see read())
+    for (int h = 0; h < kMaxHolders; ++h)
+      if ((write && page.held_reads[h] > 0) || (page.held_writes[h] > 0 && (!write || h != self)))
+        holders_[h]->settle();
+  }
   for (const std::uint64_t k : keys) {
     auto& page = pages_[k];
     if (!page.bytes) page.bytes = std::make_unique<std::byte[]>(page_bytes_);  // zeros
-    ++(write ? page.held_writes : page.held_reads);
+    ++(write ? page.held_writes : page.held_reads)[self];
   }
 }
 
-void SparseMemory::unhold(std::uint64_t addr, std::uint64_t bytes, bool write) {
+void SparseMemory::unhold(Holder& holder, std::uint64_t addr, std::uint64_t bytes, bool write) {
+  const int self = holder.slot_;
+  if (self < 0 || holders_[self] != &holder)
+    throw std::logic_error("SparseMemory::unhold: the holder is not attached");
   for (const std::uint64_t k : page_keys(addr, bytes)) {
     const auto it = pages_.find(k);
-    if (it == pages_.end() || (write ? it->second.held_writes : it->second.held_reads) == 0)
+    if (it == pages_.end() || (write ? it->second.held_writes : it->second.held_reads)[self] == 0)
       throw std::logic_error("SparseMemory::unhold: the range was not held");
-    --(write ? it->second.held_writes : it->second.held_reads);
+    --(write ? it->second.held_writes : it->second.held_reads)[self];
   }
 }
 

@@ -6,12 +6,14 @@
 // Contract: single-threaded (the simulation thread owns it). Locations are physical (cube,
 // offset), so the direct and interleaved windows of AddressMap see the same bytes.
 //
-// Held-back writes: a Holder (composite GEMMs whose products are computed late) marks the pages
-// it will write and the pages it has still to read. Before an access that would see a held-back
-// write (reading or writing a page marked for writing) or change what the holder has still to
-// read (writing a page marked for reading), memory calls holder.settle(), which unmarks its pages
-// and writes what it held back. Marks are per physical page, so both windows see them.
+// Held-back work: a Holder (composite GEMMs whose products are computed late, loads whose copy
+// waits until the values are used) marks the pages it will write and the pages it has still to
+// read. Before an access that would see a held-back write (reading or writing a page marked for
+// writing) or change what a holder has still to read (writing a page marked for reading), memory
+// calls that holder's settle(), which unmarks its pages and does what it held back. Marks are
+// per physical page, so both windows see them.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -26,12 +28,18 @@ class SparseMemory {
  public:
   class Holder {
    public:
-    // Unmarks every page it marked (unhold) and writes what it held back.
+    // Unmarks every page it marked (unhold) and does what it held back. May be called while
+    // another holder settles (its writes may conflict with this holder's marks).
     virtual void settle() = 0;
 
    protected:
-    ~Holder() = default;
+    virtual ~Holder() = default;
+
+   private:
+    friend class SparseMemory;
+    int slot_ = -1;  // in holders_, while attached
   };
+  static constexpr int kMaxHolders = 2;
 
   SparseMemory(const AddressMap& map, std::uint64_t page_bytes);
 
@@ -46,14 +54,15 @@ class SparseMemory {
   std::uint64_t newest_write(std::uint64_t addr, std::uint64_t bytes) const;
   std::uint64_t write_generation() const { return generation_; }
 
-  // One holder at a time (nullptr: none); it must outlive its marks or settle them first.
-  void set_holder(Holder* holder) { holder_ = holder; }
+  // Up to kMaxHolders holders; each must unmark its pages before it is detached.
+  void attach(Holder& holder);
+  void detach(Holder& holder);
   // Marks the pages of [addr, addr + bytes) as to be written (`write`) or still to be read by
-  // the holder, after settling what that access would conflict with as read() and write() do,
-  // except that held writes do not conflict with each other (the holder orders them). Pages
-  // are allocated (zeros) if needed. unhold() takes one such mark back.
-  void hold(std::uint64_t addr, std::uint64_t bytes, bool write);
-  void unhold(std::uint64_t addr, std::uint64_t bytes, bool write);
+  // `holder`, after settling the holders that access would conflict with as read() and write()
+  // do, except that a holder's own held writes do not conflict with each other (it orders
+  // them). Pages are allocated (zeros) if needed. unhold() takes one such mark back.
+  void hold(Holder& holder, std::uint64_t addr, std::uint64_t bytes, bool write);
+  void unhold(Holder& holder, std::uint64_t addr, std::uint64_t bytes, bool write);
 
   std::uint64_t page_bytes() const { return page_bytes_; }
   std::size_t pages_allocated() const { return pages_.size(); }
@@ -70,18 +79,19 @@ class SparseMemory {
   struct Page {
     std::unique_ptr<std::byte[]> bytes;
     std::uint64_t generation = 0;  // of the last write
-    std::uint32_t held_writes = 0, held_reads = 0;  // the holder's marks
+    std::array<std::uint32_t, kMaxHolders> held_writes{}, held_reads{};  // marks per holder
   };
-  // Calls the holder if an access of this kind to `page` must wait for it.
+  // Settles each holder that an access of this kind to `page` must wait for.
   void settle_for(const Page& page, bool write) const {
-    if (page.held_writes > 0 || (write && page.held_reads > 0)) holder_->settle();
+    for (int h = 0; h < kMaxHolders; ++h)
+      if (page.held_writes[h] > 0 || (write && page.held_reads[h] > 0)) holders_[h]->settle();
   }
   // The distinct pages of a range, sorted.
   std::vector<std::uint64_t> page_keys(std::uint64_t addr, std::uint64_t bytes) const;
 
   std::unordered_map<std::uint64_t, Page> pages_;
   std::uint64_t generation_ = 0;
-  Holder* holder_ = nullptr;
+  std::array<Holder*, kMaxHolders> holders_{};
 };
 
 }  // namespace cubesim::components

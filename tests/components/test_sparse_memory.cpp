@@ -65,15 +65,15 @@ TEST(SparseMemory, DirectAndInterleavedWindowsSeeTheSameBytes) {
 // Counts settles and, like a real holder, takes its marks back when settling.
 class CountingHolder final : public SparseMemory::Holder {
  public:
-  explicit CountingHolder(SparseMemory& mem) : mem_(mem) { mem_.set_holder(this); }
-  ~CountingHolder() { mem_.set_holder(nullptr); }
+  explicit CountingHolder(SparseMemory& mem) : mem_(mem) { mem_.attach(*this); }
+  ~CountingHolder() override { mem_.detach(*this); }
   void hold(std::uint64_t addr, std::uint64_t bytes, bool write) {
-    mem_.hold(addr, bytes, write);
+    mem_.hold(*this, addr, bytes, write);
     marks_.push_back({addr, bytes, write});
   }
   void settle() override {
     ++settles;
-    for (const auto& m : marks_) mem_.unhold(m.addr, m.bytes, m.write);
+    for (const auto& m : marks_) mem_.unhold(*this, m.addr, m.bytes, m.write);
     marks_.clear();
   }
   int settles = 0;
@@ -151,16 +151,46 @@ TEST(SparseMemoryHold, MarksArePhysicalSoBothWindowsSeeThem) {
   EXPECT_EQ(holder.settles, 1);
 }
 
+TEST(SparseMemoryHold, EachHolderSettlesOnlyForItsOwnMarks) {
+  const SystemConfig c = testing::small_config(1, 2);
+  const AddressMap map(c);
+  SparseMemory mem(map, c.memory.page_bytes);
+  CountingHolder reader(mem), writer(mem);
+  const std::uint64_t page = c.memory.page_bytes;
+  const std::uint64_t p0 = map.direct_address({0, 0}), p1 = p0 + page;
+  std::uint32_t v = 1;
+  reader.hold(p0, 16, false);
+  writer.hold(p1, 16, true);
+  mem.write(p0, &v, sizeof v);  // changes what `reader` has still to read; nothing of `writer`
+  EXPECT_EQ(reader.settles, 1);
+  EXPECT_EQ(writer.settles, 0);
+  reader.hold(p1, 16, false);  // would read what `writer` holds back
+  EXPECT_EQ(writer.settles, 1);
+  EXPECT_EQ(reader.settles, 1);
+  writer.hold(p0, 16, true);
+  writer.hold(p0, 16, true);  // its own held writes: no settle
+  EXPECT_EQ(writer.settles, 1);
+  reader.hold(p0 + 8, 8, true);  // another holder's held write on the page: that one settles
+  EXPECT_EQ(writer.settles, 2);
+}
+
 TEST(SparseMemoryHold, MisuseIsALogicError) {
   const SystemConfig c = testing::small_config(1, 2);
   const AddressMap map(c);
   SparseMemory mem(map, c.memory.page_bytes);
   const std::uint64_t a = map.direct_address({0, 0});
-  EXPECT_THROW(mem.hold(a, 16, false), std::logic_error);  // no holder
-  CountingHolder holder(mem);
-  EXPECT_THROW(mem.unhold(a, 16, true), std::logic_error);  // never held
-  holder.hold(a, 16, false);
-  EXPECT_THROW(mem.unhold(a, 16, true), std::logic_error);  // held for reading, not writing
+  struct Idle final : SparseMemory::Holder {
+    void settle() override {}
+  } idle;
+  EXPECT_THROW(mem.hold(idle, a, 16, false), std::logic_error);  // not attached
+  EXPECT_THROW(mem.detach(idle), std::logic_error);
+  CountingHolder first(mem), second(mem);
+  EXPECT_THROW(mem.attach(idle), std::logic_error);  // kMaxHolders are attached
+  EXPECT_THROW(mem.attach(first), std::logic_error);  // already attached
+  EXPECT_THROW(mem.unhold(first, a, 16, true), std::logic_error);  // never held
+  first.hold(a, 16, false);
+  EXPECT_THROW(mem.unhold(first, a, 16, true), std::logic_error);  // held for reading
+  EXPECT_THROW(mem.unhold(second, a, 16, false), std::logic_error);  // held by the other
 }
 
 }  // namespace
