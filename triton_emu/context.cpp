@@ -231,11 +231,11 @@ void Context::move_segments(bool write, const std::byte* src, std::byte* dst, Ti
             launch_.sys.memory(), src, dst};
   if (deferred) {
     const auto& at = *deferred->data_->source;
-    launch_.deferred->defer(*deferred,
-                            detail::MatrixAt{at.addr, deferred->shape().rows(),
-                                             deferred->shape().cols(), at.row_stride,
-                                             deferred->dtype()},
-                            &pending.dst);
+    launch_.deferred->defer(
+        *deferred,
+        detail::MatrixAt{at.addr, deferred->shape().rows(), deferred->shape().cols(), at.row_stride,
+                         deferred->dtype()},
+        &pending.dst);
   }
   std::uint64_t total = 0;
   for (const auto& s : segments_) {

@@ -26,7 +26,8 @@ void DeferredLoads::landed(const tl::Tile& tile) {
 }
 
 void DeferredLoads::copy(tl::Tile::Data& data, const Load& load) {
-  const auto bytes = static_cast<std::size_t>(load.at.rows * load.at.cols) * dtype_size(load.at.dtype);
+  const auto bytes =
+      static_cast<std::size_t>(load.at.rows * load.at.cols) * dtype_size(load.at.dtype);
   data.bytes.assign_uninitialised(bytes);
   read_matrix(memory_, load.at, data.bytes.data(), load.at.cols, scratch_);
   if (load.in_flight) *load.in_flight = data.bytes.data();  // the rest lands as it would have
@@ -55,7 +56,8 @@ void DeferredLoads::settle() {
   // Unmarked first: copying reads memory, which may settle other holders, whose writes must
   // not come back here.
   auto loads = std::exchange(loads_, {});
-  for (const auto& [data, load] : loads) memory_.unhold(*this, load.at.addr, load.at.span_bytes(), false);
+  for (const auto& [data, load] : loads)
+    memory_.unhold(*this, load.at.addr, load.at.span_bytes(), false);
   for (const auto& [data, load] : loads) copy(*data, load);
 }
 

@@ -5,8 +5,8 @@
 #include <optional>
 #include <vector>
 
-#include "triton_emu/backends/gemm_backend.hpp"
 #include "triton_emu/backends/cpu_convert.hpp"
+#include "triton_emu/backends/gemm_backend.hpp"
 #include "triton_emu/held_gemms.hpp"
 #include "triton_emu/launch_state.hpp"
 #include "triton_emu/operand_cache.hpp"

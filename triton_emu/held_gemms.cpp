@@ -167,8 +167,9 @@ void HeldGemms::settle() {
     p->state = HeldProduct::State::computed;
     if (p->completed) finished.push_back(p.get());
   }
-  std::sort(finished.begin(), finished.end(),
-            [](const HeldProduct* x, const HeldProduct* y) { return x->completion < y->completion; });
+  std::sort(finished.begin(), finished.end(), [](const HeldProduct* x, const HeldProduct* y) {
+    return x->completion < y->completion;
+  });
   for (HeldProduct* p : finished) {
     memory_.write(p->out, p->result.data(), p->result.size());
     p->result = {};

@@ -47,9 +47,9 @@ struct HeldProduct {
 
   enum class State : std::uint8_t { held, computing, computed, written, dropped };
   State state = State::held;
-  bool completed = false;            // the engine has finished: memory must show the result
-  std::uint64_t completion = 0;      // order of completion, for writing held results
-  std::vector<std::byte> result;     // m x n in out_dtype, once computed
+  bool completed = false;         // the engine has finished: memory must show the result
+  std::uint64_t completion = 0;   // order of completion, for writing held results
+  std::vector<std::byte> result;  // m x n in out_dtype, once computed
   std::uint64_t out_bytes() const;
 };
 
@@ -57,8 +57,8 @@ class HeldGemms final : public components::SparseMemory::Holder {
  public:
   // Held products stop growing at `max_bytes` of distinct operands and outputs (the buffers a
   // settle needs); the next one settles them first.
-  HeldGemms(components::SparseMemory& memory, backends::GemmBackend& backend,
-            GemmWorkerPool& pool, std::uint64_t max_bytes = std::uint64_t{512} << 20);
+  HeldGemms(components::SparseMemory& memory, backends::GemmBackend& backend, GemmWorkerPool& pool,
+            std::uint64_t max_bytes = std::uint64_t{512} << 20);
   ~HeldGemms();
   HeldGemms(const HeldGemms&) = delete;
   HeldGemms& operator=(const HeldGemms&) = delete;

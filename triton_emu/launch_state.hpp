@@ -70,7 +70,7 @@ struct LaunchState {
   GemmResources* gemm;  // nullptr in timing-only runs
   emu::TraceWriter* trace;
   AccessLog* log;  // nullptr when not recording
-  DeferredLoads* deferred;  // nullptr in timing-only runs
+  DeferredLoads* deferred;           // nullptr in timing-only runs
   std::int64_t grid[3] = {1, 1, 1};  // programs per axis
   std::vector<ProgramCoord> coords{};
   std::vector<std::unique_ptr<emu::Completion>> barriers{};  // one per generation

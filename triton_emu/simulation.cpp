@@ -197,8 +197,12 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
                        "; a grid dimension must be between 1 and the hardware's");
 
   auto log = std::make_shared<AccessLog>();
-  detail::LaunchState L{I.sched, I.sys, I.options.timing_only ? nullptr : &I.gemm, I.trace.get(),
-                        I.options.record_accesses ? log.get() : nullptr, I.deferred.get()};
+  detail::LaunchState L{I.sched,
+                        I.sys,
+                        I.options.timing_only ? nullptr : &I.gemm,
+                        I.trace.get(),
+                        I.options.record_accesses ? log.get() : nullptr,
+                        I.deferred.get()};
   for (int i = 0; i < 3; ++i) L.grid[i] = g[i];
   L.vector_lanes = std::max<std::uint32_t>(1, cfg.pe.vector.lanes);
   L.vector_latency_cycles = cfg.pe.vector.latency_cycles;
@@ -265,9 +269,9 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
       try {
         I.gemm.held->settle();
       } catch (const std::exception& e) {
-        throw KernelError("a composite operation failed at " +
-                              emu::format_time(I.sched.now()) + ": " + e.what(),
-                          "", I.sched.now());
+        throw KernelError(
+            "a composite operation failed at " + emu::format_time(I.sched.now()) + ": " + e.what(),
+            "", I.sched.now());
       }
     }
     if (I.deferred) I.deferred->settle();  // tiles kept past the launch keep their values

@@ -357,7 +357,9 @@ Tile::Data::~Data() {
   if (sram) sram->used -= held;
 }
 
-void Tile::copy_deferred() const { data_->deferred->materialize(*data_); }
+void Tile::copy_deferred() const {
+  data_->deferred->materialize(*data_);
+}
 
 const std::optional<Tile::Source>& Tile::source() const {
   static const std::optional<Source> none;

@@ -1,5 +1,3 @@
-#include "components/memory/sparse_memory.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -7,6 +5,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "components/memory/sparse_memory.hpp"
 #include "system_config_for_tests.hpp"
 
 namespace cubesim::components {
@@ -97,8 +96,8 @@ TEST(SparseMemoryHold, OnlyAccessesThatConflictWithAMarkSettle) {
   const std::uint64_t elsewhere = map.direct_address({0, 8 * page});
   std::vector<unsigned char> buf(64, 0x5A);
 
-  holder.hold(operand, page + 10, false);  // two pages to be read
-  holder.hold(out, 100, true);             // one page to be written
+  holder.hold(operand, page + 10, false);            // two pages to be read
+  holder.hold(out, 100, true);                       // one page to be written
   mem.read(operand + page, buf.data(), buf.size());  // reading what is still to be read: fine
   mem.write(elsewhere, buf.data(), buf.size());      // an unmarked page: fine
   mem.read(out + page, buf.data(), buf.size());      // the page after the output's: fine
@@ -185,11 +184,11 @@ TEST(SparseMemoryHold, MisuseIsALogicError) {
   EXPECT_THROW(mem.hold(idle, a, 16, false), std::logic_error);  // not attached
   EXPECT_THROW(mem.detach(idle), std::logic_error);
   CountingHolder first(mem), second(mem);
-  EXPECT_THROW(mem.attach(idle), std::logic_error);  // kMaxHolders are attached
-  EXPECT_THROW(mem.attach(first), std::logic_error);  // already attached
+  EXPECT_THROW(mem.attach(idle), std::logic_error);                // kMaxHolders are attached
+  EXPECT_THROW(mem.attach(first), std::logic_error);               // already attached
   EXPECT_THROW(mem.unhold(first, a, 16, true), std::logic_error);  // never held
   first.hold(a, 16, false);
-  EXPECT_THROW(mem.unhold(first, a, 16, true), std::logic_error);  // held for reading
+  EXPECT_THROW(mem.unhold(first, a, 16, true), std::logic_error);    // held for reading
   EXPECT_THROW(mem.unhold(second, a, 16, false), std::logic_error);  // held by the other
 }
 

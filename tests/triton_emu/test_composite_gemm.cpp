@@ -132,7 +132,8 @@ TEST(CompositeGemm, AStoreToAnOperandWhileTheGemmRunsDoesNotChangeItsResult) {
   sim.write(pa, a);
   sim.write(pb, b);
   sim.launch_on(Grid{.pes = 1, .cubes = 1}, [&](tl::Context& tl) {
-    auto h = tl.composite(Op::gemm, tl.ref(pa, {m, k}, DType::f16), tl.ref(pb, {k, n}, DType::f16), pc);
+    auto h =
+        tl.composite(Op::gemm, tl.ref(pa, {m, k}, DType::f16), tl.ref(pb, {k, n}, DType::f16), pc);
     tl.store(pb, tl.full({k, n}, -2.0, DType::f16));  // the engine read B when it started
     tl.wait(h);
   });

@@ -1,8 +1,6 @@
 // Held composite GEMMs (triton_emu/held_gemms.hpp) against an fp64 reference: products that
 // share operands are computed together yet each gets its own product, results reach memory at
 // the engine's completion and in completion order, operands are taken as they were when held.
-#include "triton_emu/held_gemms.hpp"
-
 #include <gtest/gtest.h>
 
 #include <Eigen/Core>
@@ -15,6 +13,7 @@
 #include "spec_path.hpp"
 #include "triton_emu/backends/gemm_backend.hpp"
 #include "triton_emu/gemm_worker_pool.hpp"
+#include "triton_emu/held_gemms.hpp"
 
 namespace cubesim::detail {
 namespace {
