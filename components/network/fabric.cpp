@@ -9,6 +9,8 @@ namespace {
 constexpr std::uint32_t kNoSlot = ~std::uint32_t{0};
 // Flow model: a transfer of at most this many packets uses cached routes piece by piece.
 constexpr std::uint64_t kFewPieces = 16;
+// Flow model: the range layouts cached (channel and group entries) before the cache restarts.
+constexpr std::size_t kLayoutEntries = std::size_t{1} << 20;
 
 }  // namespace
 
@@ -190,10 +192,35 @@ void Fabric::add_pieces(Kind kind, std::uint32_t pe, std::uint64_t addr, std::ui
     }
     return;
   }
-  // A long range: sum its bytes per (cube, channel) first. Channels behind one HBM controller
-  // node share the rest of their route, so one route is built per (cube, node), and the
-  // channel links are added one by one. (Caching every (PE, cube, channel) route instead
-  // would take GiBs on a rack-scale spec.)
+  // A long range: its bytes per (cube, channel), grouped by HBM controller (range_layout).
+  // Channels behind one controller node share the rest of their route, so one route is
+  // followed per (cube, node), and the channel links are added one by one. (Caching every
+  // (PE, cube, channel) route instead would take GiBs on a rack-scale spec.)
+  const RangeLayout& layout = range_layout(addr, bytes);
+  for (const ChannelGroup& group : layout.groups) {
+    if (kind == Kind::read) {
+      add_read_group(pe, layout, group);
+      continue;
+    }
+    const Route r = topology_.pe_to_memory(pe, group.cube, group.channel);
+    const std::size_t hop = r.links.size() - 1;  // the channel, last
+    emu::Tick lead = r.pre_delay;
+    for (std::size_t h = 0; h < hop; ++h) lead += r.latency[h];
+    add_channels(layout, group, lead, r.latency[hop]);
+    add_route(r, group.bytes, hop);
+  }
+  add_read_tails(pe);
+}
+
+const Fabric::RangeLayout& Fabric::range_layout(std::uint64_t addr, std::uint64_t bytes) {
+  const auto [it, fresh] = layouts_.try_emplace(RangeKey{addr, bytes});
+  RangeLayout& layout = it->second;
+  if (!fresh) return layout;
+  if (layout_entries_ > kLayoutEntries) {  // keep the cache bounded: start again
+    layouts_.clear();
+    layout_entries_ = 0;
+    return range_layout(addr, bytes);
+  }
   const std::uint32_t channels = map_.hbm_channels();
   if (channel_bytes_.empty()) channel_bytes_.assign(std::size_t{map_.cubes()} * channels, 0);
   while (bytes > 0) {
@@ -207,42 +234,39 @@ void Fabric::add_pieces(Kind kind, std::uint32_t pe, std::uint64_t addr, std::ui
   std::sort(touched_.begin(), touched_.end());
   for (std::size_t first = 0; first < touched_.size();) {
     const auto cube = static_cast<std::uint32_t>(touched_[first] / channels);
-    // Channels of this cube, grouped by their controller node.
-    std::size_t end = first;
+    std::size_t end = first;  // the channels of this cube: [first, end)
     while (end < touched_.size() && touched_[end] / channels == cube) ++end;
+    // Grouped by controller node, in the order of each node's lowest channel.
     for (std::size_t j = first; j < end; ++j) {
-      if (channel_bytes_[touched_[j]] == 0) continue;  // already added with its group
+      if (channel_bytes_[touched_[j]] == 0) continue;  // already in its group
       const auto ch = static_cast<std::uint32_t>(touched_[j] % channels);
       const std::uint32_t node = topology_.hbm_node(ch);
-      if (kind == Kind::read) {
-        add_read_group(pe, cube, node, ch, j, end);
-        continue;
+      ChannelGroup g{cube, node, ch, static_cast<std::uint32_t>(layout.links.size()), 0, 0};
+      for (std::size_t k = j; k < end; ++k) {
+        const std::size_t i = touched_[k];
+        const auto c = static_cast<std::uint32_t>(i % channels);
+        if (channel_bytes_[i] == 0 || topology_.hbm_node(c) != node) continue;
+        layout.links.push_back(topology_.hbm_channel(cube, c));
+        layout.bytes.push_back(channel_bytes_[i]);
+        g.bytes += channel_bytes_[i];
+        channel_bytes_[i] = 0;
       }
-      const Route r = topology_.pe_to_memory(pe, cube, ch);
-      const std::size_t hop = r.links.size() - 1;  // the channel, last
-      emu::Tick lead = r.pre_delay;
-      for (std::size_t h = 0; h < hop; ++h) lead += r.latency[h];
-      add_route(r, add_channels(cube, node, j, end, lead, r.latency[hop]), hop);
+      g.end = static_cast<std::uint32_t>(layout.links.size());
+      layout.groups.push_back(g);
     }
     first = end;
   }
   touched_.clear();
-  add_read_tails(pe);
+  layout_entries_ += layout.links.size() + layout.groups.size();
+  return layout;
 }
 
-std::uint64_t Fabric::add_channels(std::uint32_t cube, std::uint32_t node, std::size_t from,
-                                   std::size_t end, emu::Tick lead, emu::Tick tail) {
-  const std::uint32_t channels = map_.hbm_channels();
-  std::uint64_t group = 0;
-  for (std::size_t k = from; k < end; ++k) {
-    const std::size_t i = touched_[k];
-    const auto ch = static_cast<std::uint32_t>(i % channels);
-    if (channel_bytes_[i] == 0 || topology_.hbm_node(ch) != node) continue;
-    add_load(topology_.hbm_channel(cube, ch), channel_bytes_[i], lead, tail);
-    group += channel_bytes_[i];
-    channel_bytes_[i] = 0;
-  }
-  return group;
+void Fabric::add_channels(const RangeLayout& layout, const ChannelGroup& group, emu::Tick lead,
+                          emu::Tick tail) {
+  // A channel link is crossed by no other part of a transfer and appears once in its layout:
+  // no merging (add_load) needed.
+  for (std::uint32_t k = group.begin; k < group.end; ++k)
+    loads_.push_back({layout.links[k], layout.bytes[k], lead, tail});
 }
 
 const Fabric::ReadGroup& Fabric::read_group(std::uint32_t pe, std::uint32_t cube,
@@ -263,33 +287,46 @@ const Fabric::ReadGroup& Fabric::read_group(std::uint32_t pe, std::uint32_t cube
   const std::uint64_t nodes = topology_.pes_per_cube();  // a PE per mesh node
   const std::uint32_t dst_cube = pe / topology_.pes_per_cube();
   const std::uint32_t dst_node = topology_.node_of_pe(pe % topology_.pes_per_cube());
-  Route r;
-  topology_.route_nodes(cube, node, dst_cube, dst_node, r);
-  std::size_t split = 0;  // links [0, split) are the prefix
-  for (std::size_t i = 0; i < r.links.size(); ++i)
-    if (links_[r.links[i]].kind != LinkKind::noc) split = i + 1;
-  // The suffix starts at the entering link, or at the source node when both are in one cube.
-  const std::uint64_t entry = split > 0 ? std::uint64_t{r.links[split - 1]}
-                                        : links_.size() + std::uint64_t{cube} * nodes + node;
-  const auto piece = [&r](std::size_t from, std::size_t to) {
-    Segment seg;
-    seg.links.assign(r.links.begin() + static_cast<std::ptrdiff_t>(from),
-                     r.links.begin() + static_cast<std::ptrdiff_t>(to));
-    seg.latency.assign(r.latency.begin() + static_cast<std::ptrdiff_t>(from),
-                       r.latency.begin() + static_cast<std::ptrdiff_t>(to));
-    for (const emu::Tick t : seg.latency) seg.total += t;
-    return seg;
-  };
-  const auto [prefix, fresh] = prefixes_.try_emplace(
-      (std::uint64_t{cube} * topology_.cubes() + dst_cube) * nodes + node, piece(0, split));
-  if (fresh && split > 0) merge_prefix(dst_cube, prefix->second);
+  const std::uint64_t prefix_key =
+      (std::uint64_t{cube} * topology_.cubes() + dst_cube) * nodes + node;
+  auto prefix = prefixes_.find(prefix_key);
+  const Segment* suffix = nullptr;
+  if (prefix != prefixes_.end())
+    if (const auto it = suffixes_.find(prefix->second.entry * nodes + dst_node);
+        it != suffixes_.end())
+      suffix = &it->second;
+  if (!suffix) {  // a piece not met before: build the route once
+    Route r;
+    topology_.route_nodes(cube, node, dst_cube, dst_node, r);
+    std::size_t split = 0;  // links [0, split) are the prefix
+    for (std::size_t i = 0; i < r.links.size(); ++i)
+      if (links_[r.links[i]].kind != LinkKind::noc) split = i + 1;
+    const auto piece = [&r](std::size_t from, std::size_t to) {
+      Segment seg;
+      seg.links.assign(r.links.begin() + static_cast<std::ptrdiff_t>(from),
+                       r.links.begin() + static_cast<std::ptrdiff_t>(to));
+      seg.latency.assign(r.latency.begin() + static_cast<std::ptrdiff_t>(from),
+                         r.latency.begin() + static_cast<std::ptrdiff_t>(to));
+      for (const emu::Tick t : seg.latency) seg.total += t;
+      return seg;
+    };
+    if (prefix == prefixes_.end()) {
+      prefix = prefixes_.emplace(prefix_key, piece(0, split)).first;
+      // The suffix starts at the entering link, or at the source node when both are in one
+      // cube.
+      prefix->second.entry = split > 0 ? std::uint64_t{r.links[split - 1]}
+                                       : links_.size() + std::uint64_t{cube} * nodes + node;
+      if (split > 0) merge_prefix(dst_cube, prefix->second);
+    }
+    suffix =
+        &suffixes_.emplace(prefix->second.entry * nodes + dst_node, piece(split, r.links.size()))
+             .first->second;
+  }
   g.prefix = &prefix->second;
-  g.suffix = &suffixes_.try_emplace(entry * nodes + dst_node, piece(split, r.links.size()))
-                  .first->second;
-  Route request;  // the request's way there, then the HBM access
-  topology_.route_nodes(dst_cube, dst_node, cube, node, request);
-  g.pre = topology_.config().cube.hbm.latency;
-  for (const emu::Tick lat : request.latency) g.pre += lat;
+  g.suffix = suffix;
+  // The request's way there, then the HBM access.
+  g.pre =
+      topology_.config().cube.hbm.latency + topology_.route_latency(dst_cube, dst_node, cube, node);
   return g;
 }
 
@@ -326,21 +363,21 @@ void Fabric::merge_prefix(std::uint32_t dst_cube, Segment& prefix) {
   prefix.leaf = parent;
 }
 
-void Fabric::add_read_group(std::uint32_t pe, std::uint32_t cube, std::uint32_t node,
-                            std::uint32_t channel, std::size_t from, std::size_t end) {
+void Fabric::add_read_group(std::uint32_t pe, const RangeLayout& layout,
+                            const ChannelGroup& group) {
   // The same loads as add_route(memory_to_pe(cube, ch, pe)) for each channel ch behind `node`:
   // [channel] + prefix + suffix + [eject], after the request and the HBM access. Prefixes in a
   // forest and suffixes are added once per transfer, in add_read_tails.
-  const ReadGroup& g = read_group(pe, cube, node, channel);
+  const ReadGroup& g = read_group(pe, group.cube, group.node, group.channel);
   const emu::Tick total = g.pre + g.prefix->total + g.suffix->total;  // channel, eject: 0
-  const std::uint64_t group = add_channels(cube, node, from, end, g.pre, total - g.pre);
+  add_channels(layout, group, g.pre, total - g.pre);
   const emu::Tick arrival = g.pre + g.prefix->total;  // at the destination cube's entry
   // A prefix has a leaf only once forests_ exists (merge_prefix).
   if (g.prefix->leaf >= 0 && forests_[pe / topology_.pes_per_cube()].valid) {
     PrefixForest& f = forests_[pe / topology_.pes_per_cube()];
     const auto i = static_cast<std::size_t>(g.prefix->leaf);
     if (f.bytes[i] == 0) f.touched.push_back(g.prefix->leaf);
-    f.bytes[i] += group;
+    f.bytes[i] += group.bytes;
     f.arrival[i] = std::min(f.arrival[i], arrival);
     f.suffix[static_cast<std::size_t>(f.root[i])] = g.suffix;
     f.links_added += g.prefix->links.size();
@@ -348,10 +385,10 @@ void Fabric::add_read_group(std::uint32_t pe, std::uint32_t cube, std::uint32_t 
   }
   emu::Tick lead = g.pre;
   for (std::size_t h = 0; h < g.prefix->links.size(); ++h) {
-    add_load(g.prefix->links[h], group, lead, total - lead);
+    add_load(g.prefix->links[h], group.bytes, lead, total - lead);
     lead += g.prefix->latency[h];
   }
-  add_tail(g.suffix, group, arrival);
+  add_tail(g.suffix, group.bytes, arrival);
 }
 
 void Fabric::add_tail(const Segment* suffix, std::uint64_t bytes, emu::Tick lead) {
@@ -365,10 +402,17 @@ void Fabric::add_tail(const Segment* suffix, std::uint64_t bytes, emu::Tick lead
 }
 
 void Fabric::add_forest(PrefixForest& f) {
+  // A forest's links lie outside its cube (the suffixes' mesh), are not HBM channels, and
+  // each appears once in it: a sweep of a valid forest adds each once, so its loads need no
+  // merging (add_load). Walking leaf by leaf meets shared links once per leaf.
+  const bool unique = f.valid && 2 * f.links_added >= f.link.size();
   const auto add = [&](std::size_t i, std::uint64_t bytes, emu::Tick arrival) {
     const emu::Tick rem = f.rem[i];
     const Segment* suffix = f.suffix[static_cast<std::size_t>(f.root[i])];
-    add_load(f.link[i], bytes, arrival - rem, rem + suffix->total);
+    if (unique)
+      loads_.push_back({f.link[i], bytes, arrival - rem, rem + suffix->total});
+    else
+      add_load(f.link[i], bytes, arrival - rem, rem + suffix->total);
   };
   if (2 * f.links_added >= f.link.size()) {
     // Many groups: one pass over the forest, children first, carrying sums to the parents.
@@ -441,7 +485,18 @@ void Fabric::begin_flow(Kind kind, std::uint32_t pe, std::uint32_t peer, std::ui
   Dma& d = dma_[pe];
   const emu::Tick t0 = std::max(sched_.now(), d.flow_free_at);
   emu::Tick done_at = t0, latency = 0, packet_time = 0;
-  for (const LinkLoad& f : loads_) {
+  // The links are scattered over the system's link table (~10^3 per transfer on rack-scale
+  // specs, most not in cache): fetch a few ahead.
+  constexpr std::size_t kAhead = 16;
+  const auto prefetch = [this](LinkId id) {
+    const auto* p = reinterpret_cast<const char*>(&links_[id]);
+    __builtin_prefetch(p);
+    __builtin_prefetch(p + sizeof(Link) - 1);  // a record may straddle two cache lines
+  };
+  for (std::size_t k = 0; k < std::min(kAhead, loads_.size()); ++k) prefetch(loads_[k].link);
+  for (std::size_t k = 0; k < loads_.size(); ++k) {
+    if (k + kAhead < loads_.size()) prefetch(loads_[k + kAhead].link);
+    const LinkLoad& f = loads_[k];
     Link& l = links_[f.link];
     const emu::Tick ser = l.bandwidth.transfer_time(f.bytes);
     const emu::Tick start = std::max(t0 + f.lead, l.free_at);

@@ -129,6 +129,9 @@ class Fabric {
     std::vector<emu::Tick> latency;
     emu::Tick total = 0;
     std::int32_t leaf = -1;  // a prefix: its first link's node in its destination's PrefixForest
+    // A prefix: what its suffixes are keyed by, the link entering the destination cube (or,
+    // within one cube, links().size() + cube * nodes + source node).
+    std::uint64_t entry = 0;
   };
   // Flow model, reads of long ranges: every prefix toward one destination cube, merged. Routes
   // are deterministic, so from any link the way on to the cube is fixed and the prefixes form a
@@ -156,6 +159,28 @@ class Fabric {
     const Segment* suffix;
     std::uint64_t bytes;
     emu::Tick lead;
+  };
+  // Flow model, long ranges: the bytes a range puts on each HBM channel, grouped by the
+  // controller node the channels sit behind. It depends on the range only, so the many PEs
+  // that read one block (a broadcast operand) cut it into pieces once.
+  struct ChannelGroup {
+    std::uint32_t cube, node, channel;  // `channel`: the group's lowest
+    std::uint32_t begin, end;           // its channels in RangeLayout::links / bytes
+    std::uint64_t bytes;
+  };
+  struct RangeLayout {
+    std::vector<LinkId> links;  // channel links
+    std::vector<std::uint64_t> bytes;
+    std::vector<ChannelGroup> groups;
+  };
+  struct RangeKey {
+    std::uint64_t addr, bytes;
+    bool operator==(const RangeKey&) const = default;
+  };
+  struct RangeKeyHash {
+    std::size_t operator()(const RangeKey& k) const {
+      return std::hash<std::uint64_t>{}(k.addr * 0x9E3779B97F4A7C15ULL ^ k.bytes);
+    }
   };
   struct ReadGroup {  // what a read from one (cube, controller) to one PE needs
     const Segment* prefix = nullptr;
@@ -193,12 +218,11 @@ class Fabric {
   // Adds a route's links (all but hop `skip`) carrying `bytes`.
   void add_route(const Route& r, std::uint64_t bytes, std::size_t skip = ~std::size_t{0});
   void add_pieces(Kind kind, std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes);
-  // Adds the channel links of `cube` behind controller `node` among touched_[from, end) with
-  // their bytes, and clears them; returns the bytes.
-  std::uint64_t add_channels(std::uint32_t cube, std::uint32_t node, std::size_t from,
-                             std::size_t end, emu::Tick lead, emu::Tick tail);
-  void add_read_group(std::uint32_t pe, std::uint32_t cube, std::uint32_t node,
-                      std::uint32_t channel, std::size_t from, std::size_t end);
+  const RangeLayout& range_layout(std::uint64_t addr, std::uint64_t bytes);
+  // Adds a group's channel links with their bytes.
+  void add_channels(const RangeLayout& layout, const ChannelGroup& group, emu::Tick lead,
+                    emu::Tick tail);
+  void add_read_group(std::uint32_t pe, const RangeLayout& layout, const ChannelGroup& group);
   void add_read_tails(std::uint32_t pe);
   void add_tail(const Segment* suffix, std::uint64_t bytes, emu::Tick lead);
   void merge_prefix(std::uint32_t dst_cube, Segment& prefix);
@@ -227,11 +251,14 @@ class Fabric {
   emu::TraceWriter* trace_ = nullptr;
   std::unordered_map<LinkId, emu::TraceWriter::Track> link_tracks_;
   // Flow model: the loads being summed (slot_ maps a link to its entry, kNoSlot when none),
-  // and a long range's bytes per (cube, channel) with the entries in use.
+  // and, while a layout is built, a long range's bytes per (cube, channel) with the entries
+  // in use.
   std::vector<LinkLoad> loads_;
   std::vector<std::uint32_t> slot_;
   std::vector<std::uint64_t> channel_bytes_;
   std::vector<std::size_t> touched_;
+  std::unordered_map<RangeKey, RangeLayout, RangeKeyHash> layouts_;
+  std::size_t layout_entries_ = 0;
   std::unordered_map<std::uint64_t, Segment> prefixes_, suffixes_;
   std::vector<Tail> tails_;
   std::vector<ReadGroup> read_groups_;  // [(PE * cubes + cube) * controllers + controller]

@@ -175,50 +175,51 @@ std::uint32_t Topology::ucie_node(std::uint32_t cube_in_sip, std::uint32_t neigh
   return node(nodes[rank % nodes.size()]);
 }
 
-void Topology::route_mesh(std::uint32_t cube, std::uint32_t from, std::uint32_t to,
-                          Route& r) const {
+// One routing algorithm, walked link by link: route_nodes records the links, route_latency
+// only sums their latencies (the flow model asks for ~10^5 request latencies on rack-scale
+// specs and must not build a route for each).
+template <class Visit>
+void Topology::walk_mesh(std::uint32_t cube, std::uint32_t from, std::uint32_t to,
+                         Visit& visit) const {
   const std::uint32_t nodes = mesh_x_ * mesh_y_;
   MeshCoord p = coord(from);
   const MeshCoord q = coord(to);
-  auto hop = [&](Dir d) {
-    const LinkId id = mesh_ids_[(std::size_t{cube} * nodes + node(p)) * 4 + d];
-    r.links.push_back(id);
-    r.latency.push_back(links_[id].latency);
-  };
+  auto hop = [&](Dir d) { visit(mesh_ids_[(std::size_t{cube} * nodes + node(p)) * 4 + d]); };
   while (p.x < q.x) { hop(kEast); ++p.x; }
   while (p.x > q.x) { hop(kWest); --p.x; }
   while (p.y < q.y) { hop(kSouth); ++p.y; }
   while (p.y > q.y) { hop(kNorth); --p.y; }
 }
 
-void Topology::route_in_sip(std::uint32_t sip, std::uint32_t src_cube, std::uint32_t src_node,
-                            std::uint32_t dst_cube, std::uint32_t dst_node, Route& r) const {
+template <class Visit>
+void Topology::walk_in_sip(std::uint32_t sip, std::uint32_t src_cube, std::uint32_t src_node,
+                           std::uint32_t dst_cube, std::uint32_t dst_node, Visit& visit) const {
   const Graph& g = ucie_[sip];
   std::uint32_t cube = src_cube, at = src_node;
   const std::uint32_t base = sip * cubes_per_sip_;
   while (cube != dst_cube) {
     const std::uint32_t next = g.next[std::size_t{cube} * g.n + dst_cube];
-    route_mesh(base + cube, at, ucie_node(cube, next), r);
-    const LinkId id = graph_link(g, cube, next);
-    r.links.push_back(id);
-    r.latency.push_back(links_[id].latency);
+    walk_mesh(base + cube, at, ucie_node(cube, next), visit);
+    visit(graph_link(g, cube, next));
     at = ucie_node(next, cube);
     cube = next;
   }
-  route_mesh(base + cube, at, dst_node, r);
+  walk_mesh(base + cube, at, dst_node, visit);
 }
 
-void Topology::route_nodes(std::uint32_t src_cube, std::uint32_t src_node, std::uint32_t dst_cube,
-                           std::uint32_t dst_node, Route& r) const {
+template <class Visit>
+void Topology::walk_nodes(std::uint32_t src_cube, std::uint32_t src_node, std::uint32_t dst_cube,
+                          std::uint32_t dst_node, Visit& visit) const {
   std::uint32_t sip = src_cube / cubes_per_sip_;
   const std::uint32_t dst_sip = dst_cube / cubes_per_sip_;
   if (sip == dst_sip) {
-    route_in_sip(sip, src_cube % cubes_per_sip_, src_node, dst_cube % cubes_per_sip_, dst_node, r);
+    walk_in_sip(sip, src_cube % cubes_per_sip_, src_node, dst_cube % cubes_per_sip_, dst_node,
+                visit);
     return;
   }
   const std::uint32_t port_cube = config_.inter_sip.port_cube;
   const std::uint32_t port_node = node(config_.cube.noc.inter_sip_node);
-  route_in_sip(sip, src_cube % cubes_per_sip_, src_node, port_cube, port_node, r);
+  walk_in_sip(sip, src_cube % cubes_per_sip_, src_node, port_cube, port_node, visit);
   while (sip != dst_sip) {
     std::uint32_t next;
     if (config_.inter_sip.topology == SipTopology::all_to_all) {
@@ -230,12 +231,27 @@ void Topology::route_nodes(std::uint32_t src_cube, std::uint32_t src_node, std::
       else if (fwd * 2 > sips_) next = down;
       else next = std::min(up, down);
     }
-    const LinkId id = graph_link(inter_sip_, sip, next);
-    r.links.push_back(id);
-    r.latency.push_back(links_[id].latency);
+    visit(graph_link(inter_sip_, sip, next));
     sip = next;
   }
-  route_in_sip(sip, port_cube, port_node, dst_cube % cubes_per_sip_, dst_node, r);
+  walk_in_sip(sip, port_cube, port_node, dst_cube % cubes_per_sip_, dst_node, visit);
+}
+
+void Topology::route_nodes(std::uint32_t src_cube, std::uint32_t src_node, std::uint32_t dst_cube,
+                           std::uint32_t dst_node, Route& r) const {
+  auto record = [&](LinkId id) {
+    r.links.push_back(id);
+    r.latency.push_back(links_[id].latency);
+  };
+  walk_nodes(src_cube, src_node, dst_cube, dst_node, record);
+}
+
+Tick Topology::route_latency(std::uint32_t src_cube, std::uint32_t src_node, std::uint32_t dst_cube,
+                             std::uint32_t dst_node) const {
+  Tick sum = 0;
+  auto add = [&](LinkId id) { sum += links_[id].latency; };
+  walk_nodes(src_cube, src_node, dst_cube, dst_node, add);
+  return sum;
 }
 
 Route Topology::pe_to_pe(std::uint32_t src_pe, std::uint32_t dst_pe) const {

@@ -59,6 +59,9 @@ class Topology {
   // Appends to `r` the hops from a node of one cube to a node of another (or the same) cube.
   void route_nodes(std::uint32_t src_cube, std::uint32_t src_node, std::uint32_t dst_cube,
                    std::uint32_t dst_node, Route& r) const;
+  // The sum of that route's hop latencies, without building it.
+  Tick route_latency(std::uint32_t src_cube, std::uint32_t src_node, std::uint32_t dst_cube,
+                     std::uint32_t dst_node) const;
   // Data paths of the three kinds of transfer.
   Route pe_to_pe(std::uint32_t src_pe, std::uint32_t dst_pe) const;
   Route pe_to_memory(std::uint32_t pe, std::uint32_t cube, std::uint32_t channel) const;
@@ -86,9 +89,15 @@ class Topology {
                    LinkKind kind, Bandwidth bw, Tick latency, std::uint32_t owner);
   std::uint32_t neighbour_rank(const Graph& g, std::uint32_t from, std::uint32_t to) const;
   LinkId graph_link(const Graph& g, std::uint32_t from, std::uint32_t to) const;
-  void route_mesh(std::uint32_t cube, std::uint32_t from, std::uint32_t to, Route& r) const;
-  void route_in_sip(std::uint32_t sip, std::uint32_t src_cube, std::uint32_t src_node,
-                    std::uint32_t dst_cube, std::uint32_t dst_node, Route& r) const;
+  // The route from (src_cube, src_node) to (dst_cube, dst_node), one visit(LinkId) per hop.
+  template <class Visit>
+  void walk_nodes(std::uint32_t src_cube, std::uint32_t src_node, std::uint32_t dst_cube,
+                  std::uint32_t dst_node, Visit& visit) const;
+  template <class Visit>
+  void walk_mesh(std::uint32_t cube, std::uint32_t from, std::uint32_t to, Visit& visit) const;
+  template <class Visit>
+  void walk_in_sip(std::uint32_t sip, std::uint32_t src_cube, std::uint32_t src_node,
+                   std::uint32_t dst_cube, std::uint32_t dst_node, Visit& visit) const;
   std::uint32_t ucie_node(std::uint32_t cube_in_sip, std::uint32_t neighbour) const;
 
   SystemConfig config_;

@@ -200,26 +200,33 @@ std::map<std::string, std::vector<std::pair<Tick, Tick>>> link_slices(const std:
 
 // Uncontended, a flow holds each link from t0 + lead (the earliest of its routes to reach the
 // link) for bytes / bandwidth, and is delivered at the latest end + tail, or after its packets
-// have passed the DMA window. The reads go to a PE of cube 1 across 2 SIPs of 4 cubes with 4
-// HBM controllers per cube: an interleaved one (every cube and controller: the forest is swept
-// whole), then direct ones from the neighbour cube (few links: each group's way on its own)
-// and from a cube of the other SIP.
+// have passed the DMA window. The reads go across 2 SIPs of 4 cubes with 4 HBM controllers per
+// cube: an interleaved one (every cube and controller: the forest is swept whole) to a PE of
+// cube 1, then direct ones from the neighbour cube (few links: each group's way on its own) and
+// from a cube of the other SIP; then the first range again by PEs of other cubes and SIPs and
+// by the first PE once more (the range's layout and the route pieces are cached: each PE must
+// still get its own routes).
 TEST(FlowModel, ReadsHoldEachLinkFromTheEarliestRouteThroughIt) {
   auto c = testing::small_config(2, 4);
   c.cube.noc.hbm_nodes = {{0, 0}, {3, 0}, {0, 3}, {3, 3}};
   const std::string file =
       ::testing::TempDir() + "flow-leads-" + std::to_string(::getpid()) + ".json";
   Bench b(c, model());
-  const std::uint32_t pe = 16 + 9;  // cube 1, node (1, 2)
-  const std::uint64_t reads[3][2] = {
-      {AddressMap::kInterleavedBase + 4096 * 3 + 40, (1u << 20) + 5000},
-      {b.sys.address_map().direct_address({0, 4096 * 7}), 3 * 65536 + 300},
-      {b.sys.address_map().direct_address({6, 100}), 65536}};
+  const std::uint64_t range[2] = {AddressMap::kInterleavedBase + 4096 * 3 + 40, (1u << 20) + 5000};
+  const std::uint64_t reads[][3] = {
+      {16 + 9, range[0], range[1]},  // cube 1, node (1, 2)
+      {16 + 9, b.sys.address_map().direct_address({0, 4096 * 7}), 3 * 65536 + 300},
+      {16 + 9, b.sys.address_map().direct_address({6, 100}), 65536},
+      {3, range[0], range[1]},            // cube 0
+      {16 * 6 + 14, range[0], range[1]},  // SIP 1, cube 2
+      {16 + 4, range[0], range[1]},       // cube 1 again, another node
+      {16 + 9, range[0], range[1]}};
   std::map<std::string, std::vector<std::pair<Tick, Tick>>> want;
   {
     emu::TraceWriter trace(file);
     b.fabric().set_trace(&trace);
-    for (const auto& [addr, bytes] : reads) {
+    for (const auto& [pe64, addr, bytes] : reads) {
+      const auto pe = static_cast<std::uint32_t>(pe64);
       const Tick t0 = b.sched.now();
       const auto loads = expected_loads(b.sys, pe, addr, bytes);
       Tick done = t0, path = 0, packet = 0;

@@ -57,5 +57,38 @@ TEST(Topology, InterSipRingAndAllToAll) {
   EXPECT_EQ(full.sip_hops(0, 3), 1u);
 }
 
+// route_latency walks the same route as route_nodes without recording it: equal sums for
+// every pair of nodes, within a cube, across UCIe (a mesh of cubes) and across SIPs, with
+// distinct NOC, UCIe and inter-SIP latencies so a wrong hop shows.
+TEST(Topology, RouteLatencyIsTheSumOverTheRoutesHops) {
+  SystemConfig c = testing::small_config(3, 4);
+  c.ucie.topology = CubeTopology::mesh;
+  c.ucie.mesh_x = 2;
+  c.ucie.mesh_y = 2;
+  c.cube.noc.hop_latency = 700;
+  c.ucie.latency = 5000;
+  c.inter_sip.latency = 80000;
+  const Topology t(c);
+  std::size_t pairs = 0, between_sips = 0;
+  for (std::uint32_t a = 0; a < t.cubes(); ++a)
+    for (std::uint32_t na = 0; na < t.pes_per_cube(); na += 3)
+      for (std::uint32_t b = 0; b < t.cubes(); ++b)
+        for (std::uint32_t nb = 0; nb < t.pes_per_cube(); nb += 5) {
+          Route r;
+          t.route_nodes(a, na, b, nb, r);
+          Tick sum = 0;
+          for (const Tick lat : r.latency) sum += lat;
+          ASSERT_EQ(t.route_latency(a, na, b, nb), sum)
+              << a << ":" << na << " -> " << b << ":" << nb;
+          ++pairs;
+          if (a / 4 != b / 4) {
+            ++between_sips;
+            EXPECT_GE(sum, 80000);
+          }
+        }
+  EXPECT_GT(between_sips, 100u);
+  EXPECT_GT(pairs, between_sips);
+}
+
 }  // namespace
 }  // namespace cubesim::components
