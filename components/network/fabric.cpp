@@ -327,6 +327,10 @@ const Fabric::ReadGroup& Fabric::read_group(std::uint32_t pe, std::uint32_t cube
   // The request's way there, then the HBM access.
   g.pre =
       topology_.config().cube.hbm.latency + topology_.route_latency(dst_cube, dst_node, cube, node);
+  g.arrival = g.pre + g.prefix->total;
+  g.total = g.arrival + g.suffix->total;
+  g.leaf = g.prefix->leaf;
+  g.prefix_hops = static_cast<std::uint32_t>(g.prefix->links.size());
   return g;
 }
 
@@ -369,18 +373,18 @@ void Fabric::add_read_group(std::uint32_t pe, const RangeLayout& layout,
   // [channel] + prefix + suffix + [eject], after the request and the HBM access. Prefixes in a
   // forest and suffixes are added once per transfer, in add_read_tails.
   const ReadGroup& g = read_group(pe, group.cube, group.node, group.channel);
-  const emu::Tick total = g.pre + g.prefix->total + g.suffix->total;  // channel, eject: 0
+  const emu::Tick total = g.total;  // channel, eject: 0
   add_channels(layout, group, g.pre, total - g.pre);
-  const emu::Tick arrival = g.pre + g.prefix->total;  // at the destination cube's entry
+  const emu::Tick arrival = g.arrival;  // at the destination cube's entry
   // A prefix has a leaf only once forests_ exists (merge_prefix).
-  if (g.prefix->leaf >= 0 && forests_[pe / topology_.pes_per_cube()].valid) {
+  if (g.leaf >= 0 && forests_[pe / topology_.pes_per_cube()].valid) {
     PrefixForest& f = forests_[pe / topology_.pes_per_cube()];
-    const auto i = static_cast<std::size_t>(g.prefix->leaf);
-    if (f.bytes[i] == 0) f.touched.push_back(g.prefix->leaf);
+    const auto i = static_cast<std::size_t>(g.leaf);
+    if (f.bytes[i] == 0) f.touched.push_back(g.leaf);
     f.bytes[i] += group.bytes;
     f.arrival[i] = std::min(f.arrival[i], arrival);
     f.suffix[static_cast<std::size_t>(f.root[i])] = g.suffix;
-    f.links_added += g.prefix->links.size();
+    f.links_added += g.prefix_hops;
     return;
   }
   emu::Tick lead = g.pre;

@@ -185,7 +185,13 @@ class Fabric {
   struct ReadGroup {  // what a read from one (cube, controller) to one PE needs
     const Segment* prefix = nullptr;
     const Segment* suffix = nullptr;
-    emu::Tick pre = 0;  // the request's way there and the HBM access
+    // Copied from the pieces, so that a long read's ~10^2 groups do not each chase both
+    // pointers (scattered hash nodes) when the prefix is in a forest.
+    emu::Tick pre = 0;       // the request's way there and the HBM access
+    emu::Tick arrival = 0;   // pre + the prefix: the data reaches the destination cube's entry
+    emu::Tick total = 0;     // arrival + the suffix: the data reaches the PE
+    std::int32_t leaf = -1;  // the prefix's
+    std::uint32_t prefix_hops = 0;
   };
   struct Packet {
     Transfer* transfer;
