@@ -7,8 +7,11 @@ namespace cubesim::components {
 
 namespace {
 constexpr std::uint32_t kNoSlot = ~std::uint32_t{0};
-// Flow model: a transfer of at most this many packets uses cached routes piece by piece.
-constexpr std::uint64_t kFewPieces = 16;
+// Flow model: a transfer of at most this many packets uses cached routes piece by piece; a
+// longer one its range's cached layout (range_layout), which costs less from 3 pieces on (a
+// 16 KiB operand a GEMM engine streams for every product: -4 % wall on large.json's
+// sharded_gemm, same reports).
+constexpr std::uint64_t kFewPieces = 2;
 // Flow model: the range layouts cached (channel and group entries) before the cache restarts.
 constexpr std::size_t kLayoutEntries = std::size_t{1} << 20;
 
