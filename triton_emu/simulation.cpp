@@ -165,6 +165,11 @@ void Simulation::read_bytes(Ptr p, void* dst, std::uint64_t bytes) const {
 
 namespace {
 
+KernelError composite_failure(emu::Tick when, const std::string& cause) {
+  return KernelError("a composite operation failed at " + emu::format_time(when) + ": " + cause, "",
+                     when);
+}
+
 // After a run stopped early, memory shows the GEMMs whose engine finished, as it would have
 // had they been computed at once; the others never finish. A failure here is not reported:
 // the error that stopped the run is the one to see.
@@ -269,9 +274,7 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
       try {
         I.gemm.held->settle();
       } catch (const std::exception& e) {
-        throw KernelError(
-            "a composite operation failed at " + emu::format_time(I.sched.now()) + ": " + e.what(),
-            "", I.sched.now());
+        throw composite_failure(I.sched.now(), e.what());
       }
     }
     if (I.deferred) I.deferred->settle();  // tiles kept past the launch keep their values
@@ -304,9 +307,7 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
     throw DeadlockError(msg, std::move(blocked), e.time());
   } catch (const emu::CallbackError& e) {
     settle_after_abort(I.gemm, I.deferred.get());
-    throw KernelError("a composite operation failed at " + emu::format_time(e.time()) + ": " +
-                          emu::describe_exception(e.cause()),
-                      "", e.time());
+    throw composite_failure(e.time(), emu::describe_exception(e.cause()));
   }
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();

@@ -216,14 +216,13 @@ void Fabric::add_pieces(Kind kind, std::uint32_t pe, std::uint64_t addr, std::ui
 }
 
 const Fabric::RangeLayout& Fabric::range_layout(std::uint64_t addr, std::uint64_t bytes) {
-  const auto [it, fresh] = layouts_.try_emplace(RangeKey{addr, bytes});
-  RangeLayout& layout = it->second;
-  if (!fresh) return layout;
+  const RangeKey key{addr, bytes};
+  if (const auto it = layouts_.find(key); it != layouts_.end()) return it->second;
   if (layout_entries_ > kLayoutEntries) {  // keep the cache bounded: start again
     layouts_.clear();
     layout_entries_ = 0;
-    return range_layout(addr, bytes);
   }
+  RangeLayout& layout = layouts_[key];
   const std::uint32_t channels = map_.hbm_channels();
   if (channel_bytes_.empty()) channel_bytes_.assign(std::size_t{map_.cubes()} * channels, 0);
   while (bytes > 0) {
@@ -376,26 +375,24 @@ void Fabric::add_read_group(std::uint32_t pe, const RangeLayout& layout,
   // [channel] + prefix + suffix + [eject], after the request and the HBM access. Prefixes in a
   // forest and suffixes are added once per transfer, in add_read_tails.
   const ReadGroup& g = read_group(pe, group.cube, group.node, group.channel);
-  const emu::Tick total = g.total;  // channel, eject: 0
-  add_channels(layout, group, g.pre, total - g.pre);
-  const emu::Tick arrival = g.arrival;  // at the destination cube's entry
+  add_channels(layout, group, g.pre, g.total - g.pre);  // channel, eject: no latency
   // A prefix has a leaf only once forests_ exists (merge_prefix).
   if (g.leaf >= 0 && forests_[pe / topology_.pes_per_cube()].valid) {
     PrefixForest& f = forests_[pe / topology_.pes_per_cube()];
     const auto i = static_cast<std::size_t>(g.leaf);
     if (f.bytes[i] == 0) f.touched.push_back(g.leaf);
     f.bytes[i] += group.bytes;
-    f.arrival[i] = std::min(f.arrival[i], arrival);
+    f.arrival[i] = std::min(f.arrival[i], g.arrival);
     f.suffix[static_cast<std::size_t>(f.root[i])] = g.suffix;
     f.links_added += g.prefix_hops;
     return;
   }
   emu::Tick lead = g.pre;
   for (std::size_t h = 0; h < g.prefix->links.size(); ++h) {
-    add_load(g.prefix->links[h], group.bytes, lead, total - lead);
+    add_load(g.prefix->links[h], group.bytes, lead, g.total - lead);
     lead += g.prefix->latency[h];
   }
-  add_tail(g.suffix, group.bytes, arrival);
+  add_tail(g.suffix, group.bytes, g.arrival);
 }
 
 void Fabric::add_tail(const Segment* suffix, std::uint64_t bytes, emu::Tick lead) {
@@ -412,7 +409,8 @@ void Fabric::add_forest(PrefixForest& f) {
   // A forest's links lie outside its cube (the suffixes' mesh), are not HBM channels, and
   // each appears once in it: a sweep of a valid forest adds each once, so its loads need no
   // merging (add_load). Walking leaf by leaf meets shared links once per leaf.
-  const bool unique = f.valid && 2 * f.links_added >= f.link.size();
+  const bool sweep = 2 * f.links_added >= f.link.size();
+  const bool unique = f.valid && sweep;
   const auto add = [&](std::size_t i, std::uint64_t bytes, emu::Tick arrival) {
     const emu::Tick rem = f.rem[i];
     const Segment* suffix = f.suffix[static_cast<std::size_t>(f.root[i])];
@@ -421,7 +419,7 @@ void Fabric::add_forest(PrefixForest& f) {
     else
       add_load(f.link[i], bytes, arrival - rem, rem + suffix->total);
   };
-  if (2 * f.links_added >= f.link.size()) {
+  if (sweep) {
     // Many groups: one pass over the forest, children first, carrying sums to the parents.
     for (std::size_t i = f.link.size(); i-- > 0;) {
       const std::uint64_t bytes = f.bytes[i];

@@ -4,21 +4,13 @@
 
 #include <cmath>
 #include <cubesim/cubesim.hpp>
-#include <random>
 #include <stdexcept>
 
+#include "random_values.hpp"
 #include "spec_path.hpp"
 
 namespace cubesim {
 namespace {
-
-std::vector<half> random_half(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> d(0.5f, 1.5f);
-  std::vector<half> v(n);
-  for (auto& x : v) x = half((rng() & 1 ? 1.0f : -1.0f) * d(rng));
-  return v;
-}
 
 // f16 inputs are exact in f32; the f32 sum of K products has a relative error of about
 // K * 2^-24, and the f16 result adds one rounding of 2^-11: 1e-3 bounds both at K = 64
@@ -40,7 +32,7 @@ void expect_gemm(const std::vector<half>& a, const std::vector<half>& b, const s
 TEST(CompositeGemm, F16TileTimesRefMatchesFp64) {
   Simulation sim(Spec::load(spec_path("tiny.json")));
   const std::int64_t m = 32, k = 64, n = 48;
-  const auto a = random_half(m * k, 1), b = random_half(k * n, 2);
+  const auto a = random_values<half>(m * k, 1), b = random_values<half>(k * n, 2);
   const Ptr pa = sim.alloc(m * k * 2), pb = sim.alloc(k * n * 2), pc = sim.alloc(m * n * 2);
   sim.write(pa, a);
   sim.write(pb, b);
@@ -54,7 +46,8 @@ TEST(CompositeGemm, F16TileTimesRefMatchesFp64) {
 TEST(CompositeGemm, AWriteBetweenTwoGemmsIsSeenByTheSecond) {
   Simulation sim(Spec::load(spec_path("tiny.json")));
   const std::int64_t m = 16, k = 64, n = 16;
-  const auto a = random_half(m * k, 3), b1 = random_half(k * n, 4), b2 = random_half(k * n, 5);
+  const auto a = random_values<half>(m * k, 3), b1 = random_values<half>(k * n, 4),
+             b2 = random_values<half>(k * n, 5);
   const Ptr pa = sim.alloc(m * k * 2), pb = sim.alloc(k * n * 2);
   const Ptr c1 = sim.alloc(m * n * 2), c2 = sim.alloc(m * n * 2);
   sim.write(pa, a);
@@ -76,7 +69,8 @@ TEST(CompositeGemm, AWriteBetweenTwoGemmsIsSeenByTheSecond) {
 TEST(CompositeGemm, TransposedBAndF32OutputAndAccumulate) {
   Simulation sim(Spec::load(spec_path("tiny.json")));
   const std::int64_t m = 8, k = 32, n = 12;
-  const auto a = random_half(m * k, 6), bt = random_half(n * k, 7);  // B stored N x K
+  const auto a = random_values<half>(m * k, 6),
+             bt = random_values<half>(n * k, 7);  // B stored N x K
   const Ptr pa = sim.alloc(m * k * 2), pb = sim.alloc(n * k * 2), pc = sim.alloc(m * n * 4);
   sim.write(pa, a);
   sim.write(pb, bt);
@@ -105,7 +99,7 @@ TEST(CompositeGemm, TransposedBAndF32OutputAndAccumulate) {
 TEST(CompositeGemm, LoadsAndStoresAfterAWaitSeeTheResultAndOverwriteIt) {
   Simulation sim(Spec::load(spec_path("tiny.json")));
   const std::int64_t m = 16, k = 64, n = 16;
-  const auto a = random_half(m * k, 8), b = random_half(k * n, 9);
+  const auto a = random_values<half>(m * k, 8), b = random_values<half>(k * n, 9);
   const Ptr pa = sim.alloc(m * k * 2), pb = sim.alloc(k * n * 2);
   const Ptr pc = sim.alloc(m * n * 2), copy = sim.alloc(m * n * 2), pd = sim.alloc(m * n * 2);
   sim.write(pa, a);
@@ -127,7 +121,7 @@ TEST(CompositeGemm, LoadsAndStoresAfterAWaitSeeTheResultAndOverwriteIt) {
 TEST(CompositeGemm, AStoreToAnOperandWhileTheGemmRunsDoesNotChangeItsResult) {
   Simulation sim(Spec::load(spec_path("tiny.json")));
   const std::int64_t m = 16, k = 64, n = 16;
-  const auto a = random_half(m * k, 10), b = random_half(k * n, 11);
+  const auto a = random_values<half>(m * k, 10), b = random_values<half>(k * n, 11);
   const Ptr pa = sim.alloc(m * k * 2), pb = sim.alloc(k * n * 2), pc = sim.alloc(m * n * 2);
   sim.write(pa, a);
   sim.write(pb, b);
@@ -145,7 +139,7 @@ TEST(CompositeGemm, ProgramsSharingOperandBlocksEachGetTheirOwnProduct) {
   // sharding in small, whose eight products settle as one GEMM.
   Simulation sim(Spec::load(spec_path("tiny.json")));
   const std::int64_t m = 32, k = 64, n = 64, bm = 16, bn = 16;
-  const auto a = random_half(m * k, 12), b = random_half(k * n, 13);
+  const auto a = random_values<half>(m * k, 12), b = random_values<half>(k * n, 13);
   const Ptr pa = sim.alloc(m * k * 2), pb = sim.alloc(k * n * 2), pc = sim.alloc(m * n * 2);
   sim.write(pa, a);
   sim.write(pb, b);
@@ -170,7 +164,7 @@ TEST(CompositeGemm, ProgramsSharingOperandBlocksEachGetTheirOwnProduct) {
 TEST(CompositeGemm, AFaultLeavesTheGemmsThatFinishedWrittenAndNoOthers) {
   Simulation sim(Spec::load(spec_path("tiny.json")));
   const std::int64_t m = 16, k = 64, n = 16;
-  const auto a = random_half(m * k, 14), b = random_half(k * n, 15);
+  const auto a = random_values<half>(m * k, 14), b = random_values<half>(k * n, 15);
   const Ptr pa = sim.alloc(m * k * 2), pb = sim.alloc(k * n * 2);
   const Ptr done = sim.alloc(m * n * 2), running = sim.alloc(m * n * 2);
   sim.write(pa, a);

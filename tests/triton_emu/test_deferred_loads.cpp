@@ -3,26 +3,18 @@
 #include <gtest/gtest.h>
 
 #include <cubesim/cubesim.hpp>
-#include <random>
 
+#include "random_values.hpp"
 #include "spec_path.hpp"
 
 namespace cubesim {
 namespace {
 
-std::vector<float> random_floats(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> d(0.5f, 1.5f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = (rng() & 1 ? 1.0f : -1.0f) * d(rng);
-  return v;
-}
-
 constexpr std::int64_t kRows = 64, kCols = 128;  // 32 KiB of f32: deferred
 
 TEST(DeferredLoads, ALoadKeepsItsValuesWhenItsRowsAreOverwrittenBeforeTheyAreUsed) {
   Simulation sim(Spec::load(spec_path("tiny.json")));
-  const auto x = random_floats(kRows * kCols, 1);
+  const auto x = random_values<float>(kRows * kCols, 1);
   const Ptr src = sim.alloc(kRows * kCols * 4), dst = sim.alloc(kRows * kCols * 4);
   sim.write(src, x);
   sim.launch_on(Grid{.pes = 1, .cubes = 1}, [&](tl::Context& tl) {
@@ -60,7 +52,7 @@ std::vector<float> load_during_store(bool masked, const std::vector<float>& x) {
 }
 
 TEST(DeferredLoads, AStoreLandingWhileTheLoadIsInFlightGivesWhatAnEagerLoadGives) {
-  const auto x = random_floats(kRows * 2 * kCols, 2);
+  const auto x = random_values<float>(kRows * 2 * kCols, 2);
   const auto deferred = load_during_store(false, x), eager = load_during_store(true, x);
   EXPECT_EQ(deferred, eager);
   // The store did land mid-load: some rows are old, some new.

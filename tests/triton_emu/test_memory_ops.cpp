@@ -3,25 +3,17 @@
 #include <gtest/gtest.h>
 
 #include <cubesim/cubesim.hpp>
-#include <random>
 
+#include "random_values.hpp"
 #include "spec_path.hpp"
 
 namespace cubesim {
 namespace {
 
-std::vector<float> random_floats(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> d(0.5f, 1.5f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
-
 TEST(MemoryOps, LoadAddStoreRoundTripsValues) {
   Simulation sim(Spec::load(spec_path("tiny.json")));
   const std::int64_t n = 4096;
-  const auto x = random_floats(n, 1), y = random_floats(n, 2);
+  const auto x = random_values<float>(n, 1), y = random_values<float>(n, 2);
   const Ptr px = sim.alloc(n * 4), py = sim.alloc(n * 4), pz = sim.alloc(n * 4);
   sim.write(px, x);
   sim.write(py, y);
@@ -38,7 +30,7 @@ TEST(MemoryOps, LoadAddStoreRoundTripsValues) {
 
 TEST(MemoryOps, MaskedLoadGivesOtherAndMaskedStoreLeavesMemoryAlone) {
   Simulation sim(Spec::load(spec_path("tiny.json")));
-  const auto x = random_floats(64, 3);
+  const auto x = random_values<float>(64, 3);
   const Ptr px = sim.alloc(64 * 4), pz = sim.alloc(64 * 4);
   sim.write(px, x);
   const std::vector<float> before(64, 7.0f);
@@ -58,7 +50,7 @@ TEST(MemoryOps, MaskedLoadGivesOtherAndMaskedStoreLeavesMemoryAlone) {
 TEST(MemoryOps, RowStridedAndElementStridedLoadsPickTheRightElements) {
   Simulation sim(Spec::load(spec_path("tiny.json")));
   const std::int64_t rows = 8, cols = 16;
-  const auto x = random_floats(rows * cols, 4);
+  const auto x = random_values<float>(rows * cols, 4);
   const Ptr px = sim.alloc(rows * cols * 4);
   sim.write(px, x);
   sim.launch_on(Grid{.pes = 1, .cubes = 1}, [&](tl::Context& tl) {
@@ -76,7 +68,7 @@ TEST(MemoryOps, HalfPrecisionValuesSurviveLoadAndStore) {
   Simulation sim(Spec::load(spec_path("tiny.json")));
   std::vector<half> h(256);
   std::vector<bfloat16> b(256);
-  const auto f = random_floats(256, 5);
+  const auto f = random_values<float>(256, 5);
   for (int i = 0; i < 256; ++i) {
     h[i] = half(f[i]);
     b[i] = bfloat16(f[i]);
