@@ -56,32 +56,25 @@ void Scheduler::check_schedulable(Tick time, const char* call) const {
   }
 }
 
-Scheduler::CallbackNode* Scheduler::new_node(Callback cb, const char* label) {
+Scheduler::CallbackNode* Scheduler::new_node(const char* label) {
   CallbackNode* n = free_nodes_;
   if (n != nullptr) {
     free_nodes_ = n->next_free;
   } else {
     n = &nodes_.emplace_back();
   }
-  n->fn = std::move(cb);
   n->label = label;
   return n;
 }
 
 void Scheduler::free_node(CallbackNode* n) {
-  n->fn = nullptr;
+  if (n->fn) n->fn = nullptr;  // inline callables are trivially destructible
   n->next_free = free_nodes_;
   free_nodes_ = n;
 }
 
-void Scheduler::schedule_at(Tick time, Callback cb, Priority priority, const char* label) {
-  check_schedulable(time, "schedule_at");
-  if (!cb) throw std::invalid_argument(fmt::format("schedule_at: callback '{}' is empty", label));
-  queue_.push(time, priority, new_node(std::move(cb), label));
-}
-
-void Scheduler::schedule_in(Tick delay, Callback cb, Priority priority, const char* label) {
-  schedule_at(checked_add(now_, delay, "schedule_in"), std::move(cb), priority, label);
+void Scheduler::empty_callback(const char* label) {
+  throw std::invalid_argument(fmt::format("schedule_at: callback '{}' is empty", label));
 }
 
 Process& Scheduler::spawn(std::string name, std::function<void()> body) {
@@ -289,7 +282,7 @@ RunResult Scheduler::run(RunLimits limits) {
     ++events_;
     auto* node = static_cast<CallbackNode*>(e.payload);
     try {
-      node->fn();
+      node->invoke(*node);
     } catch (...) {
       const char* label = node->label;
       auto cause = std::current_exception();

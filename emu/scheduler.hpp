@@ -19,7 +19,9 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <new>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "emu/event_queue.hpp"
@@ -103,9 +105,15 @@ class Scheduler {
 
   // Callbacks run on the scheduler's stack. `label` names the callback in error reports; it
   // is kept as a pointer, so pass a string literal (or text that outlives the event).
-  void schedule_at(Tick time, Callback cb, Priority priority = 0, const char* label = "callback");
-  void schedule_in(Tick delay, Callback cb, Priority priority = 0,
-                   const char* label = "callback");
+  // `cb` is any callable. One that is trivially copyable and at most two pointers big (a
+  // lambda capturing `this` and a reference: every event of a packet's hops) is kept in the
+  // event's node as it is, not in a std::function: no allocation check, no manager calls.
+  template <class F>
+  void schedule_at(Tick time, F&& cb, Priority priority = 0, const char* label = "callback");
+  template <class F>
+  void schedule_in(Tick delay, F&& cb, Priority priority = 0, const char* label = "callback") {
+    schedule_at(checked_add(now_, delay, "schedule_in"), std::forward<F>(cb), priority, label);
+  }
 
   // Starts `body` as a process at the current time (after events already due now).
   Process& spawn(std::string name, std::function<void()> body);
@@ -120,10 +128,17 @@ class Scheduler {
  private:
   friend class Waitable;
   struct CallbackNode {
-    Callback fn;
+    static constexpr std::size_t kInlineBytes = 2 * sizeof(void*);
+    void (*invoke)(CallbackNode&) = nullptr;  // calls the inline callable or `fn`
+    alignas(void*) unsigned char inline_fn[kInlineBytes];
+    Callback fn;  // callables that are not stored inline
     const char* label = nullptr;
     CallbackNode* next_free = nullptr;
   };
+  template <class F>
+  static constexpr bool kStoredInline = std::is_trivially_copyable_v<F> &&
+                                        sizeof(F) <= CallbackNode::kInlineBytes &&
+                                        alignof(F) <= alignof(void*);
 
   static Fiber& process_main(void* arg);
   Process& require_process(const char* call) const;
@@ -138,8 +153,9 @@ class Scheduler {
   void finish(Process& p);
   void end_run();                    // finish every process and drop every event
   [[noreturn]] void fail(std::exception_ptr error);
-  CallbackNode* new_node(Callback cb, const char* label);
+  CallbackNode* new_node(const char* label);
   void free_node(CallbackNode* n);
+  [[noreturn]] static void empty_callback(const char* label);
 
   Tick now_ = 0;
   std::uint64_t events_ = 0;
@@ -155,6 +171,27 @@ class Scheduler {
   std::deque<CallbackNode> nodes_;
   CallbackNode* free_nodes_ = nullptr;
 };
+
+template <class F>
+void Scheduler::schedule_at(Tick time, F&& cb, Priority priority, const char* label) {
+  using Fn = std::decay_t<F>;
+  if (time < now_) [[unlikely]]
+    check_schedulable(time, "schedule_at");  // throws
+  if constexpr (std::is_same_v<Fn, Callback> || std::is_pointer_v<Fn>) {
+    if (!cb) empty_callback(label);
+  }
+  CallbackNode* n = new_node(label);
+  if constexpr (kStoredInline<Fn>) {
+    ::new (static_cast<void*>(n->inline_fn)) Fn(std::forward<F>(cb));
+    n->invoke = [](CallbackNode& node) {
+      (*std::launder(reinterpret_cast<Fn*>(node.inline_fn)))();
+    };
+  } else {
+    n->fn = std::forward<F>(cb);
+    n->invoke = [](CallbackNode& node) { node.fn(); };
+  }
+  queue_.push(time, priority, n);
+}
 
 // Something a process can block on until a callback or another process fires it.
 class Waitable {

@@ -604,12 +604,17 @@ void Fabric::complete(Transfer& t) {
 
 Fabric::Transfer* Fabric::new_transfer() {
   Transfer* t = free_transfers_;
-  if (t) {
-    free_transfers_ = t->next_free;
-    *t = Transfer{};
-  } else {
-    t = &transfer_store_.emplace_back();
-  }
+  if (!t) return &transfer_store_.emplace_back();
+  free_transfers_ = t->next_free;
+  // Field by field: `*t = Transfer{}` zeroed a temporary with `rep stos` and moved it, ~4 % of
+  // a small tl.load. The caller sets what a transfer is; this resets its progress.
+  if (t->done) t->done = nullptr;
+  t->issued = 0;
+  t->delivered = 0;
+  t->in_flight = 0;
+  t->next_free = nullptr;
+  t->route_key = ~std::uint64_t{0};
+  t->route = nullptr;
   return t;
 }
 
