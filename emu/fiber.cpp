@@ -12,10 +12,12 @@ namespace bctx = boost::context;
 struct PoolAllocator {
   StackPool* pool;
   std::uint32_t* slot_out;
+  const void** bottom_out;
 
   bctx::stack_context allocate() {
     const StackPool::Stack s = pool->acquire();
     *slot_out = s.slot;
+    *bottom_out = static_cast<const char*>(s.top) - s.size;
     bctx::stack_context sc;
     sc.sp = s.top;
     sc.size = s.size;
@@ -28,7 +30,7 @@ struct PoolAllocator {
 
 std::uint32_t Fiber::start(StackPool& pool, Body body, void* arg) {
   std::uint32_t slot = 0;
-  context_ = bctx::fiber(std::allocator_arg, PoolAllocator{&pool, &slot},
+  context_ = bctx::fiber(std::allocator_arg, PoolAllocator{&pool, &slot, &stack_bottom_},
                          [body, arg](bctx::fiber&& caller) -> bctx::fiber {
                            if (switched_from_) switched_from_->context_ = std::move(caller);
                            Fiber& next = body(arg);

@@ -37,6 +37,8 @@ class Fiber {
   // Returns the pool slot of the new stack (for StackPool::set_owner and canary checks).
   std::uint32_t start(StackPool& pool, Body body, void* arg);
   bool holds_context() const noexcept { return static_cast<bool>(context_); }
+  // The lowest usable address of the stack start() gave this fiber.
+  const void* stack_bottom() const noexcept { return stack_bottom_; }
 
   // Asks the CPU to start loading the stack lines a suspended fiber touches first when it
   // resumes (its saved registers and innermost frames). With thousands of fibers those lines
@@ -60,6 +62,7 @@ class Fiber {
   static inline thread_local Fiber* switched_from_ = nullptr;
   boost::context::fiber context_;
   void* stack_hint_ = nullptr;  // a frame address near where this fiber was suspended
+  const void* stack_bottom_ = nullptr;
 };
 
 }  // namespace cubesim::emu

@@ -4,8 +4,14 @@
 //
 // A process is a body running on its own fiber. When it waits, it schedules its own wake-up
 // (or parks on a Waitable) and switches *directly* to the next process due, if the next event
-// is a wake-up; plain callbacks and stop conditions are handled on the scheduler's own stack.
-// So a wake-up costs one context switch, not two.
+// is a wake-up. So a wake-up costs one context switch, not two.
+//
+// Callbacks due before the next wake-up run on the waiting process's own stack when it has
+// kCallbackStack bytes left below the wait (with the default 64 KiB stacks and kernels that
+// do not recurse, always); else, and for stop conditions, on the scheduler's stack. A small
+// tl.load is three callbacks and a wake-up of the same process: it now switches no context,
+// where it switched twice (and every return after a switch mispredicts, ~20 % of the call).
+// Callbacks see no current process either way (current_process() is null).
 //
 // Contract:
 //  - Events run in (time, priority, insertion sequence) order: a run is deterministic.
@@ -57,9 +63,9 @@ class alignas(64) Process {
   bool killed_ = false;
   bool guarded_ = true;
   std::uint32_t stack_slot_ = 0;
+  std::uint32_t live_index_ = 0;
   Scheduler& scheduler_;
   const Waitable* waiting_on_ = nullptr;
-  std::uint32_t live_index_ = 0;
   Process* next_waiter_ = nullptr;
   Tick finish_time_ = 0;
   std::string name_;
@@ -146,8 +152,14 @@ class Scheduler {
   void push_wake(Process& p, Tick time);
   void sleep_until(Process& self, Tick time);  // a timed wait of the running process
   void suspend(Process& self);       // park the running process; returns when it is woken
+  // Runs the next event on `self`'s stack if it is a callback that may run now and the stack
+  // has room; false when the scheduler's loop must take over.
+  bool run_callback_here(Process& self);
   void resumed(Process& self);       // bookkeeping once a parked process runs again
   void check_canary(const Process& p) const;
+  // Runs a callback popped at now() and frees its node; false when it threw (error_ says why,
+  // and the run is stopping).
+  bool invoke(CallbackNode* node);
   void prefetch_next() const;        // warm the caches for the processes due in a few wake-ups
   Process* pop_due_wake();           // the next event, if it is a wake-up allowed to run now
   void finish(Process& p);

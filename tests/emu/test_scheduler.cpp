@@ -288,3 +288,98 @@ TEST(Scheduler, ManyProcessesCanExistAtOnce) {
   s.run();
   EXPECT_EQ(sum, std::uint64_t{kCount} * (kCount - 1) / 2);
 }
+
+// ---- Callbacks on a waiting process's stack --------------------------------------------------
+
+namespace {
+// Whether two frame addresses lie within one fiber stack of `size` bytes.
+bool same_stack(const void* a, const void* b, std::size_t size) {
+  const auto x = reinterpret_cast<std::uintptr_t>(a), y = reinterpret_cast<std::uintptr_t>(b);
+  return (x > y ? x - y : y - x) < size;
+}
+}  // namespace
+
+TEST(Scheduler, CallbacksDueWhileAProcessWaitsRunOnItsStackAsNoProcess) {
+  Scheduler s;  // 64 KiB stacks: room for callbacks below a shallow wait
+  Completion done(s, "done");
+  const void* process_frame = nullptr;
+  std::vector<const void*> callback_frames;
+  std::vector<const Process*> seen_as_current;
+  const auto record = [&] {
+    callback_frames.push_back(__builtin_frame_address(0));
+    seen_as_current.push_back(s.current_process());
+  };
+  s.spawn("waiter", [&] {
+    process_frame = __builtin_frame_address(0);
+    s.schedule_in(ns(5), [&] {
+      record();
+      s.schedule_in(ns(1), [&] {
+        record();
+        done.fire();
+      });
+    });
+    done.wait();
+    EXPECT_EQ(s.now(), ns(6));
+  });
+  s.run();
+  ASSERT_EQ(callback_frames.size(), 2u);
+  for (const void* f : callback_frames) EXPECT_TRUE(same_stack(f, process_frame, 64 * 1024));
+  EXPECT_EQ(seen_as_current, (std::vector<const Process*>{nullptr, nullptr}));
+}
+
+namespace {
+// Waits on `c` with about `bytes` of the stack in use.
+[[gnu::noinline]] void wait_deep(Completion& c, std::size_t bytes) {
+  if (bytes > 1024) {
+    volatile char pad[1024];
+    pad[0] = 1;
+    wait_deep(c, bytes - 1024);
+    pad[1] = pad[0];
+  } else {
+    c.wait();
+  }
+}
+}  // namespace
+
+TEST(Scheduler, ACallbackRunsOnTheSchedulersStackWhenTheWaitingProcessHasLittleLeft) {
+  Scheduler s(SchedulerOptions{.stack_size = 16 * 1024});
+  Completion done(s, "done");
+  const void* process_frame = nullptr;
+  const void* callback_frame = nullptr;
+  s.spawn("deep", [&] {
+    process_frame = __builtin_frame_address(0);
+    wait_deep(done, 10 * 1024);
+  });
+  // 32 KiB of locals: on the 16 KiB fiber stack this would hit the guard page.
+  s.schedule_at(ns(3), [&] {
+    volatile char big[32 * 1024];
+    for (std::size_t i = 0; i < sizeof big; i += 512) big[i] = static_cast<char>(i);
+    callback_frame = __builtin_frame_address(0);
+    done.fire();
+  });
+  s.run();
+  EXPECT_FALSE(same_stack(callback_frame, process_frame, 16 * 1024));
+  EXPECT_EQ(s.now(), ns(3));
+}
+
+TEST(Scheduler, LimitsHoldForCallbacksDueWhileAProcessWaits) {
+  Scheduler s;
+  Completion done(s, "done");
+  int early = 0;
+  s.spawn("waiter", [&] { done.wait(); });
+  s.schedule_at(ns(5), [&] { ++early; });
+  s.schedule_at(ns(10), [&] { done.fire(); });
+  RunResult r = s.run({.until = ns(7)});
+  EXPECT_EQ(r.reason, StopReason::time_limit);
+  EXPECT_EQ(r.time, ns(7));
+  EXPECT_EQ(early, 1);
+  EXPECT_FALSE(done.done());
+  r = s.run({.max_events = r.events});  // no further event may run
+  EXPECT_EQ(r.reason, StopReason::event_limit);
+  EXPECT_FALSE(done.done());
+  r = s.run();
+  EXPECT_EQ(r.reason, StopReason::idle);
+  EXPECT_TRUE(done.done());
+  EXPECT_EQ(r.time, ns(10));
+  EXPECT_EQ(s.live_processes(), 0u);
+}
