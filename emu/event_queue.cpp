@@ -36,7 +36,7 @@ bool spread_out(const std::vector<EventQueue::Entry>& events) {
 
 }  // namespace
 
-void EventQueue::push_early(const Entry& e) {
+void EventQueue::push_early(Tick time, std::uint64_t order, void* payload) {
   if (rungs_used_ == 0) {
     // No ladder: a few events are simply kept sorted in near_. Past kSmallQueue they move to
     // far_ and a rung is fitted to them.
@@ -45,32 +45,36 @@ void EventQueue::push_early(const Entry& e) {
         near_.erase(near_.begin(), near_.begin() + static_cast<std::ptrdiff_t>(head_));
         head_ = 0;
       }
-      insert_near(e);
+      insert_near(time, order, payload);
       return;
     }
     far_.insert(far_.end(), near_.begin() + static_cast<std::ptrdiff_t>(head_), near_.end());
-    far_.push_back(e);
+    far_.emplace_back(time, order, payload);
     refill();
     return;
   }
   for (unsigned r = 1; r < rungs_used_; ++r) {
     Rung& rung = rungs_[r];
-    const std::uint64_t b = e.time >> rung.shift;
+    const std::uint64_t b = time >> rung.shift;
     if (b >= rung.cur) {  // b < end: rung r covers the bucket of rung r-1 that e falls before
-      rung.bucket(b).push_back(e);
+      rung.bucket(b).emplace_back(time, order, payload);
       ++rung.count;
       return;
     }
   }
-  insert_near(e);  // within the bucket being consumed
+  insert_near(time, order, payload);  // within the bucket being consumed
 }
 
-void EventQueue::insert_near(const Entry& e) {
+void EventQueue::insert_near(Tick time, std::uint64_t order, void* payload) {
   // Scan from the back, where new events usually belong.
-  const Key k = key(e);
+  const Key k = key(time, order);
   std::size_t i = near_.size();
   while (i > head_ && k < key(near_[i - 1])) --i;
-  near_.insert(near_.begin() + static_cast<std::ptrdiff_t>(i), e);
+  if (i == near_.size()) {
+    near_.emplace_back(time, order, payload);
+    return;
+  }
+  near_.emplace(near_.begin() + static_cast<std::ptrdiff_t>(i), time, order, payload);
 }
 
 void EventQueue::refill() {

@@ -65,7 +65,7 @@ class EventQueue {
         return;
       }
     }
-    push_early(Entry{time, order, payload});
+    push_early(time, order, payload);
   }
 
   // The (priority, sequence) part of the next event's key; consumes a sequence number.
@@ -120,8 +120,9 @@ class EventQueue {
 
   // push() when there is no ladder (few events pending) or the event falls before rung 0's
   // unconsumed buckets.
-  void push_early(const Entry& e);
-  void insert_near(const Entry& e);
+  // (Fields, not an Entry: see push_with_order.)
+  void push_early(Tick time, std::uint64_t order, void* payload);
+  void insert_near(Tick time, std::uint64_t order, void* payload);
 
   // Buckets are numbered absolutely: bucket b of a rung holds times [b << shift, (b+1) << shift).
   // Rung r+1 covers exactly the bucket of rung r consumed last (cur - 1); near_ holds every

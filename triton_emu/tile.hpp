@@ -146,6 +146,10 @@ class Tile {
     // Set while the values are still only in memory: a load deferred its copy (deferred_loads.hpp).
     detail::DeferredLoads* deferred = nullptr;
     ~Data();
+    // A tile is made and dropped by nearly every TL call: records are recycled per thread
+    // instead of going through malloc (tile.cpp).
+    static void* operator new(std::size_t bytes);
+    static void operator delete(void* p, std::size_t bytes) noexcept;
   };
   void copy_deferred() const;
   Context* ctx_ = nullptr;

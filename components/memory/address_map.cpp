@@ -44,25 +44,6 @@ std::uint64_t AddressMap::interleaved_address(Location loc) const {
   return kInterleavedBase + granule_index * granule_.value() + granule_.rem(loc.offset);
 }
 
-bool AddressMap::is_mapped(std::uint64_t addr) const {
-  if (is_interleaved(addr)) return true;
-  return addr >= kDirectBase && addr - kDirectBase < capacity_.value() * cubes_.value();
-}
-
-void AddressMap::check_range(std::uint64_t addr, std::uint64_t bytes, const char* what) const {
-  if (bytes == 0) return;
-  const std::uint64_t last = addr + (bytes - 1);
-  if (last < addr) throw_unmapped(addr, bytes, what);
-  if (is_interleaved(addr)) {
-    if (!is_interleaved(last)) throw_unmapped(addr, bytes, what);
-    return;
-  }
-  // A direct access may run from one cube's range into the next: the ranges are adjacent and
-  // both are real memory, so that is allowed, but it must stay inside the direct window.
-  if (!is_mapped(addr) || !is_mapped(last) || is_interleaved(last))
-    throw_unmapped(addr, bytes, what);
-}
-
 void AddressMap::for_each_piece(
     std::uint64_t addr, std::uint64_t bytes, std::uint64_t max_piece,
     const std::function<void(std::uint64_t, Location, std::uint64_t)>& fn) const {

@@ -64,7 +64,10 @@ class AddressMap {
   std::uint64_t interleaved_address(Location loc) const;     // inverse of decode, interleaved
   std::uint64_t interleaved_size() const { return capacity_.value() * cubes_.value(); }
 
-  bool is_mapped(std::uint64_t addr) const;
+  bool is_mapped(std::uint64_t addr) const {
+    if (is_interleaved(addr)) return true;
+    return addr >= kDirectBase && addr - kDirectBase < capacity_.value() * cubes_.value();
+  }
   bool is_interleaved(std::uint64_t addr) const {
     return addr >= kInterleavedBase && addr - kInterleavedBase < interleaved_size();
   }
@@ -113,8 +116,21 @@ class AddressMap {
   void for_each_piece(std::uint64_t addr, std::uint64_t bytes, std::uint64_t max_piece,
                       const std::function<void(std::uint64_t addr, Location loc,
                                                std::uint64_t len)>& fn) const;
-  // Checks that the whole range is mapped; the message names `what`.
-  void check_range(std::uint64_t addr, std::uint64_t bytes, const char* what) const;
+  // Checks that the whole range is mapped; the message names `what`. Inline: every transfer
+  // and memory access checks its range.
+  void check_range(std::uint64_t addr, std::uint64_t bytes, const char* what) const {
+    if (bytes == 0) return;
+    const std::uint64_t last = addr + (bytes - 1);
+    if (last < addr) throw_unmapped(addr, bytes, what);
+    if (is_interleaved(addr)) {
+      if (!is_interleaved(last)) throw_unmapped(addr, bytes, what);
+      return;
+    }
+    // A direct access may run from one cube's range into the next: the ranges are adjacent and
+    // both are real memory, so that is allowed, but it must stay inside the direct window.
+    if (!is_mapped(addr) || !is_mapped(last) || is_interleaved(last))
+      throw_unmapped(addr, bytes, what);
+  }
 
   std::string describe_ranges() const;  // for error messages
 
