@@ -354,6 +354,7 @@ double Tile::at(std::int64_t row, std::int64_t col) const {
   return at(row * shape_.cols() + col);
 }
 
+#if !defined(__SANITIZE_ADDRESS__)
 namespace {
 // A thread's spare Tile::Data records. A tile stays on the thread that made it (its reference
 // count is not atomic), so the list needs no lock. malloc/free of a record was ~6 % of a small
@@ -399,6 +400,16 @@ void* Tile::Data::operator new(std::size_t bytes) {
 void Tile::Data::operator delete(void* p, std::size_t) noexcept {
   data_recycler.give(p);
 }
+#else
+// Sanitizer builds: malloc, so that a use of a dropped tile's record is still reported.
+void* Tile::Data::operator new(std::size_t bytes) {
+  return ::operator new(bytes);
+}
+
+void Tile::Data::operator delete(void* p, std::size_t) noexcept {
+  ::operator delete(p);
+}
+#endif
 
 Tile::Data::~Data() {
   if (deferred) deferred->forget(*this);
