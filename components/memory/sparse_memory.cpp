@@ -7,7 +7,7 @@
 namespace cubesim::components {
 
 SparseMemory::SparseMemory(const AddressMap& map, std::uint64_t page_bytes)
-    : map_(map), page_bytes_(page_bytes) {
+    : map_(map), page_(page_bytes) {
   if (page_bytes == 0 || map.capacity_per_cube() % page_bytes != 0)
     throw std::invalid_argument("SparseMemory: the page size must divide the HBM capacity");
   pages_per_cube_ = map.capacity_per_cube() / page_bytes;
@@ -18,12 +18,11 @@ void SparseMemory::write(std::uint64_t addr, const void* src, std::uint64_t byte
   map_.check_range(addr, bytes, "write");
   ++generation_;
   for (std::uint64_t done = 0; done < bytes;) {
-    const auto piece = map_.first_piece(addr + done, bytes - done, page_bytes_);
-    auto& page = pages_[page_key(piece.loc)];  // a reference survives settle()'s writes
-    if (!page.bytes) page.bytes = std::make_unique<std::byte[]>(page_bytes_);  // zeros
-    settle_for(page, true);
-    page.generation = generation_;
-    std::memcpy(page.bytes.get() + piece.loc.offset % page_bytes_, in + done, piece.len);
+    const auto piece = map_.first_piece(addr + done, bytes - done, page_.value());
+    Page& p = page(page_key(piece.loc));  // a reference survives settle()'s writes
+    settle_for(p, true);
+    p.generation = generation_;
+    std::memcpy(p.bytes.get() + page_.rem(piece.loc.offset), in + done, piece.len);
     done += piece.len;
   }
 }
@@ -32,16 +31,14 @@ void SparseMemory::read(std::uint64_t addr, void* dst, std::uint64_t bytes) cons
   auto* out = static_cast<std::byte*>(dst);
   map_.check_range(addr, bytes, "read");
   for (std::uint64_t done = 0; done < bytes;) {
-    const auto piece = map_.first_piece(addr + done, bytes - done, page_bytes_);
-    const auto it = pages_.find(page_key(piece.loc));
-    if (it == pages_.end()) {
+    const auto piece = map_.first_piece(addr + done, bytes - done, page_.value());
+    if (const Page* p = find_page(page_key(piece.loc)); !p) {
       std::memset(out + done, 0, piece.len);
     } else {
       // Settling writes only marked pages, so the pages already copied stay as they were. It
-      // may add pages: a reference survives that, an iterator need not.
-      const Page& page = it->second;
-      settle_for(page, false);
-      std::memcpy(out + done, page.bytes.get() + piece.loc.offset % page_bytes_, piece.len);
+      // may add pages: a reference survives that.
+      settle_for(*p, false);
+      std::memcpy(out + done, p->bytes.get() + page_.rem(piece.loc.offset), piece.len);
     }
     done += piece.len;
   }
@@ -51,12 +48,10 @@ std::uint64_t SparseMemory::newest_write(std::uint64_t addr, std::uint64_t bytes
   std::uint64_t newest = 0;
   map_.check_range(addr, bytes, "read");
   for (std::uint64_t done = 0; done < bytes;) {
-    const auto piece = map_.first_piece(addr + done, bytes - done, page_bytes_);
-    const auto it = pages_.find(page_key(piece.loc));
-    if (it != pages_.end()) {
-      const Page& page = it->second;  // as in read()
-      settle_for(page, false);
-      newest = std::max(newest, page.generation);
+    const auto piece = map_.first_piece(addr + done, bytes - done, page_.value());
+    if (const Page* p = find_page(page_key(piece.loc))) {  // as in read()
+      settle_for(*p, false);
+      newest = std::max(newest, p->generation);
     }
     done += piece.len;
   }
@@ -67,7 +62,7 @@ std::vector<std::uint64_t> SparseMemory::page_keys(std::uint64_t addr, std::uint
   map_.check_range(addr, bytes, "hold");
   std::vector<std::uint64_t> keys;
   for (std::uint64_t done = 0; done < bytes;) {
-    const auto piece = map_.first_piece(addr + done, bytes - done, page_bytes_);
+    const auto piece = map_.first_piece(addr + done, bytes - done, page_.value());
     keys.push_back(page_key(piece.loc));
     done += piece.len;
   }
@@ -94,24 +89,28 @@ void SparseMemory::detach(Holder& holder) {
   holder.slot_ = -1;
 }
 
+SparseMemory::Page& SparseMemory::page(std::uint64_t key) {
+  if (key == last_key_) return const_cast<Page&>(*last_page_);  // pages_ is not const here
+  Page& p = pages_[key];
+  if (!p.bytes) p.bytes = std::make_unique<std::byte[]>(page_.value());  // zeros
+  last_key_ = key;
+  last_page_ = &p;
+  return p;
+}
+
 void SparseMemory::hold(Holder& holder, std::uint64_t addr, std::uint64_t bytes, bool write) {
   const int self = holder.slot_;
   if (self < 0 || holders_[self] != &holder)
     throw std::logic_error("SparseMemory::hold: the holder is not attached");
   const auto keys = page_keys(addr, bytes);
   for (const std::uint64_t k : keys) {
-    const auto it = pages_.find(k);
-    if (it == pages_.end()) continue;
-    const Page& page = it->second;  // settling may add pages (see read())
+    const Page* p = find_page(k);  // settling may add pages (see read())
+    if (!p) continue;
     for (int h = 0; h < kMaxHolders; ++h)
-      if ((write && page.held_reads[h] > 0) || (page.held_writes[h] > 0 && (!write || h != self)))
+      if ((write && p->held_reads[h] > 0) || (p->held_writes[h] > 0 && (!write || h != self)))
         holders_[h]->settle();
   }
-  for (const std::uint64_t k : keys) {
-    auto& page = pages_[k];
-    if (!page.bytes) page.bytes = std::make_unique<std::byte[]>(page_bytes_);  // zeros
-    ++(write ? page.held_writes : page.held_reads)[self];
-  }
+  for (const std::uint64_t k : keys) ++(write ? page(k).held_writes : page(k).held_reads)[self];
 }
 
 void SparseMemory::unhold(Holder& holder, std::uint64_t addr, std::uint64_t bytes, bool write) {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "components/memory/address_map.hpp"
+#include "components/memory/divisor.hpp"
 
 namespace cubesim::components {
 
@@ -42,6 +43,9 @@ class SparseMemory {
   static constexpr int kMaxHolders = 2;
 
   SparseMemory(const AddressMap& map, std::uint64_t page_bytes);
+  // Holders point here, and the page cache into the map.
+  SparseMemory(const SparseMemory&) = delete;
+  SparseMemory& operator=(const SparseMemory&) = delete;
 
   // Copies between host memory and the modelled address space; any length, any alignment,
   // across pages, channels and cubes. Throws AddressError for an unmapped range.
@@ -64,23 +68,36 @@ class SparseMemory {
   void hold(Holder& holder, std::uint64_t addr, std::uint64_t bytes, bool write);
   void unhold(Holder& holder, std::uint64_t addr, std::uint64_t bytes, bool write);
 
-  std::uint64_t page_bytes() const { return page_bytes_; }
+  std::uint64_t page_bytes() const { return page_.value(); }
   std::size_t pages_allocated() const { return pages_.size(); }
-  std::uint64_t bytes_allocated() const { return pages_.size() * page_bytes_; }
+  std::uint64_t bytes_allocated() const { return pages_.size() * page_.value(); }
 
  private:
-  std::uint64_t page_key(Location loc) const {
-    return std::uint64_t{loc.global_cube} * pages_per_cube_ + loc.offset / page_bytes_;
-  }
-
-  const AddressMap& map_;
-  std::uint64_t page_bytes_;
-  std::uint64_t pages_per_cube_;
   struct Page {
     std::unique_ptr<std::byte[]> bytes;
     std::uint64_t generation = 0;  // of the last write
     std::array<std::uint32_t, kMaxHolders> held_writes{}, held_reads{};  // marks per holder
   };
+  std::uint64_t page_key(Location loc) const {
+    return std::uint64_t{loc.global_cube} * pages_per_cube_ + page_.quot(loc.offset);
+  }
+  // The page `key`, or null while nothing was written there. The last page found is
+  // remembered: pages are never dropped and the map's nodes never move, so the pointer stays
+  // valid, and runs of accesses to one page (small tl.loads of one tile) skip the lookup and
+  // its division.
+  const Page* find_page(std::uint64_t key) const {
+    if (key == last_key_) return last_page_;
+    const auto it = pages_.find(key);
+    if (it == pages_.end()) return nullptr;
+    last_key_ = key;
+    last_page_ = &it->second;
+    return last_page_;
+  }
+  Page& page(std::uint64_t key);  // allocated (zeros) when new
+
+  const AddressMap& map_;
+  Divisor page_;  // bytes per page
+  std::uint64_t pages_per_cube_;
   // Settles each holder that an access of this kind to `page` must wait for.
   void settle_for(const Page& page, bool write) const {
     for (int h = 0; h < kMaxHolders; ++h)
@@ -90,6 +107,8 @@ class SparseMemory {
   std::vector<std::uint64_t> page_keys(std::uint64_t addr, std::uint64_t bytes) const;
 
   std::unordered_map<std::uint64_t, Page> pages_;
+  mutable std::uint64_t last_key_ = ~std::uint64_t{0};
+  mutable const Page* last_page_ = nullptr;
   std::uint64_t generation_ = 0;
   std::array<Holder*, kMaxHolders> holders_{};
 };
