@@ -1,6 +1,7 @@
 #include "components/memory/sparse_memory.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <stdexcept>
 
@@ -8,7 +9,11 @@ namespace cubesim::components {
 
 SparseMemory::SparseMemory(const AddressMap& map, std::uint64_t page_bytes)
     : map_(map), page_(page_bytes) {
-  if (page_bytes == 0 || map.capacity_per_cube() % page_bytes != 0)
+  // Pieces are cut at multiples of the page size in the address (AddressMap::first_piece), and
+  // pages at multiples of it in a cube's offset: the two agree for powers of two only.
+  if (!std::has_single_bit(page_bytes))
+    throw std::invalid_argument("SparseMemory: the page size must be a power of two");
+  if (map.capacity_per_cube() % page_bytes != 0)
     throw std::invalid_argument("SparseMemory: the page size must divide the HBM capacity");
   pages_per_cube_ = map.capacity_per_cube() / page_bytes;
 }

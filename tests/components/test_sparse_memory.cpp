@@ -26,6 +26,45 @@ TEST(SparseMemory, WrittenBytesReadBackAcrossPagesAndCubes) {
   EXPECT_EQ(back, data);
 }
 
+// Small reads and writes hopping between a few pages of two cubes (the page lookup remembers
+// the last page: hops, first touches and reads of unwritten pages must all see the right
+// page), against a flat model; pages smaller and larger than the interleave granule.
+TEST(SparseMemory, SmallAccessesHoppingBetweenPagesMatchAFlatModel) {
+  for (const std::uint64_t page : {std::uint64_t{1} << 10, std::uint64_t{16} << 10}) {
+    SystemConfig c = testing::small_config(1, 2);
+    c.cube.hbm.capacity_bytes = page * 64;
+    const AddressMap map(c);
+    SparseMemory mem(map, page);
+    // Bytes [0, 4 pages) at the end of cube 0 and the start of cube 1, direct window.
+    const std::uint64_t base = map.direct_address({0, c.cube.hbm.capacity_bytes - 2 * page});
+    std::vector<unsigned char> model(4 * page, 0);
+    std::mt19937_64 rng(page);
+    std::vector<unsigned char> buf(200);
+    for (int op = 0; op < 20000; ++op) {
+      const std::uint64_t len = 1 + rng() % buf.size();
+      const std::uint64_t off = rng() % (model.size() - len);
+      if (rng() % 3 == 0) {
+        for (std::uint64_t i = 0; i < len; ++i) buf[i] = static_cast<unsigned char>(rng() | 1);
+        mem.write(base + off, buf.data(), len);
+        std::memcpy(model.data() + off, buf.data(), len);
+      } else {
+        mem.read(base + off, buf.data(), len);
+        ASSERT_EQ(std::memcmp(buf.data(), model.data() + off, len), 0)
+            << "page " << page << ", op " << op << ": read of " << len << " bytes at +" << off;
+      }
+    }
+  }
+}
+
+TEST(SparseMemory, PagesArePowersOfTwoThatDivideACubesCapacity) {
+  SystemConfig c = testing::small_config();
+  c.cube.hbm.capacity_bytes = std::uint64_t{3} << 20;
+  const AddressMap map(c);
+  EXPECT_THROW(SparseMemory(map, 3 << 10), std::invalid_argument);  // divides, not a power of 2
+  EXPECT_THROW(SparseMemory(map, 2 << 20), std::invalid_argument);  // does not divide
+  EXPECT_NO_THROW(SparseMemory(map, 1 << 20));
+}
+
 TEST(SparseMemory, NeverWrittenBytesReadAsZeroAndAllocateNothing) {
   const SystemConfig c = testing::small_config();
   const AddressMap map(c);
