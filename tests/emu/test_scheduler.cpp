@@ -328,12 +328,15 @@ TEST(Scheduler, CallbacksDueWhileAProcessWaitsRunOnItsStackAsNoProcess) {
 }
 
 namespace {
-// Waits on `c` with about `bytes` of the stack in use.
-[[gnu::noinline]] void wait_deep(Completion& c, std::size_t bytes) {
-  if (bytes > 1024) {
-    volatile char pad[1024];
+// Recurses until the frame lies `depth` bytes below `top`, then waits on `c`. Measured, not
+// counted in frames: sanitizer builds have larger frames.
+[[gnu::noinline]] void wait_deep(Completion& c, const char* top, std::size_t depth) {
+  const auto used =
+      static_cast<std::size_t>(top - static_cast<const char*>(__builtin_frame_address(0)));
+  if (used < depth) {
+    volatile char pad[256];
     pad[0] = 1;
-    wait_deep(c, bytes - 1024);
+    wait_deep(c, top, depth);
     pad[1] = pad[0];
   } else {
     c.wait();
@@ -342,23 +345,25 @@ namespace {
 }  // namespace
 
 TEST(Scheduler, ACallbackRunsOnTheSchedulersStackWhenTheWaitingProcessHasLittleLeft) {
-  Scheduler s(SchedulerOptions{.stack_size = 16 * 1024});
+  Scheduler s(SchedulerOptions{.stack_size = 32 * 1024});
   Completion done(s, "done");
   const void* process_frame = nullptr;
   const void* callback_frame = nullptr;
   s.spawn("deep", [&] {
     process_frame = __builtin_frame_address(0);
-    wait_deep(done, 10 * 1024);
+    // About 20 KiB used, ~12 KiB left: less than a callback may take (16 KiB; 32 with ASan),
+    // and room for what a first wait may initialise lazily (sanitizer runtimes do).
+    wait_deep(done, static_cast<const char*>(process_frame), 20 * 1024);
   });
-  // 32 KiB of locals: on the 16 KiB fiber stack this would hit the guard page.
+  // 48 KiB of locals: on the 32 KiB fiber stack this would hit the guard page.
   s.schedule_at(ns(3), [&] {
-    volatile char big[32 * 1024];
+    volatile char big[48 * 1024];
     for (std::size_t i = 0; i < sizeof big; i += 512) big[i] = static_cast<char>(i);
     callback_frame = __builtin_frame_address(0);
     done.fire();
   });
   s.run();
-  EXPECT_FALSE(same_stack(callback_frame, process_frame, 16 * 1024));
+  EXPECT_FALSE(same_stack(callback_frame, process_frame, 32 * 1024));
   EXPECT_EQ(s.now(), ns(3));
 }
 
