@@ -12,6 +12,9 @@ constexpr std::uint32_t kNoSlot = ~std::uint32_t{0};
 // 16 KiB operand a GEMM engine streams for every product: -4 % wall on large.json's
 // sharded_gemm, same reports).
 constexpr std::uint64_t kFewPieces = 2;
+// Routes remembered per PE (Dma::routes); a power of two. 128: the channels of 4 cubes on
+// default.json (every (cube, channel) a PE's interleaved reads meet), 2 KiB per PE.
+constexpr std::uint64_t kRouteSlots = 128;
 // Flow model: the range layouts cached (channel and group entries) before the cache restarts.
 constexpr std::size_t kLayoutEntries = std::size_t{1} << 20;
 
@@ -126,7 +129,9 @@ const Route& Fabric::cached_route(Kind kind, std::uint32_t pe, std::uint32_t pee
 const Route& Fabric::cached_route(std::uint64_t key, Kind kind, std::uint32_t pe,
                                   std::uint32_t peer, Location loc, std::uint32_t channel) {
   Dma& d = dma_[pe];
-  if (key != d.route_key) {
+  if (d.routes.empty()) d.routes.resize(kRouteSlots);
+  Dma::RouteSlot& slot = d.routes[key & (kRouteSlots - 1)];
+  if (key != slot.key) {
     auto it = routes_.find(key);
     if (it == routes_.end()) {
       Route r = kind == Kind::send   ? topology_.pe_to_pe(pe, peer)
@@ -134,10 +139,10 @@ const Route& Fabric::cached_route(std::uint64_t key, Kind kind, std::uint32_t pe
                                      : topology_.pe_to_memory(pe, loc.global_cube, channel);
       it = routes_.emplace(key, std::move(r)).first;  // nodes are stable: pointers stay valid
     }
-    d.route_key = key;
-    d.route = &it->second;
+    slot.key = key;
+    slot.route = &it->second;
   }
-  return *d.route;
+  return *slot.route;
 }
 
 const Route& Fabric::route_for(Transfer& t, std::uint64_t addr, std::uint32_t* bytes) {
