@@ -129,6 +129,7 @@ const Route& Fabric::cached_route(Kind kind, std::uint32_t pe, std::uint32_t pee
 const Route& Fabric::cached_route(std::uint64_t key, Kind kind, std::uint32_t pe,
                                   std::uint32_t peer, Location loc, std::uint32_t channel) {
   Dma& d = dma_[pe];
+  if (key == d.last.key) return *d.last.route;
   if (d.routes.empty()) d.routes.resize(kRouteSlots);
   Dma::RouteSlot& slot = d.routes[key & (kRouteSlots - 1)];
   if (key != slot.key) {
@@ -142,6 +143,7 @@ const Route& Fabric::cached_route(std::uint64_t key, Kind kind, std::uint32_t pe
     slot.key = key;
     slot.route = &it->second;
   }
+  d.last = slot;
   return *slot.route;
 }
 

@@ -118,6 +118,7 @@ class Fabric {
       std::uint64_t key = ~std::uint64_t{0};
       const Route* route = nullptr;
     };
+    RouteSlot last;  // checked first: small transfers repeat one route
     std::vector<RouteSlot> routes;
     emu::Tick flow_free_at = 0;  // flow model: when the engine's window is free again
   };
