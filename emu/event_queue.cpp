@@ -70,10 +70,6 @@ void EventQueue::insert_near(Tick time, std::uint64_t order, void* payload) {
   const Key k = key(time, order);
   std::size_t i = near_.size();
   while (i > head_ && k < key(near_[i - 1])) --i;
-  if (i == near_.size()) {
-    near_.emplace_back(time, order, payload);
-    return;
-  }
   near_.emplace(near_.begin() + static_cast<std::ptrdiff_t>(i), time, order, payload);
 }
 

@@ -10,7 +10,7 @@
 // kCallbackStack bytes left below the wait (with the default 64 KiB stacks and kernels that
 // do not recurse, always); else, and for stop conditions, on the scheduler's stack. A small
 // tl.load is three callbacks and a wake-up of the same process: it now switches no context,
-// where it switched twice (and every return after a switch mispredicts, ~20 % of the call).
+// where it switched twice (and every return after a switch mispredicts, ~15 % of the call).
 // Callbacks see no current process either way (current_process() is null).
 //
 // Contract:
@@ -109,11 +109,11 @@ class Scheduler {
   std::size_t live_processes() const { return live_.size(); }
   std::size_t pending_events() const { return queue_.size(); }
 
-  // Callbacks run on the scheduler's stack. `label` names the callback in error reports; it
-  // is kept as a pointer, so pass a string literal (or text that outlives the event).
-  // `cb` is any callable. One that is trivially copyable and at most two pointers big (a
-  // lambda capturing `this` and a reference: every event of a packet's hops) is kept in the
-  // event's node as it is, not in a std::function: no allocation check, no manager calls.
+  // Callbacks run as no process (see above for on which stack). `label` names the callback in
+  // error reports; it is kept as a pointer, so pass a string literal (or text that outlives
+  // the event). `cb` is any callable. One that is trivially copyable and at most two pointers
+  // big (a lambda capturing `this` and a reference: every event of a packet's hops) is kept in
+  // the event's node as it is, not in a std::function: no moves, no manager calls.
   template <class F>
   void schedule_at(Tick time, F&& cb, Priority priority = 0, const char* label = "callback");
   template <class F>

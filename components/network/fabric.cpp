@@ -123,11 +123,7 @@ std::uint64_t Fabric::route_key(Kind kind, std::uint32_t pe, std::uint32_t peer,
 
 const Route& Fabric::cached_route(Kind kind, std::uint32_t pe, std::uint32_t peer, Location loc,
                                   std::uint32_t channel) {
-  return cached_route(route_key(kind, pe, peer, loc, channel), kind, pe, peer, loc, channel);
-}
-
-const Route& Fabric::cached_route(std::uint64_t key, Kind kind, std::uint32_t pe,
-                                  std::uint32_t peer, Location loc, std::uint32_t channel) {
+  const std::uint64_t key = route_key(kind, pe, peer, loc, channel);
   Dma& d = dma_[pe];
   if (key == d.last.key) return *d.last.route;
   if (d.routes.empty()) d.routes.resize(kRouteSlots);
@@ -161,11 +157,7 @@ const Route& Fabric::route_for(Transfer& t, std::uint64_t addr, std::uint32_t* b
     *bytes = static_cast<std::uint32_t>(piece.len);
     ch = map_.channel(loc);
   }
-  const std::uint64_t key = route_key(t.kind, t.pe, t.peer, loc, ch);
-  if (key == t.route_key) return *t.route;
-  t.route = &cached_route(key, t.kind, t.pe, t.peer, loc, ch);
-  t.route_key = key;
-  return *t.route;
+  return cached_route(t.kind, t.pe, t.peer, loc, ch);
 }
 
 // ---- Flow model ---------------------------------------------------------------------------------
@@ -620,8 +612,6 @@ Fabric::Transfer* Fabric::new_transfer() {
   t->delivered = 0;
   t->in_flight = 0;
   t->next_free = nullptr;
-  t->route_key = ~std::uint64_t{0};
-  t->route = nullptr;
   return t;
 }
 

@@ -104,8 +104,6 @@ class Fabric {
     std::uint32_t in_flight = 0;
     Done done;
     Transfer* next_free = nullptr;
-    std::uint64_t route_key = ~std::uint64_t{0};  // the last route used, saving a lookup
-    const Route* route = nullptr;
   };
   struct Dma {  // one per PE
     std::uint32_t in_flight = 0;
@@ -218,9 +216,6 @@ class Fabric {
   const Route& route_for(Transfer& t, std::uint64_t addr, std::uint32_t* bytes);
   const Route& cached_route(Kind kind, std::uint32_t pe, std::uint32_t peer, Location loc,
                             std::uint32_t channel);
-  // The same, with route_key(...) already computed.
-  const Route& cached_route(std::uint64_t key, Kind kind, std::uint32_t pe, std::uint32_t peer,
-                            Location loc, std::uint32_t channel);
   std::uint64_t route_key(Kind kind, std::uint32_t pe, std::uint32_t peer, Location loc,
                           std::uint32_t channel) const;
   // Flow model.
