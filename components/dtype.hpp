@@ -15,19 +15,25 @@ inline constexpr DType kAllDTypes[] = {DType::f16, DType::bf16, DType::f32, DTyp
 constexpr std::uint32_t dtype_size(DType t) {
   switch (t) {
     case DType::f16:
-    case DType::bf16: return 2;
+    case DType::bf16:
+      return 2;
     case DType::f32:
-    case DType::i32: return 4;
+    case DType::i32:
+      return 4;
   }
   return 0;
 }
 
 constexpr std::string_view dtype_name(DType t) {
   switch (t) {
-    case DType::f16: return "f16";
-    case DType::bf16: return "bf16";
-    case DType::f32: return "f32";
-    case DType::i32: return "i32";
+    case DType::f16:
+      return "f16";
+    case DType::bf16:
+      return "bf16";
+    case DType::f32:
+      return "f32";
+    case DType::i32:
+      return "i32";
   }
   return "?";
 }

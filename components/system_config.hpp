@@ -28,38 +28,38 @@ enum class CubeTopology { ring, mesh, all_to_all };  // UCIe links between the c
 enum class SipTopology { ring, all_to_all };         // links between SIPs
 
 struct NocConfig {
-  std::uint32_t mesh_x = 4;                    // columns
-  std::uint32_t mesh_y = 4;                    // rows; PE i sits on node (i % mesh_x, i / mesh_x)
+  std::uint32_t mesh_x = 4;  // columns
+  std::uint32_t mesh_y = 4;  // rows; PE i sits on node (i % mesh_x, i / mesh_x)
   Bandwidth link_bandwidth = Bandwidth::from_GBps(64);  // each direction of each link
-  Tick hop_latency = 1000;                     // per link traversed (router + wire)
-  std::uint32_t packet_bytes = 4096;           // transfers are split into packets of this size
-  std::vector<MeshCoord> hbm_nodes;            // where HBM controllers attach (>= 1)
-  std::vector<MeshCoord> ucie_nodes;           // where UCIe ports attach (>= 1)
-  MeshCoord inter_sip_node;                    // where the inter-SIP port attaches
+  Tick hop_latency = 1000;                              // per link traversed (router + wire)
+  std::uint32_t packet_bytes = 4096;  // transfers are split into packets of this size
+  std::vector<MeshCoord> hbm_nodes;   // where HBM controllers attach (>= 1)
+  std::vector<MeshCoord> ucie_nodes;  // where UCIe ports attach (>= 1)
+  MeshCoord inter_sip_node;           // where the inter-SIP port attaches
 };
 
 struct HbmConfig {
-  std::uint64_t capacity_bytes = 0;            // per cube
+  std::uint64_t capacity_bytes = 0;                  // per cube
   Bandwidth bandwidth = Bandwidth::from_GBps(1000);  // per cube, all channels together
-  std::uint32_t channels = 16;                 // bandwidth is split evenly over channels
-  Tick latency = 0;                            // access latency, per request
-  std::uint64_t channel_interleave_bytes = 4096;  // consecutive granules go to the next channel
+  std::uint32_t channels = 16;                       // bandwidth is split evenly over channels
+  Tick latency = 0;                                  // access latency, per request
+  std::uint64_t channel_interleave_bytes = 4096;     // consecutive granules go to the next channel
 };
 
 struct CubeConfig {
-  std::uint32_t pes = 16;                      // == mesh_x * mesh_y (one PE per node)
+  std::uint32_t pes = 16;  // == mesh_x * mesh_y (one PE per node)
   NocConfig noc;
   HbmConfig hbm;
 };
 
 struct VectorConfig {
-  std::uint32_t lanes = 64;                    // elements per cycle for element-wise math
-  std::uint32_t latency_cycles = 4;            // pipeline latency added once per operation
+  std::uint32_t lanes = 64;          // elements per cycle for element-wise math
+  std::uint32_t latency_cycles = 4;  // pipeline latency added once per operation
 };
 
 struct GemmConfig {
-  Tick startup = 0;                            // fixed cost per composite GEMM
-  std::array<double, 4> peak_flops{};          // per DType (index = static_cast<int>(DType))
+  Tick startup = 0;                    // fixed cost per composite GEMM
+  std::array<double, 4> peak_flops{};  // per DType (index = static_cast<int>(DType))
   double peak(DType t) const { return peak_flops[static_cast<int>(t)]; }
 };
 
@@ -77,29 +77,29 @@ struct PeConfig {
 
 struct UcieConfig {
   CubeTopology topology = CubeTopology::ring;
-  std::uint32_t mesh_x = 0;                    // for topology == mesh: cubes per row
-  std::uint32_t mesh_y = 0;                    //   and rows (mesh_x * mesh_y == cubes_per_sip)
-  Tick latency = 0;                            // per die-to-die crossing
+  std::uint32_t mesh_x = 0;                         // for topology == mesh: cubes per row
+  std::uint32_t mesh_y = 0;                         //   and rows (mesh_x * mesh_y == cubes_per_sip)
+  Tick latency = 0;                                 // per die-to-die crossing
   Bandwidth bandwidth = Bandwidth::from_GBps(256);  // per link, per direction
 };
 
 struct InterSipConfig {
   SipTopology topology = SipTopology::ring;
-  std::uint32_t port_cube = 0;                 // the cube of each SIP that holds the port
-  Tick latency = 0;                            // per SIP-to-SIP crossing
+  std::uint32_t port_cube = 0;                      // the cube of each SIP that holds the port
+  Tick latency = 0;                                 // per SIP-to-SIP crossing
   Bandwidth bandwidth = Bandwidth::from_GBps(100);  // per link, per direction
 };
 
 struct MemoryConfig {
-  std::uint64_t interleave_bytes = 4096;       // granule of buffers interleaved across cubes
-  std::uint64_t page_bytes = 65536;            // functional-storage page (sparse memory)
+  std::uint64_t interleave_bytes = 4096;  // granule of buffers interleaved across cubes
+  std::uint64_t page_bytes = 65536;       // functional-storage page (sparse memory)
 };
 
 struct SystemConfig {
   std::string name;
   std::string description;
-  std::uint32_t sips = 1;                      // system.sips.count
-  std::uint32_t cubes_per_sip = 1;             // system.sips.cubes_per_sip (ADR-0022)
+  std::uint32_t sips = 1;           // system.sips.count
+  std::uint32_t cubes_per_sip = 1;  // system.sips.cubes_per_sip (ADR-0022)
   CubeConfig cube;
   PeConfig pe;
   UcieConfig ucie;

@@ -34,7 +34,8 @@ std::string deadlock_report(Tick time, const std::vector<DeadlockError::Blocked>
       "deadlock at simulated time {}: no event is left to run, but {} process{} still "
       "blocked:\n",
       format_time(time), blocked.size(), blocked.size() == 1 ? " is" : "es are");
-  for (const auto& b : blocked) text += fmt::format("  - '{}' waits on {}\n", b.process, b.waits_on);
+  for (const auto& b : blocked)
+    text += fmt::format("  - '{}' waits on {}\n", b.process, b.waits_on);
   text += "Nothing can fire what they wait on: check that every wait has a matching fire/post.";
   return text;
 }

@@ -161,8 +161,8 @@ void EventQueue::split_bucket(std::vector<Entry>& events, std::uint64_t parent_b
                               unsigned parent_shift) {
   Rung& rung = rungs_[rungs_used_++];
   const std::uint64_t wanted = std::bit_ceil(events.size() / kPerBucket);
-  const unsigned levels = std::min<unsigned>(parent_shift - 1,
-                                             static_cast<unsigned>(std::bit_width(wanted) - 1));
+  const unsigned levels =
+      std::min<unsigned>(parent_shift - 1, static_cast<unsigned>(std::bit_width(wanted) - 1));
   rung.shift = parent_shift - levels;
   rung.nb = std::uint64_t{1} << levels;
   rung.cur = parent_bucket << levels;

@@ -113,9 +113,7 @@ class EventQueue {
   __extension__ typedef unsigned __int128 Key;  // GCC/Clang; time in the high 64 bits
   static constexpr std::uint64_t kSequenceMask = (std::uint64_t{1} << 56) - 1;
 
-  static Key key(Tick time, std::uint64_t order) {
-    return (static_cast<Key>(time) << 64) | order;
-  }
+  static Key key(Tick time, std::uint64_t order) { return (static_cast<Key>(time) << 64) | order; }
   static Key key(const Entry& e) { return key(e.time, e.order); }
 
   // push() when there is no ladder (few events pending) or the event falls before rung 0's

@@ -52,7 +52,11 @@ void set_log_level(std::string_view level) {
   log().set_level(parsed);
 }
 
-LogClockScope::LogClockScope(const Tick* clock) : previous_(t_clock) { t_clock = clock; }
-LogClockScope::~LogClockScope() { t_clock = previous_; }
+LogClockScope::LogClockScope(const Tick* clock) : previous_(t_clock) {
+  t_clock = clock;
+}
+LogClockScope::~LogClockScope() {
+  t_clock = previous_;
+}
 
 }  // namespace cubesim::emu

@@ -109,7 +109,9 @@ Process& Scheduler::require_process(const char* call) const {
   return *current_;
 }
 
-void Scheduler::push_wake(Process& p, Tick time) { queue_.push(time, 0, wake_payload(&p)); }
+void Scheduler::push_wake(Process& p, Tick time) {
+  queue_.push(time, 0, wake_payload(&p));
+}
 
 void Scheduler::wait_for(Tick delay) {
   Process& self = require_process("wait_for");
@@ -287,8 +289,8 @@ void Scheduler::fail(std::exception_ptr error) {
 
 RunResult Scheduler::run(RunLimits limits) {
   if (current_ != nullptr) {
-    throw std::logic_error(fmt::format("run() was called from inside process '{}'",
-                                       current_->name()));
+    throw std::logic_error(
+        fmt::format("run() was called from inside process '{}'", current_->name()));
   }
   limits_ = limits;
   LogClockScope clock(&now_);

@@ -77,16 +77,16 @@ struct SchedulerOptions {
 };
 
 struct RunLimits {
-  Tick until = kTickMax;                         // run events at times <= until
-  std::uint64_t max_events = UINT64_MAX;         // counted over the scheduler's lifetime
-  bool stop_when_processes_finish = false;       // ignore callbacks left once no process lives
+  Tick until = kTickMax;                    // run events at times <= until
+  std::uint64_t max_events = UINT64_MAX;    // counted over the scheduler's lifetime
+  bool stop_when_processes_finish = false;  // ignore callbacks left once no process lives
 };
 
 enum class StopReason {
-  idle,                    // no event left and no process alive
-  processes_finished,      // stop_when_processes_finish and none is alive
-  time_limit,              // next event lies after `until` (now() == until)
-  event_limit,             // max_events reached
+  idle,                // no event left and no process alive
+  processes_finished,  // stop_when_processes_finish and none is alive
+  time_limit,          // next event lies after `until` (now() == until)
+  event_limit,         // max_events reached
 };
 
 struct RunResult {
@@ -151,19 +151,19 @@ class Scheduler {
   void check_schedulable(Tick time, const char* call) const;
   void push_wake(Process& p, Tick time);
   void sleep_until(Process& self, Tick time);  // a timed wait of the running process
-  void suspend(Process& self);       // park the running process; returns when it is woken
+  void suspend(Process& self);                 // park the running process; returns when it is woken
   // Runs the next event on `self`'s stack if it is a callback that may run now and the stack
   // has room; false when the scheduler's loop must take over.
   bool run_callback_here(Process& self);
-  void resumed(Process& self);       // bookkeeping once a parked process runs again
+  void resumed(Process& self);  // bookkeeping once a parked process runs again
   void check_canary(const Process& p) const;
   // Runs a callback popped at now() and frees its node; false when it threw (error_ says why,
   // and the run is stopping).
   bool invoke(CallbackNode* node);
-  void prefetch_next() const;        // warm the caches for the processes due in a few wake-ups
-  Process* pop_due_wake();           // the next event, if it is a wake-up allowed to run now
+  void prefetch_next() const;  // warm the caches for the processes due in a few wake-ups
+  Process* pop_due_wake();     // the next event, if it is a wake-up allowed to run now
   void finish(Process& p);
-  void end_run();                    // finish every process and drop every event
+  void end_run();  // finish every process and drop every event
   [[noreturn]] void fail(std::exception_ptr error);
   CallbackNode* new_node(const char* label);
   void free_node(CallbackNode* n);

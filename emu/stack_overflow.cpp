@@ -12,7 +12,7 @@ namespace {
 
 constexpr std::size_t kMaxRegions = 1 << 16;
 GuardedRegion g_regions[kMaxRegions];
-struct sigaction g_previous{};
+struct sigaction g_previous {};
 
 // Async-signal-safe text building: no allocation, no stdio.
 struct Message {
@@ -24,7 +24,8 @@ struct Message {
   void add(std::uint64_t v) {
     char digits[24];
     int n = 0;
-    do digits[n++] = static_cast<char>('0' + v % 10); while ((v /= 10) != 0);
+    do digits[n++] = static_cast<char>('0' + v % 10);
+    while ((v /= 10) != 0);
     while (n > 0 && len + 1 < sizeof text) text[len++] = digits[--n];
   }
 };
@@ -75,7 +76,7 @@ struct AltStack {
 void install_stack_overflow_handler() {
   static std::once_flag once;
   std::call_once(once, [] {
-    struct sigaction sa{};
+    struct sigaction sa {};
     sa.sa_sigaction = on_segv;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
@@ -114,9 +115,10 @@ void report_stack_overflow(const char* label, std::size_t stack_size, const char
   m.add(stack_size / 1024);
   m.add(" KiB fiber stack (");
   m.add(how);
-  m.add(").\nFix: raise the stack size (the CLI's --stack-size BYTES, e.g. --stack-size 256K; "
-        "SimOptions::stack_size in the library) or move large local arrays and deep recursion "
-        "off the stack.\n");
+  m.add(
+      ").\nFix: raise the stack size (the CLI's --stack-size BYTES, e.g. --stack-size 256K; "
+      "SimOptions::stack_size in the library) or move large local arrays and deep recursion "
+      "off the stack.\n");
   ssize_t ignored = write(STDERR_FILENO, m.text, m.len);
   (void)ignored;
   _exit(kStackOverflowExitCode);

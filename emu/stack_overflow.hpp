@@ -28,7 +28,6 @@ GuardedRegion* register_region(std::uintptr_t base, std::size_t stride, std::siz
 void unregister_region(GuardedRegion* region);
 
 // Writes the overflow report for `label` and ends the program; used by the canary check too.
-[[noreturn]] void report_stack_overflow(const char* label, std::size_t stack_size,
-                                        const char* how);
+[[noreturn]] void report_stack_overflow(const char* label, std::size_t stack_size, const char* how);
 
 }  // namespace cubesim::emu::detail

@@ -68,9 +68,10 @@ void StackPool::grow() {
       }
       slab->guarded = false;
       if (!g_warned_unguarded.exchange(true)) {
-        log().warn("fiber stacks past {} run without guard pages ({}); overflow is detected by a "
-                   "canary at the next switch instead",
-                   in_use_, std::strerror(errno));
+        log().warn(
+            "fiber stacks past {} run without guard pages ({}); overflow is detected by a "
+            "canary at the next switch instead",
+            in_use_, std::strerror(errno));
       }
       break;
     }
@@ -128,7 +129,9 @@ void StackPool::set_owner(std::uint32_t slot, const char* label) {
   slabs_[slot / kSlotsPerSlab]->owners[slot % kSlotsPerSlab].store(label);
 }
 
-bool StackPool::guarded(std::uint32_t slot) const { return slabs_[slot / kSlotsPerSlab]->guarded; }
+bool StackPool::guarded(std::uint32_t slot) const {
+  return slabs_[slot / kSlotsPerSlab]->guarded;
+}
 
 bool StackPool::canary_intact(std::uint32_t slot) const {
   std::uint64_t word;

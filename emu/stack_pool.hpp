@@ -24,8 +24,8 @@ inline constexpr std::size_t kDefaultStackSize = 64 * 1024;
 class StackPool {
  public:
   struct Stack {
-    void* top;          // highest usable address, 256-byte aligned, coloured
-    std::size_t size;   // usable bytes below `top`
+    void* top;         // highest usable address, 256-byte aligned, coloured
+    std::size_t size;  // usable bytes below `top`
     std::uint32_t slot;
   };
 

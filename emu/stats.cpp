@@ -23,7 +23,7 @@ double Accumulator::stddev() const {
 
 nlohmann::json Accumulator::to_json() const {
   if (count_ == 0) return {{"count", 0}};
-  return {{"count", count_}, {"sum", sum_},   {"min", min_},
+  return {{"count", count_}, {"sum", sum_},    {"min", min_},
           {"max", max_},     {"mean", mean()}, {"stddev", stddev()}};
 }
 
@@ -52,8 +52,8 @@ void Histogram::sample(double x) {
 }
 
 nlohmann::json Histogram::to_json() const {
-  return {{"low", low_},           {"high", high_},         {"bucket_width", width_},
-          {"count", count_},       {"underflow", underflow_}, {"overflow", overflow_},
+  return {{"low", low_},        {"high", high_},           {"bucket_width", width_},
+          {"count", count_},    {"underflow", underflow_}, {"overflow", overflow_},
           {"buckets", buckets_}};
 }
 
@@ -87,8 +87,8 @@ T& StatRegistry::get(std::string_view path, Args&&... args) {
   for (std::size_t dot = path.find('.'); dot != std::string_view::npos;
        dot = path.find('.', dot + 1)) {
     if (stats_.count(path.substr(0, dot))) {
-      throw std::invalid_argument(fmt::format("statistic '{}' would be inside statistic '{}'",
-                                              path, path.substr(0, dot)));
+      throw std::invalid_argument(
+          fmt::format("statistic '{}' would be inside statistic '{}'", path, path.substr(0, dot)));
     }
   }
   auto next = stats_.upper_bound(path);

@@ -1,9 +1,9 @@
 #include "emu/time.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <limits>
-
-#include <fmt/format.h>
 
 namespace cubesim::emu {
 namespace {
@@ -36,8 +36,8 @@ std::uint64_t narrow(u128 v, const char* what) {
 namespace detail {
 
 void throw_unit_overflow(std::uint64_t n, const char* unit) {
-  throw TimeError(fmt::format("{} {} does not fit in simulated time (max {} ps, about 213 days)",
-                              n, unit, kTickMax));
+  throw TimeError(fmt::format("{} {} does not fit in simulated time (max {} ps, about 213 days)", n,
+                              unit, kTickMax));
 }
 
 void throw_add_overflow(Tick a, Tick b, const char* what) {
@@ -47,8 +47,12 @@ void throw_add_overflow(Tick a, Tick b, const char* what) {
 
 }  // namespace detail
 
-Tick from_ns(double n) { return round_to_u64(n * 1e3, "a time in ns"); }
-Tick from_us(double n) { return round_to_u64(n * 1e6, "a time in us"); }
+Tick from_ns(double n) {
+  return round_to_u64(n * 1e3, "a time in ns");
+}
+Tick from_us(double n) {
+  return round_to_u64(n * 1e6, "a time in us");
+}
 
 std::string format_time(Tick t) {
   struct Unit {
@@ -56,10 +60,8 @@ std::string format_time(Tick t) {
     const char* name;
     int digits;
   };
-  static constexpr Unit units[] = {{kPsPerSecond, "s", 12},
-                                   {1'000'000'000, "ms", 9},
-                                   {kPsPerUs, "us", 6},
-                                   {kPsPerNs, "ns", 3}};
+  static constexpr Unit units[] = {
+      {kPsPerSecond, "s", 12}, {1'000'000'000, "ms", 9}, {kPsPerUs, "us", 6}, {kPsPerNs, "ns", 3}};
   for (const Unit& u : units) {
     if (t >= u.ps) {
       const std::uint64_t whole = t / u.ps, frac = t % u.ps;
@@ -81,7 +83,9 @@ Frequency Frequency::from_GHz(double ghz) {
   return from_hz(round_to_u64(ghz * 1e9, "a clock frequency in GHz"));
 }
 
-Tick Frequency::period() const { return (kPsPerSecond + hz_ / 2) / hz_; }
+Tick Frequency::period() const {
+  return (kPsPerSecond + hz_ / 2) / hz_;
+}
 
 Tick Frequency::cycles_to_ticks(Cycles c) const {
   const u128 num = static_cast<u128>(c.count) * kPsPerSecond;
@@ -92,7 +96,9 @@ Cycles Frequency::ticks_to_cycles(Tick t) const {
   return {static_cast<std::uint64_t>(static_cast<u128>(t) * hz_ / kPsPerSecond)};
 }
 
-Tick period_from_GHz(double ghz) { return Frequency::from_GHz(ghz).period(); }
+Tick period_from_GHz(double ghz) {
+  return Frequency::from_GHz(ghz).period();
+}
 
 Bandwidth Bandwidth::from_bytes_per_s(std::uint64_t bytes_per_s) {
   if (bytes_per_s == 0) throw TimeError("a bandwidth must be greater than 0 B/s");
@@ -107,9 +113,10 @@ Tick Bandwidth::transfer_time_wide(std::uint64_t bytes) const {
   const u128 num = static_cast<u128>(bytes) * kPsPerSecond;
   const u128 ticks = (num + bytes_per_s_ - 1) / bytes_per_s_;
   if (ticks > kTickMax) {
-    throw TimeError(fmt::format("moving {} bytes at {} B/s takes longer than simulated time can "
-                                "represent (max {} ps)",
-                                bytes, bytes_per_s_, kTickMax));
+    throw TimeError(
+        fmt::format("moving {} bytes at {} B/s takes longer than simulated time can "
+                    "represent (max {} ps)",
+                    bytes, bytes_per_s_, kTickMax));
   }
   return static_cast<Tick>(ticks);
 }

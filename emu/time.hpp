@@ -66,9 +66,9 @@ class Frequency {
   static Frequency from_GHz(double ghz);  // rounded to the nearest Hz
 
   std::uint64_t hz() const { return hz_; }
-  Tick period() const;                    // rounded to the nearest ps, for display
-  Tick cycles_to_ticks(Cycles c) const;   // ceil(c * 1e12 / hz)
-  Cycles ticks_to_cycles(Tick t) const;   // floor(t * hz / 1e12): whole cycles elapsed
+  Tick period() const;                   // rounded to the nearest ps, for display
+  Tick cycles_to_ticks(Cycles c) const;  // ceil(c * 1e12 / hz)
+  Cycles ticks_to_cycles(Tick t) const;  // floor(t * hz / 1e12): whole cycles elapsed
 
  private:
   explicit Frequency(std::uint64_t hz) : hz_(hz) {}

@@ -13,18 +13,22 @@ namespace {
 
 constexpr std::size_t kFlushBytes = 1 << 20;
 
-std::string quoted(std::string_view s) { return nlohmann::json(std::string(s)).dump(); }
+std::string quoted(std::string_view s) {
+  return nlohmann::json(std::string(s)).dump();
+}
 
 // Picoseconds as exact microseconds: 1234567 ps -> "1.234567".
-std::string micros(Tick t) { return fmt::format("{}.{:06}", t / kPsPerUs, t % kPsPerUs); }
+std::string micros(Tick t) {
+  return fmt::format("{}.{:06}", t / kPsPerUs, t % kPsPerUs);
+}
 
 }  // namespace
 
 TraceWriter::TraceWriter(const std::filesystem::path& file) : path_(file) {
   file_ = std::fopen(file.c_str(), "wb");
   if (file_ == nullptr) {
-    throw std::runtime_error(fmt::format("cannot write trace file '{}': {}", file.string(),
-                                         std::strerror(errno)));
+    throw std::runtime_error(
+        fmt::format("cannot write trace file '{}': {}", file.string(), std::strerror(errno)));
   }
   buffer_.reserve(kFlushBytes + 4096);
   buffer_ += "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";

@@ -12,7 +12,7 @@ namespace cubesim::kernels {
 
 const std::vector<KernelInfo>& registry() {
   static const std::vector<KernelInfo> all = {
-      sharded_gemm_info(), gemm_2d_info(), vector_add_info(), softmax_rows_info(),
+      sharded_gemm_info(),         gemm_2d_info(), vector_add_info(), softmax_rows_info(),
       attention_similarity_info(),
   };
   return all;
@@ -32,10 +32,14 @@ namespace {
 
 const char* type_name(ParamSpec::Type t) {
   switch (t) {
-    case ParamSpec::Type::integer: return "an integer";
-    case ParamSpec::Type::real: return "a number";
-    case ParamSpec::Type::string: return "a string";
-    case ParamSpec::Type::boolean: return "true or false";
+    case ParamSpec::Type::integer:
+      return "an integer";
+    case ParamSpec::Type::real:
+      return "a number";
+    case ParamSpec::Type::string:
+      return "a string";
+    case ParamSpec::Type::boolean:
+      return "true or false";
   }
   return "?";
 }
@@ -71,9 +75,12 @@ nlohmann::json convert(const KernelInfo& k, const ParamSpec& p, const std::strin
       break;
     }
     case ParamSpec::Type::boolean:
-      if (text == "true" || text == "1") v = true;
-      else if (text == "false" || text == "0") v = false;
-      else throw UsageError(where + ": '" + text + "' is not " + type_name(p.type));
+      if (text == "true" || text == "1")
+        v = true;
+      else if (text == "false" || text == "0")
+        v = false;
+      else
+        throw UsageError(where + ": '" + text + "' is not " + type_name(p.type));
       break;
     case ParamSpec::Type::string:
       v = text;
@@ -108,8 +115,7 @@ Params parse_params(const KernelInfo& kernel, const std::vector<std::string>& as
   for (const auto& p : kernel.params) out[p.name] = p.default_value;
   for (const auto& a : assignments) {
     const auto eq = a.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw UsageError("-p " + a + ": expected NAME=VALUE");
+    if (eq == std::string::npos || eq == 0) throw UsageError("-p " + a + ": expected NAME=VALUE");
     const std::string name = a.substr(0, eq), value = a.substr(eq + 1);
     const ParamSpec* spec = nullptr;
     std::string names;
@@ -128,7 +134,9 @@ Params parse_params(const KernelInfo& kernel, const std::vector<std::string>& as
 nlohmann::json describe(const KernelInfo& kernel) {
   nlohmann::json params = nlohmann::json::array();
   for (const auto& p : kernel.params) {
-    nlohmann::json j = {{"name", p.name}, {"type", type_name(p.type)}, {"default", p.default_value},
+    nlohmann::json j = {{"name", p.name},
+                        {"type", type_name(p.type)},
+                        {"default", p.default_value},
                         {"help", p.help}};
     if (p.min) j["min"] = *p.min;
     if (p.max) j["max"] = *p.max;

@@ -21,8 +21,8 @@ struct ParamSpec {
   std::string name;
   Type type = Type::integer;
   nlohmann::json default_value;
-  std::optional<double> min{}, max{};    // numbers: inclusive range
-  std::vector<std::string> choices{};    // strings: allowed values (empty = any)
+  std::optional<double> min{}, max{};  // numbers: inclusive range
+  std::vector<std::string> choices{};  // strings: allowed values (empty = any)
   std::string help{};
 };
 
@@ -30,13 +30,13 @@ struct ParamSpec {
 using Params = nlohmann::json;
 
 struct Outcome {
-  RunResult run;                         // the launch (several launches: their sum, see harness)
-  std::optional<bool> verified{};        // nullopt when not checked (timing-only)
-  double max_rel_error = 0;              // over the elements checked
-  double tolerance = 0;                  // what max_rel_error had to stay under
+  RunResult run;                   // the launch (several launches: their sum, see harness)
+  std::optional<bool> verified{};  // nullopt when not checked (timing-only)
+  double max_rel_error = 0;        // over the elements checked
+  double tolerance = 0;            // what max_rel_error had to stay under
   std::uint64_t elements_checked = 0;
-  std::uint64_t useful_flops = 0;        // the problem's FLOPs (for achieved FLOP/s)
-  std::uint64_t useful_bytes = 0;        // the problem's input + output bytes
+  std::uint64_t useful_flops = 0;                     // the problem's FLOPs (for achieved FLOP/s)
+  std::uint64_t useful_bytes = 0;                     // the problem's input + output bytes
   nlohmann::json details = nlohmann::json::object();  // kernel-specific notes for the report
 };
 

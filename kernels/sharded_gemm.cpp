@@ -132,10 +132,9 @@ Outcome run_sharded_gemm(Simulation& sim, const Params& p) {
     return o;
   }
 
-  verify_gemm(o, sim, c, dtype, a_host, b_host, M, K, N, seed,
-              [&](std::int64_t i, std::int64_t j) {
-                return column_blocked_index(M, n_per_pid, i, j);
-              });
+  verify_gemm(o, sim, c, dtype, a_host, b_host, M, K, N, seed, [&](std::int64_t i, std::int64_t j) {
+    return column_blocked_index(M, n_per_pid, i, j);
+  });
   return o;
 }
 

@@ -53,8 +53,10 @@ Coverage coverage(const AccessLog& log, Ptr region, std::uint64_t bytes) {
   auto emit = [&](std::uint64_t from, std::uint64_t to) {
     if (from >= to) return;
     if (active.empty()) {
-      if (!c.gaps.empty() && c.gaps.back().end == from) c.gaps.back().end = to;
-      else c.gaps.push_back({from, to});
+      if (!c.gaps.empty() && c.gaps.back().end == from)
+        c.gaps.back().end = to;
+      else
+        c.gaps.push_back({from, to});
     } else if (active.size() > 1) {
       std::vector<std::uint32_t> progs(active.begin(), active.end());
       if (!c.overlaps.empty() && c.overlaps.back().range.end == from &&
@@ -69,8 +71,10 @@ Coverage coverage(const AccessLog& log, Ptr region, std::uint64_t bytes) {
     emit(pos, at);
     pos = at;
     for (; i < edges.size() && edges[i].at == at; ++i) {
-      if (edges[i].delta > 0) active.insert(edges[i].program);
-      else active.erase(active.find(edges[i].program));
+      if (edges[i].delta > 0)
+        active.insert(edges[i].program);
+      else
+        active.erase(active.find(edges[i].program));
     }
   }
   emit(pos, hi);
@@ -94,11 +98,13 @@ std::vector<Race> races(const AccessLog& log, std::size_t max_reported) {
     for (const auto* y : v) {
       if (y->program == x.program || y->epoch != x.epoch) continue;
       const bool ww = x.write && y->write;
-      const auto key = std::make_tuple(std::min(x.program, y->program),
-                                       std::max(x.program, y->program), ww);
+      const auto key =
+          std::make_tuple(std::min(x.program, y->program), std::max(x.program, y->program), ww);
       if (!seen.insert(key).second) continue;
       out.push_back({{std::max(x.begin, y->begin), std::min(x.end, y->end)},
-                     std::min(x.program, y->program), std::max(x.program, y->program), ww});
+                     std::min(x.program, y->program),
+                     std::max(x.program, y->program),
+                     ww});
       if (out.size() >= max_reported) return true;
     }
     return false;
@@ -150,7 +156,8 @@ std::string describe(const Coverage& c, Ptr region, const std::vector<ProgramCoo
 std::string describe(const std::vector<Race>& r, const std::vector<ProgramCoord>& coords,
                      std::size_t max_items) {
   if (r.empty()) return "no races";
-  std::string s = std::to_string(r.size()) + " race(s) between programs with no barrier between them:";
+  std::string s =
+      std::to_string(r.size()) + " race(s) between programs with no barrier between them:";
   for (std::size_t i = 0; i < r.size() && i < max_items; ++i)
     s += "\n  " + program_str(r[i].first, coords) + " and " + program_str(r[i].second, coords) +
          (r[i].write_write ? " both write" : ": one reads what the other writes") + " [" +

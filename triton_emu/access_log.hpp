@@ -44,8 +44,8 @@ struct Coverage {
     ByteRange range;
     std::vector<std::uint32_t> programs;  // every program that wrote it (a program may repeat)
   };
-  std::vector<ByteRange> gaps;        // bytes of the region nobody wrote
-  std::vector<Overlap> overlaps;      // bytes written more than once
+  std::vector<ByteRange> gaps;    // bytes of the region nobody wrote
+  std::vector<Overlap> overlaps;  // bytes written more than once
   bool exactly_once() const { return gaps.empty() && overlaps.empty(); }
 };
 

@@ -34,19 +34,31 @@ std::int64_t Context::num_programs(int axis) const {
   return launch_.grid[axis];
 }
 
-PeCoord Context::pe() const { return pe_.coord; }
-std::string Context::pe_name() const { return pe_.name; }
-emu::Tick Context::now() const { return launch_.sched.now() + pending_; }
-bool Context::timing_only() const { return launch_.sys.timing_only(); }
-std::uint64_t Context::sram_free() const { return pe_.sram->capacity - pe_.sram->used; }
+PeCoord Context::pe() const {
+  return pe_.coord;
+}
+std::string Context::pe_name() const {
+  return pe_.name;
+}
+emu::Tick Context::now() const {
+  return launch_.sched.now() + pending_;
+}
+bool Context::timing_only() const {
+  return launch_.sys.timing_only();
+}
+std::uint64_t Context::sram_free() const {
+  return pe_.sram->capacity - pe_.sram->used;
+}
 
-void Context::fault(const std::string& what) const { throw KernelFault(what); }
+void Context::fault(const std::string& what) const {
+  throw KernelFault(what);
+}
 
 // ---- Vector unit ------------------------------------------------------------------------------
 
 void Context::charge_vector(std::uint64_t element_ops) {
-  const std::uint64_t cycles =
-      (element_ops + launch_.vector_lanes - 1) / launch_.vector_lanes + launch_.vector_latency_cycles;
+  const std::uint64_t cycles = (element_ops + launch_.vector_lanes - 1) / launch_.vector_lanes +
+                               launch_.vector_latency_cycles;
   pending_ += launch_.sys.config().pe.clock.cycles_to_ticks(emu::Cycles{cycles});
 }
 
@@ -66,8 +78,8 @@ Tile Context::make_tile(Shape shape, DType dtype, bool values) {
   const std::uint64_t bytes = static_cast<std::uint64_t>(shape.numel()) * dtype_size(dtype);
   auto& sram = *pe_.sram;
   if (bytes > sram.capacity - sram.used)
-    fault("SRAM overflow on " + pe_.name + ": a " + std::string(dtype_name(dtype)) + " tile of shape " +
-          shape.str() + " needs " + std::to_string(bytes) + " bytes but only " +
+    fault("SRAM overflow on " + pe_.name + ": a " + std::string(dtype_name(dtype)) +
+          " tile of shape " + shape.str() + " needs " + std::to_string(bytes) + " bytes but only " +
           std::to_string(sram.capacity - sram.used) + " of " + std::to_string(sram.capacity) +
           " bytes are free; work on smaller blocks, let tiles go out of scope, or raise "
           "system.pe.sram_KiB");
@@ -188,9 +200,10 @@ void segments(const Layout& l, Ptr base, std::uint32_t size, const std::vector<s
 
 void Context::check_access(Ptr ptr, std::uint64_t bytes, DType dtype, const char* what) const {
   if (ptr.addr % dtype_size(dtype) != 0)
-    fault(std::string(what) + " at " + hex_address(ptr.addr) + " is misaligned: " +
-          std::string(dtype_name(dtype)) + " elements need addresses that are multiples of " +
-          std::to_string(dtype_size(dtype)) + " bytes; check the byte offsets of the pointer "
+    fault(std::string(what) + " at " + hex_address(ptr.addr) +
+          " is misaligned: " + std::string(dtype_name(dtype)) +
+          " elements need addresses that are multiples of " + std::to_string(dtype_size(dtype)) +
+          " bytes; check the byte offsets of the pointer "
           "arithmetic");
   try {
     launch_.sys.address_map().check_range(ptr.addr, bytes, what);
@@ -250,7 +263,8 @@ void Context::move_segments(bool write, const std::byte* src, std::byte* dst, Ti
       });
     else
       launch_.sys.fabric().read(pe_.global_pe, s.addr, s.bytes, [&pending, seg] {
-        if (pending.dst) pending.memory->read(seg->addr, pending.dst + seg->tile_offset, seg->bytes);
+        if (pending.dst)
+          pending.memory->read(seg->addr, pending.dst + seg->tile_offset, seg->bytes);
         pending.done.arrive();
       });
   }
@@ -290,9 +304,9 @@ Ref Context::ref(Ptr ptr, Shape shape, DType dtype, std::int64_t row_stride) {
     fault("ref: row_stride " + std::to_string(rs) + " is smaller than a row of " +
           std::to_string(shape.cols()) + " elements");
   const std::uint64_t span =
-      shape.numel() == 0 ? 0
-                         : static_cast<std::uint64_t>((shape.rows() - 1) * rs + shape.cols()) *
-                               dtype_size(dtype);
+      shape.numel() == 0
+          ? 0
+          : static_cast<std::uint64_t>((shape.rows() - 1) * rs + shape.cols()) * dtype_size(dtype);
   check_access(ptr, span, dtype, "ref");
   return Ref{ptr, shape, dtype, rs};
 }
@@ -304,7 +318,8 @@ void Context::store(Ptr ptr, const Tile& tile, const StoreOptions& o) {
   move_segments(true, tile.has_values() ? tile.raw() : nullptr, nullptr);
 }
 
-// ---- Composite operations ------------------------------------------------------------------------
+// ---- Composite operations
+// ------------------------------------------------------------------------
 
 Handle Context::composite(Op op, const Operand& a, const Operand& b, Ptr out,
                           const CompositeOptions& options) {

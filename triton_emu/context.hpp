@@ -63,7 +63,7 @@ struct LoadOptions {
 struct StoreOptions {
   std::int64_t row_stride = 0;
   std::int64_t col_stride = 1;
-  const Tile* mask = nullptr;   // 0 = do not write
+  const Tile* mask = nullptr;  // 0 = do not write
 };
 
 enum class Op { gemm };
@@ -144,9 +144,9 @@ class Context {
 
   detail::LaunchState& launch_;
   detail::PeState& pe_;
-  std::uint32_t program_;     // index within the launch
-  emu::Tick pending_ = 0;     // vector time not yet paid
-  std::uint32_t epoch_ = 0;   // barriers passed
+  std::uint32_t program_;                        // index within the launch
+  emu::Tick pending_ = 0;                        // vector time not yet paid
+  std::uint32_t epoch_ = 0;                      // barriers passed
   std::vector<detail::AccessSegment> segments_;  // scratch of load/store, reused
 };
 

@@ -75,8 +75,8 @@ const std::byte* values(const tl::Context::Operand& op, std::vector<std::byte>& 
 // An f16 operand as f32: through the shared cache when its values are what memory holds at
 // a known place (a ref, or a tile loaded from memory that nobody has written to since).
 std::shared_ptr<const std::vector<float>> f16_operand_as_f32(const tl::Context::Operand& op,
-                                                            components::SparseMemory& mem,
-                                                            OperandCache& cache) {
+                                                             components::SparseMemory& mem,
+                                                             OperandCache& cache) {
   if (const auto* r = std::get_if<tl::Ref>(&op))
     return cache.f16_as_f32(mem, r->ptr.addr, r->shape.rows(), r->shape.cols(), r->row_stride);
   const auto& t = std::get<tl::Tile>(op);
@@ -147,7 +147,8 @@ void stream_ref(GemmJob& job, const tl::Context::Operand& op) {
   }
   for (std::int64_t i = 0; i < rows; ++i) {
     ++job.pending;
-    fabric.read(job.pe->global_pe, r->ptr.addr + static_cast<std::uint64_t>(i * r->row_stride) * size,
+    fabric.read(job.pe->global_pe,
+                r->ptr.addr + static_cast<std::uint64_t>(i * r->row_stride) * size,
                 static_cast<std::uint64_t>(cols) * size, [&job] { arrive(job); });
   }
 }
@@ -157,9 +158,9 @@ void start_job(const std::shared_ptr<GemmJob>& holder) {
   LaunchState& L = *job.launch;
   job.started = L.sched.now();
   const auto& timing = L.sys.gemm_timing();
-  const emu::Tick compute = timing.compute_time(static_cast<std::uint64_t>(job.m),
-                                                static_cast<std::uint64_t>(job.n),
-                                                static_cast<std::uint64_t>(job.k), job.in);
+  const emu::Tick compute =
+      timing.compute_time(static_cast<std::uint64_t>(job.m), static_cast<std::uint64_t>(job.n),
+                          static_cast<std::uint64_t>(job.k), job.in);
   auto* mem = L.sys.memory();
   if (mem && L.gemm) L.gemm->ensure();
   if (mem && L.gemm) job.held = hold(job, *mem, *L.gemm->held);
@@ -180,7 +181,8 @@ void start_job(const std::shared_ptr<GemmJob>& holder) {
       a = values(job.a, job.a_buf, *mem);
       b = values(job.b, job.b_buf, *mem);
     }
-    const std::uint64_t c_bytes = static_cast<std::uint64_t>(job.m * job.n) * dtype_size(job.out_dtype);
+    const std::uint64_t c_bytes =
+        static_cast<std::uint64_t>(job.m * job.n) * dtype_size(job.out_dtype);
     job.c_buf.resize(c_bytes);
     if (job.options.accumulate) mem->read(job.out.addr, job.c_buf.data(), c_bytes);
     const OperandInfo ai = info(job.a), bi = info(job.b);
@@ -205,18 +207,23 @@ void start_job(const std::shared_ptr<GemmJob>& holder) {
   }
   // Start-up, then compute and streaming side by side.
   job.pending = 1;
-  L.sched.schedule_in(timing.startup(), [holder, compute] {
-    GemmJob& j = *holder;
-    ++j.pending;  // the compute timer
-    j.launch->sched.schedule_in(compute, [holder] { arrive(*holder); }, 0, "gemm compute");
-    stream_ref(j, j.a);
-    stream_ref(j, j.b);
-    ++j.pending;
-    j.launch->sys.fabric().write(
-        j.pe->global_pe, j.out.addr,
-        static_cast<std::uint64_t>(j.m * j.n) * dtype_size(j.out_dtype), [holder] { arrive(*holder); });
-    arrive(j);  // the start-up
-  }, 0, "gemm start");
+  L.sched.schedule_in(
+      timing.startup(),
+      [holder, compute] {
+        GemmJob& j = *holder;
+        ++j.pending;  // the compute timer
+        j.launch->sched.schedule_in(
+            compute, [holder] { arrive(*holder); }, 0, "gemm compute");
+        stream_ref(j, j.a);
+        stream_ref(j, j.b);
+        ++j.pending;
+        j.launch->sys.fabric().write(
+            j.pe->global_pe, j.out.addr,
+            static_cast<std::uint64_t>(j.m * j.n) * dtype_size(j.out_dtype),
+            [holder] { arrive(*holder); });
+        arrive(j);  // the start-up
+      },
+      0, "gemm start");
 }
 
 void finish_job(GemmJob& job) {
@@ -282,7 +289,8 @@ std::shared_ptr<tl::HandleState> start_gemm(LaunchState& launch, PeState& pe, tl
       if (const auto* r = std::get_if<tl::Ref>(op)) {
         const std::uint32_t size = dtype_size(r->dtype);
         for (std::int64_t i = 0; i < r->shape.rows(); ++i) {
-          const std::uint64_t begin = r->ptr.addr + static_cast<std::uint64_t>(i * r->row_stride) * size;
+          const std::uint64_t begin =
+              r->ptr.addr + static_cast<std::uint64_t>(i * r->row_stride) * size;
           launch.log->record(program, epoch, begin,
                              begin + static_cast<std::uint64_t>(r->shape.cols()) * size, false);
         }
@@ -307,6 +315,8 @@ std::shared_ptr<tl::HandleState> start_gemm(LaunchState& launch, PeState& pe, tl
   return job->handle;
 }
 
-void wait_gemm(tl::HandleState& h) { h.done.wait(); }
+void wait_gemm(tl::HandleState& h) {
+  h.done.wait();
+}
 
 }  // namespace cubesim::detail

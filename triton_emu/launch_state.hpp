@@ -69,7 +69,7 @@ struct LaunchState {
   components::System& sys;
   GemmResources* gemm;  // nullptr in timing-only runs
   emu::TraceWriter* trace;
-  AccessLog* log;  // nullptr when not recording
+  AccessLog* log;                    // nullptr when not recording
   DeferredLoads* deferred;           // nullptr in timing-only runs
   std::int64_t grid[3] = {1, 1, 1};  // programs per axis
   std::vector<ProgramCoord> coords{};

@@ -24,7 +24,8 @@ std::shared_ptr<const std::vector<float>> OperandCache::f16_as_f32(
              static_cast<std::uint64_t>(cols) * 2);
   auto data = std::make_shared<std::vector<float>>(raw.size());
   if (!raw.empty())
-    backends::convert_block(DType::f16, raw.data(), cols, DType::f32, data->data(), cols, rows, cols);
+    backends::convert_block(DType::f16, raw.data(), cols, DType::f32, data->data(), cols, rows,
+                            cols);
   const std::uint64_t size = data->size() * sizeof(float);
   if (it != entries_.end()) {
     bytes_ -= it->second.data->size() * sizeof(float);

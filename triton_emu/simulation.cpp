@@ -1,9 +1,10 @@
 #include "triton_emu/simulation.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <unistd.h>
 
 #include "emu/errors.hpp"
 #include "emu/log.hpp"
@@ -15,8 +16,8 @@ namespace cubesim {
 
 namespace detail {
 
-void LaunchState::trace_slice(PeState& pe, bool on_gemm_engine, const char* name, emu::Tick start_at,
-                              emu::Tick end_at) {
+void LaunchState::trace_slice(PeState& pe, bool on_gemm_engine, const char* name,
+                              emu::Tick start_at, emu::Tick end_at) {
   if (!trace || end_at <= start_at) return;
   if (!pe.traced) {
     pe.track = trace->track("PEs", pe.name);
@@ -100,11 +101,21 @@ Simulation::Simulation(const Spec& spec, SimOptions options)
     : impl_(std::make_unique<detail::SimulationImpl>(spec, std::move(options))) {}
 Simulation::~Simulation() = default;
 
-const Spec& Simulation::spec() const { return impl_->spec; }
-const components::SystemConfig& Simulation::config() const { return impl_->spec.config(); }
-const SimOptions& Simulation::options() const { return impl_->options; }
-components::System& Simulation::system() { return impl_->sys; }
-void Simulation::set_kernel_name(std::string name) { impl_->kernel_name = std::move(name); }
+const Spec& Simulation::spec() const {
+  return impl_->spec;
+}
+const components::SystemConfig& Simulation::config() const {
+  return impl_->spec.config();
+}
+const SimOptions& Simulation::options() const {
+  return impl_->options;
+}
+components::System& Simulation::system() {
+  return impl_->sys;
+}
+void Simulation::set_kernel_name(std::string name) {
+  impl_->kernel_name = std::move(name);
+}
 
 Ptr Simulation::alloc(std::uint64_t bytes, Placement placement, std::uint64_t align) {
   auto& I = *impl_;
@@ -118,7 +129,8 @@ Ptr Simulation::alloc(std::uint64_t bytes, Placement placement, std::uint64_t al
   auto interleaved_floor = [&](std::uint64_t low) { return (low / (g * n)) * g; };
   if (placement.interleaved) {
     const std::uint64_t a = std::max(align, g);
-    if (bytes > I.interleaved_low) throw UsageError("alloc: " + std::to_string(bytes) + " bytes do not fit in HBM");
+    if (bytes > I.interleaved_low)
+      throw UsageError("alloc: " + std::to_string(bytes) + " bytes do not fit in HBM");
     const std::uint64_t low = (I.interleaved_low - bytes) / a * a;
     const std::uint64_t floor = interleaved_floor(low);
     for (std::uint64_t c = 0; c < n; ++c)
@@ -138,7 +150,8 @@ Ptr Simulation::alloc(std::uint64_t bytes, Placement placement, std::uint64_t al
   const std::uint64_t start = (I.direct_next[cube] + align - 1) / align * align;
   if (start + bytes > std::min(cap, interleaved_floor(I.interleaved_low)))
     throw UsageError("alloc: " + std::to_string(bytes) + " bytes do not fit on cube (sip " +
-                     std::to_string(placement.sip) + ", cube " + std::to_string(placement.cube) + ")");
+                     std::to_string(placement.sip) + ", cube " + std::to_string(placement.cube) +
+                     ")");
   I.direct_next[cube] = start + bytes;
   return Ptr{map.direct_address({cube, start})};
 }
@@ -146,8 +159,10 @@ Ptr Simulation::alloc(std::uint64_t bytes, Placement placement, std::uint64_t al
 void Simulation::write_bytes(Ptr p, const void* src, std::uint64_t bytes) {
   auto* mem = impl_->sys.memory();
   try {
-    if (mem) mem->write(p.addr, src, bytes);
-    else impl_->sys.address_map().check_range(p.addr, bytes, "write");
+    if (mem)
+      mem->write(p.addr, src, bytes);
+    else
+      impl_->sys.address_map().check_range(p.addr, bytes, "write");
   } catch (const components::AddressError& e) {
     throw UsageError(e.what());
   }
@@ -226,9 +241,9 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
         pc.id[1] = c;
         pc.id[2] = s;
         L.coords.push_back(pc);
-        auto& pe = I.pes[I.sys.global_pe({static_cast<std::uint32_t>(s),
-                                          static_cast<std::uint32_t>(c),
-                                          static_cast<std::uint32_t>(p)})];
+        auto& pe =
+            I.pes[I.sys.global_pe({static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(c),
+                                   static_cast<std::uint32_t>(p)})];
         used.push_back(&pe);
         contexts.push_back(std::unique_ptr<tl::Context>(
             new tl::Context(L, pe, static_cast<std::uint32_t>(contexts.size()))));
@@ -257,9 +272,11 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
   try {
     // Run in slices so a long run can show progress on a terminal.
     for (;;) {
-      const auto r = I.sched.run(emu::RunLimits{emu::kTickMax, I.sched.events_executed() + 4'000'000, false});
+      const auto r =
+          I.sched.run(emu::RunLimits{emu::kTickMax, I.sched.events_executed() + 4'000'000, false});
       if (r.reason != emu::StopReason::event_limit) break;
-      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+      const double wall =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
       if (progress && wall > 2.0) {
         std::size_t done = 0;
         for (auto* pe : used) done += pe->finish != 0;
@@ -289,9 +306,9 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
         program = " (program_id " + std::to_string(pc.id[0]) + ", " + std::to_string(pc.id[1]) +
                   ", " + std::to_string(pc.id[2]) + ")";
       }
-    throw KernelError("kernel fault on " + where + program + " at " + emu::format_time(e.time()) +
-                          ": " + cause,
-                      where, e.time());
+    throw KernelError(
+        "kernel fault on " + where + program + " at " + emu::format_time(e.time()) + ": " + cause,
+        where, e.time());
   } catch (const emu::DeadlockError& e) {
     settle_after_abort(I.gemm, I.deferred.get());
     std::vector<std::string> blocked;
@@ -302,8 +319,9 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
       blocked.push_back(b.process);
       msg += "\n  " + b.process + " waits on " + b.waits_on;
     }
-    msg += "\nEvery program must reach every barrier(), and wait() only on handles its own "
-           "composite() returned.";
+    msg +=
+        "\nEvery program must reach every barrier(), and wait() only on handles its own "
+        "composite() returned.";
     throw DeadlockError(msg, std::move(blocked), e.time());
   } catch (const emu::CallbackError& e) {
     settle_after_abort(I.gemm, I.deferred.get());

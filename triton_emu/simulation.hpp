@@ -60,8 +60,8 @@ struct Grid {
 };
 
 struct RunResult {
-  std::uint64_t sim_time_ps = 0;     // launch to the end of its last program and operation
-  nlohmann::json report;             // as `cubesim run --json` (simulation fields)
+  std::uint64_t sim_time_ps = 0;  // launch to the end of its last program and operation
+  nlohmann::json report;          // as `cubesim run --json` (simulation fields)
   std::shared_ptr<const AccessLog> accesses;
   std::vector<ProgramCoord> programs;
 

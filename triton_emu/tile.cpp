@@ -71,7 +71,9 @@ void need_values(const Tile& t) {
         "computes no data; run without it to read values");
 }
 
-bool is_float(DType t) { return t != DType::i32; }
+bool is_float(DType t) {
+  return t != DType::i32;
+}
 
 // Whether to compute the values of result `r`. Functional runs always do. Timing-only runs
 // compute index math only: i32 results whose operands all have values (arange, offsets,
@@ -117,8 +119,8 @@ void from_f32(const std::vector<float>& v, Tile& out) {
     for (std::size_t i = 0; i < v.size(); ++i) {
       const float x = v[i];
       // Float to int saturates, NaN gives 0 (documented in docs/writing-kernels.md).
-      d[i] = std::isnan(x) ? 0
-             : x >= 2147483647.0f ? std::numeric_limits<std::int32_t>::max()
+      d[i] = std::isnan(x)         ? 0
+             : x >= 2147483647.0f  ? std::numeric_limits<std::int32_t>::max()
              : x <= -2147483648.0f ? std::numeric_limits<std::int32_t>::min()
                                    : static_cast<std::int32_t>(x);
     }
@@ -227,7 +229,9 @@ Tile unary_i(const Tile& a, F f) {
   return r;
 }
 
-bool integral(double s) { return std::nearbyint(s) == s && std::abs(s) < 2147483648.0; }
+bool integral(double s) {
+  return std::nearbyint(s) == s && std::abs(s) < 2147483648.0;
+}
 
 // Scalar operand: an i32 tile stays i32 with an integral scalar; otherwise float math.
 template <typename FF, typename FI>
@@ -241,10 +245,11 @@ Tile with_scalar(const Tile& a, double s, FF ff, FI fi) {
   return unary_f(a, out, [&](float x) { return ff(x, sf); });
 }
 
-std::int32_t wrap(std::int64_t v) { return static_cast<std::int32_t>(static_cast<std::uint32_t>(v)); }
+std::int32_t wrap(std::int64_t v) {
+  return static_cast<std::int32_t>(static_cast<std::uint32_t>(v));
+}
 
-Tile reduce(const Tile& a, int axis, const char* name, float init,
-            float (*f)(float, float)) {
+Tile reduce(const Tile& a, int axis, const char* name, float init, float (*f)(float, float)) {
   Context& ctx = context_of(a);
   if (axis < 0 || axis >= a.shape().rank)
     ctx.fault(std::string(name) + ": axis " + std::to_string(axis) + " of a tile of shape " +
@@ -427,8 +432,7 @@ const std::optional<Tile::Source>& Tile::source() const {
 
 Tile Tile::to(DType t) const {
   if (t == dtype_) return *this;
-  if (t == DType::i32 || dtype_ == DType::i32)
-    return unary_f(*this, t, [](float x) { return x; });
+  if (t == DType::i32 || dtype_ == DType::i32) return unary_f(*this, t, [](float x) { return x; });
   Context& ctx = context_of(*this);
   ctx.charge_vector(static_cast<std::uint64_t>(numel()));
   Tile r = ctx.make_tile(shape_, t);
@@ -444,22 +448,29 @@ Tile Tile::reshape(Shape s) const {
   return TileAccess::share(*this, s);
 }
 
-Tile Tile::column() const { return reshape(Shape{numel(), 1}); }
-Tile Tile::row() const { return reshape(Shape{1, numel()}); }
+Tile Tile::column() const {
+  return reshape(Shape{numel(), 1});
+}
+Tile Tile::row() const {
+  return reshape(Shape{1, numel()});
+}
 
 // ---- Operations ------------------------------------------------------------------------------
 
 Tile operator+(const Tile& a, const Tile& b) {
-  return arith(a, b, "+", [](float x, float y) { return x + y; },
-               [](std::int32_t x, std::int32_t y) { return wrap(std::int64_t{x} + y); });
+  return arith(
+      a, b, "+", [](float x, float y) { return x + y; },
+      [](std::int32_t x, std::int32_t y) { return wrap(std::int64_t{x} + y); });
 }
 Tile operator-(const Tile& a, const Tile& b) {
-  return arith(a, b, "-", [](float x, float y) { return x - y; },
-               [](std::int32_t x, std::int32_t y) { return wrap(std::int64_t{x} - y); });
+  return arith(
+      a, b, "-", [](float x, float y) { return x - y; },
+      [](std::int32_t x, std::int32_t y) { return wrap(std::int64_t{x} - y); });
 }
 Tile operator*(const Tile& a, const Tile& b) {
-  return arith(a, b, "*", [](float x, float y) { return x * y; },
-               [](std::int32_t x, std::int32_t y) { return wrap(std::int64_t{x} * y); });
+  return arith(
+      a, b, "*", [](float x, float y) { return x * y; },
+      [](std::int32_t x, std::int32_t y) { return wrap(std::int64_t{x} * y); });
 }
 Tile operator/(const Tile& a, const Tile& b) {
   if (a.dtype() == DType::i32 && b.dtype() == DType::i32)
@@ -468,31 +479,42 @@ Tile operator/(const Tile& a, const Tile& b) {
 }
 
 Tile operator+(const Tile& a, double s) {
-  return with_scalar(a, s, [](float x, float y) { return x + y; },
-                     [](std::int32_t x, std::int32_t y) { return wrap(std::int64_t{x} + y); });
+  return with_scalar(
+      a, s, [](float x, float y) { return x + y; },
+      [](std::int32_t x, std::int32_t y) { return wrap(std::int64_t{x} + y); });
 }
-Tile operator-(const Tile& a, double s) { return a + (-s); }
+Tile operator-(const Tile& a, double s) {
+  return a + (-s);
+}
 Tile operator*(const Tile& a, double s) {
-  return with_scalar(a, s, [](float x, float y) { return x * y; },
-                     [](std::int32_t x, std::int32_t y) { return wrap(std::int64_t{x} * y); });
+  return with_scalar(
+      a, s, [](float x, float y) { return x * y; },
+      [](std::int32_t x, std::int32_t y) { return wrap(std::int64_t{x} * y); });
 }
 Tile operator/(const Tile& a, double s) {
   const DType out = is_float(a.dtype()) ? a.dtype() : DType::f32;
   const auto sf = static_cast<float>(s);
   return unary_f(a, out, [sf](float x) { return x / sf; });
 }
-Tile operator+(double s, const Tile& a) { return a + s; }
-Tile operator-(double s, const Tile& a) {
-  return with_scalar(a, s, [](float x, float y) { return y - x; },
-                     [](std::int32_t x, std::int32_t y) { return wrap(std::int64_t{y} - x); });
+Tile operator+(double s, const Tile& a) {
+  return a + s;
 }
-Tile operator*(double s, const Tile& a) { return a * s; }
+Tile operator-(double s, const Tile& a) {
+  return with_scalar(
+      a, s, [](float x, float y) { return y - x; },
+      [](std::int32_t x, std::int32_t y) { return wrap(std::int64_t{y} - x); });
+}
+Tile operator*(double s, const Tile& a) {
+  return a * s;
+}
 Tile operator/(double s, const Tile& a) {
   const DType out = is_float(a.dtype()) ? a.dtype() : DType::f32;
   const auto sf = static_cast<float>(s);
   return unary_f(a, out, [sf](float x) { return sf / x; });
 }
-Tile operator-(const Tile& a) { return a * -1.0; }
+Tile operator-(const Tile& a) {
+  return a * -1.0;
+}
 
 Tile operator<(const Tile& a, const Tile& b) {
   return compare(a, b, "<", [](double x, double y) { return x < y; });
@@ -550,16 +572,20 @@ Tile operator|(const Tile& a, const Tile& b) {
 }
 
 Tile maximum(const Tile& a, const Tile& b) {
-  return arith(a, b, "maximum", [](float x, float y) { return std::max(x, y); },
-               [](std::int32_t x, std::int32_t y) { return std::max(x, y); });
+  return arith(
+      a, b, "maximum", [](float x, float y) { return std::max(x, y); },
+      [](std::int32_t x, std::int32_t y) { return std::max(x, y); });
 }
 Tile minimum(const Tile& a, const Tile& b) {
-  return arith(a, b, "minimum", [](float x, float y) { return std::min(x, y); },
-               [](std::int32_t x, std::int32_t y) { return std::min(x, y); });
+  return arith(
+      a, b, "minimum", [](float x, float y) { return std::min(x, y); },
+      [](std::int32_t x, std::int32_t y) { return std::min(x, y); });
 }
 
 namespace {
-DType float_result(DType t) { return is_float(t) ? t : DType::f32; }
+DType float_result(DType t) {
+  return is_float(t) ? t : DType::f32;
+}
 }  // namespace
 
 Tile exp(const Tile& a) {
@@ -580,8 +606,8 @@ Tile abs(const Tile& a) {
 Tile where(const Tile& mask, const Tile& a, const Tile& b) {
   Context& ctx = context_of(mask, a);
   context_of(a, b);
-  const Shape s = broadcast(ctx, broadcast(ctx, mask.shape(), a.shape(), "where"), b.shape(),
-                            "where");
+  const Shape s =
+      broadcast(ctx, broadcast(ctx, mask.shape(), a.shape(), "where"), b.shape(), "where");
   const DType out = promote(a.dtype(), b.dtype());
   ctx.charge_vector(static_cast<std::uint64_t>(s.numel()));
   Tile r = ctx.make_tile(s, out);

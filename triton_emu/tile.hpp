@@ -12,6 +12,8 @@
 // In timing-only runs tiles carry shapes but no values; reading values is then an error.
 
 #include <array>
+#include <boost/smart_ptr/intrusive_ptr.hpp>
+#include <boost/smart_ptr/intrusive_ref_counter.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -19,9 +21,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <boost/smart_ptr/intrusive_ptr.hpp>
-#include <boost/smart_ptr/intrusive_ref_counter.hpp>
 
 #include "components/dtype.hpp"
 
@@ -108,7 +107,7 @@ class Tile {
   std::vector<float> to_f32() const;
   std::vector<double> to_f64() const;
   std::vector<std::int32_t> to_i32() const;
-  double at(std::int64_t i) const;                  // flat index, row-major
+  double at(std::int64_t i) const;  // flat index, row-major
   double at(std::int64_t row, std::int64_t col) const;
 
   // Raw storage in the tile's dtype, row-major; empty in timing-only runs.
@@ -117,10 +116,10 @@ class Tile {
     return data_ ? data_->bytes.data() : nullptr;
   }
 
-  Tile to(DType t) const;                          // cast
-  Tile reshape(Shape s) const;                     // same number of elements
-  Tile column() const;                             // a 1D tile of n as an n x 1 tile
-  Tile row() const;                                // a 1D tile of n as a 1 x n tile
+  Tile to(DType t) const;       // cast
+  Tile reshape(Shape s) const;  // same number of elements
+  Tile column() const;          // a 1D tile of n as an n x 1 tile
+  Tile row() const;             // a 1D tile of n as a 1 x n tile
 
   Context& context() const;
 

@@ -19,9 +19,8 @@ Tick GemmTimingModel::compute_time(std::uint64_t m, std::uint64_t n, std::uint64
   const std::uint64_t peak = peak_[static_cast<int>(dtype)];
   if (peak == 0)
     throw std::invalid_argument(std::string("the GEMM engine has no peak rate for ") +
-                                std::string(dtype_name(dtype)) +
-                                " (system.pe.gemm.peak_TFLOPS." + std::string(dtype_name(dtype)) +
-                                " is 0)");
+                                std::string(dtype_name(dtype)) + " (system.pe.gemm.peak_TFLOPS." +
+                                std::string(dtype_name(dtype)) + " is 0)");
   __extension__ using u128 = unsigned __int128;
   const u128 f = u128{2} * m * n * k;
   const u128 ps = (f * emu::kPsPerSecond + peak - 1) / peak;

@@ -28,9 +28,7 @@ class GemmTimingModel {
   Tick compute_time(std::uint64_t m, std::uint64_t n, std::uint64_t k, DType dtype) const;
   Tick total(Tick compute, Tick streaming) const;
   Tick startup() const { return startup_; }
-  std::uint64_t peak_flops_per_s(DType dtype) const {
-    return peak_[static_cast<int>(dtype)];
-  }
+  std::uint64_t peak_flops_per_s(DType dtype) const { return peak_[static_cast<int>(dtype)]; }
 
  private:
   Tick startup_;

@@ -24,8 +24,9 @@ AddressMap::AddressMap(const SystemConfig& config)
       channels_.value() == 0 || channel_granule_.value() == 0)
     throw std::invalid_argument("AddressMap: cubes, capacity, granules and channels must be > 0");
   if (capacity_.value() % granule_.value() != 0)
-    throw std::invalid_argument("AddressMap: HBM capacity per cube must be a multiple of the "
-                                "interleave granule");
+    throw std::invalid_argument(
+        "AddressMap: HBM capacity per cube must be a multiple of the "
+        "interleave granule");
   if (kDirectBase + capacity_.value() * cubes_.value() > kInterleavedBase ||
       capacity_.value() * cubes_.value() > ~std::uint64_t{0} - kInterleavedBase)
     throw std::invalid_argument("AddressMap: total HBM capacity does not fit the address space");

@@ -113,9 +113,9 @@ class AddressMap {
   // Splits [addr, addr + bytes) into pieces that are each physically contiguous, on one cube
   // and one HBM channel, and no longer than `max_piece` bytes nor crossing a multiple of it.
   // Throws AddressError (before calling fn) if any byte is unmapped.
-  void for_each_piece(std::uint64_t addr, std::uint64_t bytes, std::uint64_t max_piece,
-                      const std::function<void(std::uint64_t addr, Location loc,
-                                               std::uint64_t len)>& fn) const;
+  void for_each_piece(
+      std::uint64_t addr, std::uint64_t bytes, std::uint64_t max_piece,
+      const std::function<void(std::uint64_t addr, Location loc, std::uint64_t len)>& fn) const;
   // Checks that the whole range is mapped; the message names `what`. Inline: every transfer
   // and memory access checks its range.
   void check_range(std::uint64_t addr, std::uint64_t bytes, const char* what) const {
@@ -135,14 +135,13 @@ class AddressMap {
   std::string describe_ranges() const;  // for error messages
 
  private:
-  [[noreturn]] void throw_unmapped(std::uint64_t addr, std::uint64_t bytes,
-                                   const char* what) const;
+  [[noreturn]] void throw_unmapped(std::uint64_t addr, std::uint64_t bytes, const char* what) const;
 
   // Divisors: decode divides by them for every packet.
   Divisor cubes_;
   std::uint32_t cubes_per_sip_;
-  Divisor capacity_;         // per cube
-  Divisor granule_;          // interleave granule across cubes
+  Divisor capacity_;  // per cube
+  Divisor granule_;   // interleave granule across cubes
   Divisor channels_;
   Divisor channel_granule_;  // interleave granule across a cube's channels
 };

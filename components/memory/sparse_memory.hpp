@@ -75,7 +75,7 @@ class SparseMemory {
  private:
   struct Page {
     std::unique_ptr<std::byte[]> bytes;
-    std::uint64_t generation = 0;  // of the last write
+    std::uint64_t generation = 0;                                        // of the last write
     std::array<std::uint32_t, kMaxHolders> held_writes{}, held_reads{};  // marks per holder
   };
   std::uint64_t page_key(Location loc) const {

@@ -83,13 +83,16 @@ void Fabric::start(Transfer& t) {
   ++transfers_;
   ++live_transfers_;
   if (t.bytes == 0) {
-    sched_.schedule_in(0, [this, &t] {
-      --live_transfers_;
-      Done d = std::move(t.done);
-      t.next_free = free_transfers_;
-      free_transfers_ = &t;
-      if (d) d();
-    }, 0, "empty transfer");
+    sched_.schedule_in(
+        0,
+        [this, &t] {
+          --live_transfers_;
+          Done d = std::move(t.done);
+          t.next_free = free_transfers_;
+          free_transfers_ = &t;
+          if (d) d();
+        },
+        0, "empty transfer");
     return;
   }
   Dma& d = dma_[t.pe];
@@ -118,7 +121,8 @@ std::uint64_t Fabric::route_key(Kind kind, std::uint32_t pe, std::uint32_t peer,
   const std::uint64_t pes = topology_.total_pes();
   if (kind == Kind::send) return (2 * pes + pe) * pes + peer;
   return ((std::uint64_t{kind == Kind::read} * pes + pe) * map_.cubes() + loc.global_cube) *
-             map_.hbm_channels() + channel;
+             map_.hbm_channels() +
+         channel;
 }
 
 const Route& Fabric::cached_route(Kind kind, std::uint32_t pe, std::uint32_t peer, Location loc,
@@ -513,9 +517,9 @@ void Fabric::begin_flow(Kind kind, std::uint32_t pe, std::uint32_t peer, std::ui
     if (trace_) trace_busy(f.link, l, start, end);
     done_at = std::max(done_at, end + f.tail);
     latency = std::max(latency, f.lead + f.tail);
-    packet_time = std::max(packet_time, f.bytes >= packet_bytes_
-                                            ? l.full_packet_time
-                                            : l.bandwidth.transfer_time(f.bytes));
+    packet_time =
+        std::max(packet_time, f.bytes >= packet_bytes_ ? l.full_packet_time
+                                                       : l.bandwidth.transfer_time(f.bytes));
     slot_[f.link] = kNoSlot;
   }
   loads_.clear();
@@ -545,7 +549,8 @@ void Fabric::issue_packet(Transfer& t) {
   if (p.route->pre_delay == 0)
     advance(p);
   else
-    sched_.schedule_in(p.route->pre_delay, [this, &p] { advance(p); }, 0, "noc packet");
+    sched_.schedule_in(
+        p.route->pre_delay, [this, &p] { advance(p); }, 0, "noc packet");
 }
 
 void Fabric::advance(Packet& p) {
@@ -566,13 +571,15 @@ void Fabric::advance(Packet& p) {
     if (trace_) trace_busy(id, l, start, end);
     const emu::Tick lat = r.latency[p.hop];
     if (++p.hop == r.links.size()) {
-      sched_.schedule_at(end + lat, [this, &p] { delivered(p); }, 0, "noc delivery");
+      sched_.schedule_at(
+          end + lat, [this, &p] { delivered(p); }, 0, "noc delivery");
       return;
     }
     p.tail = end + lat;
     const emu::Tick next = start + lat;
     if (next != now) {
-      sched_.schedule_at(next, [this, &p] { advance(p); }, 0, "noc packet");
+      sched_.schedule_at(
+          next, [this, &p] { advance(p); }, 0, "noc packet");
       return;
     }
     // A zero-latency port with the next link ready now: go on without another event.
@@ -681,24 +688,24 @@ nlohmann::json Fabric::stats_json(emu::Tick elapsed) const {
         {"bytes", l.bytes},
         {"packets", l.packets},
         {"busy_ps", l.busy},
-        {"utilisation", elapsed ? static_cast<double>(l.busy) / static_cast<double>(elapsed) : 0.0}};
+        {"utilisation",
+         elapsed ? static_cast<double>(l.busy) / static_cast<double>(elapsed) : 0.0}};
     if (l.busy > busiest_time) {
       busiest_time = l.busy;
       busiest = id;
     }
   }
-  nlohmann::json out = {
-      {"transfers", transfers_},
-      {"packets", packets_},
-      {"packet_hops", packet_hops_},
-      {"bytes",
-       {{"noc", link_bytes(LinkKind::noc)},
-        {"inject", link_bytes(LinkKind::inject)},
-        {"eject", link_bytes(LinkKind::eject)},
-        {"hbm", link_bytes(LinkKind::hbm_channel)},
-        {"ucie", link_bytes(LinkKind::ucie)},
-        {"inter_sip", link_bytes(LinkKind::inter_sip)}}},
-      {"links", std::move(links)}};
+  nlohmann::json out = {{"transfers", transfers_},
+                        {"packets", packets_},
+                        {"packet_hops", packet_hops_},
+                        {"bytes",
+                         {{"noc", link_bytes(LinkKind::noc)},
+                          {"inject", link_bytes(LinkKind::inject)},
+                          {"eject", link_bytes(LinkKind::eject)},
+                          {"hbm", link_bytes(LinkKind::hbm_channel)},
+                          {"ucie", link_bytes(LinkKind::ucie)},
+                          {"inter_sip", link_bytes(LinkKind::inter_sip)}}},
+                        {"links", std::move(links)}};
   if (busiest_time > 0)
     out["busiest_link"] = {
         {"name", topology_.link_name(busiest)},

@@ -10,7 +10,8 @@
 // Packets are virtual cut-through: the head of a packet moves to the next link after the hop
 // latency and may start there while the tail is still behind it; a link carries one packet at a
 // time, so packets that meet on a link queue in order of arrival (ties: event order). On hop i:
-//   start_i = max(head arrival, link free)       end_i = max(start_i + bytes / bw_i, end_{i-1} + lat_{i-1})
+//   start_i = max(head arrival, link free)       end_i = max(start_i + bytes / bw_i, end_{i-1} +
+//   lat_{i-1})
 // and the packet is delivered at end_last + lat_last. With no other traffic this gives
 //   sum of hop latencies + max over hops of bytes / bw,
 // the "path latency + serialisation at the narrowest resource" of the design. Buffers are
@@ -27,9 +28,10 @@
 //   start_l = max(t0 + lead_l, link free)   end_l = start_l + bytes_l / bw_l
 //   done    = max over links of (end_l + tail_l), and no earlier than the DMA window allows
 // (lead_l / tail_l: the head latency before / from link l on the routes that use it; t0: when
-// the PE's DMA engine takes the transfer, after its earlier flows' share of the window). Uncontended, this is the packet model's "path
-// latency + serialisation at the narrowest resource"; under contention flows queue whole
-// instead of interleaving packets. One event per transfer. docs/hardware-model.md compares.
+// the PE's DMA engine takes the transfer, after its earlier flows' share of the window).
+// Uncontended, this is the packet model's "path latency + serialisation at the narrowest resource";
+// under contention flows queue whole instead of interleaving packets. One event per transfer.
+// docs/hardware-model.md compares.
 
 #include <cstdint>
 #include <deque>
@@ -96,10 +98,10 @@ class Fabric {
   struct Transfer {
     Kind kind;
     std::uint32_t pe;
-    std::uint32_t peer;         // send: destination PE
+    std::uint32_t peer;  // send: destination PE
     std::uint64_t addr;
     std::uint64_t bytes;
-    std::uint64_t issued = 0;   // bytes handed to packets so far
+    std::uint64_t issued = 0;  // bytes handed to packets so far
     std::uint64_t delivered = 0;
     std::uint32_t in_flight = 0;
     Done done;
@@ -202,7 +204,7 @@ class Fabric {
     const Route* route;
     std::uint32_t hop;
     std::uint32_t bytes;
-    emu::Tick tail;             // when the tail is available at the current hop's input
+    emu::Tick tail;  // when the tail is available at the current hop's input
     Packet* next_free = nullptr;
   };
 

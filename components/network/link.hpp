@@ -13,12 +13,18 @@ enum class LinkKind : std::uint8_t { noc, inject, eject, ucie, inter_sip, hbm_ch
 
 inline constexpr const char* link_kind_name(LinkKind k) {
   switch (k) {
-    case LinkKind::noc: return "noc";
-    case LinkKind::inject: return "inject";
-    case LinkKind::eject: return "eject";
-    case LinkKind::ucie: return "ucie";
-    case LinkKind::inter_sip: return "inter_sip";
-    case LinkKind::hbm_channel: return "hbm";
+    case LinkKind::noc:
+      return "noc";
+    case LinkKind::inject:
+      return "inject";
+    case LinkKind::eject:
+      return "eject";
+    case LinkKind::ucie:
+      return "ucie";
+    case LinkKind::inter_sip:
+      return "inter_sip";
+    case LinkKind::hbm_channel:
+      return "hbm";
   }
   return "?";
 }
@@ -35,8 +41,8 @@ struct Link {
   std::uint32_t to = 0;
 
   // State and statistics.
-  emu::Tick free_at = 0;    // when the tail of the last packet has left
-  emu::Tick busy = 0;       // total time occupied
+  emu::Tick free_at = 0;  // when the tail of the last packet has left
+  emu::Tick busy = 0;     // total time occupied
   std::uint64_t bytes = 0;
   std::uint64_t packets = 0;
   emu::Tick trace_start = 0, trace_end = 0;  // the busy interval not yet written to a trace

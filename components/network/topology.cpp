@@ -75,8 +75,10 @@ Topology::Topology(const SystemConfig& config)
   inter_sip_.adj.resize(sips_);
   for (auto [a, b] : sip_edges) {
     const auto& is = config.inter_sip;
-    inter_sip_.adj[a].emplace_back(b, add_link(LinkKind::inter_sip, is.bandwidth, is.latency, 0, a, b));
-    inter_sip_.adj[b].emplace_back(a, add_link(LinkKind::inter_sip, is.bandwidth, is.latency, 0, b, a));
+    inter_sip_.adj[a].emplace_back(
+        b, add_link(LinkKind::inter_sip, is.bandwidth, is.latency, 0, a, b));
+    inter_sip_.adj[b].emplace_back(
+        a, add_link(LinkKind::inter_sip, is.bandwidth, is.latency, 0, b, a));
   }
   for (auto& v : inter_sip_.adj) std::sort(v.begin(), v.end());
 
@@ -185,10 +187,22 @@ void Topology::walk_mesh(std::uint32_t cube, std::uint32_t from, std::uint32_t t
   MeshCoord p = coord(from);
   const MeshCoord q = coord(to);
   auto hop = [&](Dir d) { visit(mesh_ids_[(std::size_t{cube} * nodes + node(p)) * 4 + d]); };
-  while (p.x < q.x) { hop(kEast); ++p.x; }
-  while (p.x > q.x) { hop(kWest); --p.x; }
-  while (p.y < q.y) { hop(kSouth); ++p.y; }
-  while (p.y > q.y) { hop(kNorth); --p.y; }
+  while (p.x < q.x) {
+    hop(kEast);
+    ++p.x;
+  }
+  while (p.x > q.x) {
+    hop(kWest);
+    --p.x;
+  }
+  while (p.y < q.y) {
+    hop(kSouth);
+    ++p.y;
+  }
+  while (p.y > q.y) {
+    hop(kNorth);
+    --p.y;
+  }
 }
 
 template <class Visit>
@@ -227,9 +241,12 @@ void Topology::walk_nodes(std::uint32_t src_cube, std::uint32_t src_node, std::u
     } else {  // ring: the shorter way round; on a tie, the lower-numbered neighbour
       const std::uint32_t fwd = (dst_sip + sips_ - sip) % sips_;
       const std::uint32_t up = (sip + 1) % sips_, down = (sip + sips_ - 1) % sips_;
-      if (fwd * 2 < sips_) next = up;
-      else if (fwd * 2 > sips_) next = down;
-      else next = std::min(up, down);
+      if (fwd * 2 < sips_)
+        next = up;
+      else if (fwd * 2 > sips_)
+        next = down;
+      else
+        next = std::min(up, down);
     }
     visit(graph_link(inter_sip_, sip, next));
     sip = next;
@@ -258,7 +275,8 @@ Route Topology::pe_to_pe(std::uint32_t src_pe, std::uint32_t dst_pe) const {
   Route r;
   r.links.push_back(inject_port(src_pe));
   r.latency.push_back(0);
-  route_nodes(src_pe / pes_, node_of_pe(src_pe % pes_), dst_pe / pes_, node_of_pe(dst_pe % pes_), r);
+  route_nodes(src_pe / pes_, node_of_pe(src_pe % pes_), dst_pe / pes_, node_of_pe(dst_pe % pes_),
+              r);
   r.links.push_back(eject_port(dst_pe));
   r.latency.push_back(0);
   return r;
@@ -308,7 +326,8 @@ std::uint32_t Topology::sip_hops(std::uint32_t a, std::uint32_t b) const {
 std::string Topology::link_name(LinkId id) const {
   const Link& l = links_[id];
   auto cube_name = [&](std::uint32_t g) {
-    return "sip" + std::to_string(g / cubes_per_sip_) + ".cube" + std::to_string(g % cubes_per_sip_);
+    return "sip" + std::to_string(g / cubes_per_sip_) + ".cube" +
+           std::to_string(g % cubes_per_sip_);
   };
   auto node_name = [&](std::uint32_t n) {
     const MeshCoord c = coord(n);
@@ -321,9 +340,12 @@ std::string Topology::link_name(LinkId id) const {
       return cube_name(l.owner) + ".noc." + node_name(l.from) + "->" + node_name(l.to) + "." +
              kDirName[d];
     }
-    case LinkKind::inject: return cube_name(l.owner) + ".pe" + std::to_string(l.from) + ".inject";
-    case LinkKind::eject: return cube_name(l.owner) + ".pe" + std::to_string(l.from) + ".eject";
-    case LinkKind::hbm_channel: return cube_name(l.owner) + ".hbm.ch" + std::to_string(l.from);
+    case LinkKind::inject:
+      return cube_name(l.owner) + ".pe" + std::to_string(l.from) + ".inject";
+    case LinkKind::eject:
+      return cube_name(l.owner) + ".pe" + std::to_string(l.from) + ".eject";
+    case LinkKind::hbm_channel:
+      return cube_name(l.owner) + ".hbm.ch" + std::to_string(l.from);
     case LinkKind::ucie:
       return "sip" + std::to_string(l.owner) + ".ucie.cube" + std::to_string(l.from) + "->cube" +
              std::to_string(l.to);

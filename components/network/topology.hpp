@@ -85,8 +85,8 @@ class Topology {
   LinkId add_link(LinkKind kind, Bandwidth bw, Tick latency, std::uint32_t owner,
                   std::uint32_t from, std::uint32_t to);
   void build_graph(Graph& g, std::uint32_t n,
-                   const std::vector<std::pair<std::uint32_t, std::uint32_t>>& edges,
-                   LinkKind kind, Bandwidth bw, Tick latency, std::uint32_t owner);
+                   const std::vector<std::pair<std::uint32_t, std::uint32_t>>& edges, LinkKind kind,
+                   Bandwidth bw, Tick latency, std::uint32_t owner);
   std::uint32_t neighbour_rank(const Graph& g, std::uint32_t from, std::uint32_t to) const;
   LinkId graph_link(const Graph& g, std::uint32_t from, std::uint32_t to) const;
   // The route from (src_cube, src_node) to (dst_cube, dst_node), one visit(LinkId) per hop.

@@ -4,9 +4,12 @@ namespace cubesim::components {
 
 std::string to_string(CubeTopology t) {
   switch (t) {
-    case CubeTopology::ring: return "ring";
-    case CubeTopology::mesh: return "mesh";
-    case CubeTopology::all_to_all: return "all_to_all";
+    case CubeTopology::ring:
+      return "ring";
+    case CubeTopology::mesh:
+      return "mesh";
+    case CubeTopology::all_to_all:
+      return "all_to_all";
   }
   return "?";
 }

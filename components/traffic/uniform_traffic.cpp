@@ -58,7 +58,8 @@ struct Generator {
     const double gap = -std::log(rng[src].uniform01()) * mean_gap_ps;
     const Tick next = sched.now() + static_cast<Tick>(std::llround(gap));
     if (next < window_end)
-      sched.schedule_at(next, [this, src] { open_loop(src); }, 0, "traffic source");
+      sched.schedule_at(
+          next, [this, src] { open_loop(src); }, 0, "traffic source");
   }
 };
 
@@ -72,18 +73,30 @@ UniformTrafficResult run_uniform_traffic(emu::Scheduler& scheduler, Fabric& fabr
   if (options.offered_load < 0 || options.measure == 0)
     throw std::invalid_argument("traffic: offered_load >= 0 and a measurement window > 0");
   const auto& cfg = topo.config();
-  Generator g{scheduler, fabric, options, topo.pes_per_cube(), options.cube * topo.pes_per_cube(),
-              cfg.cube.noc.packet_bytes, 0.0, 0, {}, 0.0, 0, 0};
+  Generator g{scheduler,
+              fabric,
+              options,
+              topo.pes_per_cube(),
+              options.cube * topo.pes_per_cube(),
+              cfg.cube.noc.packet_bytes,
+              0.0,
+              0,
+              {},
+              0.0,
+              0,
+              0};
   g.window_end = options.warmup + options.measure;
   const double link_bytes_per_ps =
       static_cast<double>(cfg.cube.noc.link_bandwidth.bytes_per_s()) / 1e12;
   for (std::uint32_t i = 0; i < g.pes; ++i) g.rng.emplace_back(options.seed * 1000003 + i);
   if (options.offered_load > 0) {
-    g.mean_gap_ps = static_cast<double>(g.packet_bytes) / (options.offered_load * link_bytes_per_ps);
+    g.mean_gap_ps =
+        static_cast<double>(g.packet_bytes) / (options.offered_load * link_bytes_per_ps);
     for (std::uint32_t i = 0; i < g.pes; ++i) {
       const double first = -std::log(g.rng[i].uniform01()) * g.mean_gap_ps;
-      scheduler.schedule_at(scheduler.now() + static_cast<Tick>(std::llround(first)),
-                            [&g, i] { g.open_loop(i); }, 0, "traffic source");
+      scheduler.schedule_at(
+          scheduler.now() + static_cast<Tick>(std::llround(first)), [&g, i] { g.open_loop(i); }, 0,
+          "traffic source");
     }
   } else {
     for (std::uint32_t i = 0; i < g.pes; ++i)
@@ -93,9 +106,8 @@ UniformTrafficResult run_uniform_traffic(emu::Scheduler& scheduler, Fabric& fabr
   UniformTrafficResult r;
   r.messages = g.measured;
   r.mean_latency_ps = g.measured ? g.latency_sum / static_cast<double>(g.measured) : 0.0;
-  const double bytes = options.offered_load > 0
-                           ? static_cast<double>(g.measured) * g.packet_bytes
-                           : static_cast<double>(g.delivered_bytes);
+  const double bytes = options.offered_load > 0 ? static_cast<double>(g.measured) * g.packet_bytes
+                                                : static_cast<double>(g.delivered_bytes);
   r.accepted_fraction = bytes / (static_cast<double>(g.pes) * static_cast<double>(options.measure) *
                                  link_bytes_per_ps);
   return r;

@@ -18,18 +18,18 @@
 namespace cubesim::components {
 
 struct UniformTrafficOptions {
-  std::uint32_t cube = 0;        // global cube index
-  double offered_load = 0.0;     // fraction of link bandwidth per PE; 0 = closed loop
-  std::uint32_t window = 16;     // closed loop: messages outstanding per PE
+  std::uint32_t cube = 0;     // global cube index
+  double offered_load = 0.0;  // fraction of link bandwidth per PE; 0 = closed loop
+  std::uint32_t window = 16;  // closed loop: messages outstanding per PE
   Tick warmup = 0;
   Tick measure = 0;
   std::uint64_t seed = 1;
 };
 
 struct UniformTrafficResult {
-  double accepted_fraction = 0;   // delivered bytes per PE per second / link bandwidth
-  double mean_latency_ps = 0;     // generation to delivery, messages generated in the window
-  std::uint64_t messages = 0;     // messages measured
+  double accepted_fraction = 0;  // delivered bytes per PE per second / link bandwidth
+  double mean_latency_ps = 0;    // generation to delivery, messages generated in the window
+  std::uint64_t messages = 0;    // messages measured
 };
 
 UniformTrafficResult run_uniform_traffic(emu::Scheduler& scheduler, Fabric& fabric,

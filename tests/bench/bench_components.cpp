@@ -16,7 +16,9 @@ namespace {
 
 using namespace cubesim::components;
 
-std::string spec_path(const char* name) { return std::string(CUBESIM_SOURCE_DIR) + "/specs/" + name; }
+std::string spec_path(const char* name) {
+  return std::string(CUBESIM_SOURCE_DIR) + "/specs/" + name;
+}
 
 double rss_mib() {
   std::ifstream f("/proc/self/status");
@@ -42,7 +44,8 @@ void BM_AllToAllDefault(benchmark::State& state) {
     hops += sys.fabric().packet_hops();
     sim_us = double(sched.now()) / 1e6;
   }
-  state.counters["packet_hops_per_s"] = benchmark::Counter(double(hops), benchmark::Counter::kIsRate);
+  state.counters["packet_hops_per_s"] =
+      benchmark::Counter(double(hops), benchmark::Counter::kIsRate);
   state.counters["simulated_us"] = sim_us;
 }
 BENCHMARK(BM_AllToAllDefault)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -66,11 +69,10 @@ BENCHMARK(BM_BuildLargeSystem)->Unit(benchmark::kMillisecond)->Iterations(1);
 void BM_UniformTrafficLatency(benchmark::State& state) {
   const auto k = static_cast<std::uint32_t>(state.range(0));
   const std::string ks = std::to_string(k);
-  const std::vector<std::string> set = {"system.cube.noc.mesh=[" + ks + "," + ks + "]",
-                                        "system.cube.pes=" + std::to_string(k * k),
-                                        "system.cube.noc.packet_bytes=256",
-                                        "system.cube.noc.hbm_nodes=[[0,0]]",
-                                        "system.cube.noc.ucie_nodes=[[0,0]]"};
+  const std::vector<std::string> set = {
+      "system.cube.noc.mesh=[" + ks + "," + ks + "]", "system.cube.pes=" + std::to_string(k * k),
+      "system.cube.noc.packet_bytes=256", "system.cube.noc.hbm_nodes=[[0,0]]",
+      "system.cube.noc.ucie_nodes=[[0,0]]"};
   const Spec spec = Spec::load(spec_path("default.json")).with_assignments(set);
   const double bound = std::min(4.0 / k, 1.0);
   UniformTrafficResult r;

@@ -5,12 +5,12 @@
 //  - resident memory of N blocked processes.
 
 #include <benchmark/benchmark.h>
+#include <unistd.h>
 
 #include <boost/context/fiber.hpp>
 #include <cstdint>
 #include <fstream>
 #include <memory>
-#include <unistd.h>
 
 #include "emu/event_queue.hpp"
 #include "emu/fiber.hpp"
@@ -111,7 +111,11 @@ void BM_ManyBlockedProcesses(benchmark::State& state) {
     s.run();
   }
 }
-BENCHMARK(BM_ManyBlockedProcesses)->Arg(4096)->Arg(65536)->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ManyBlockedProcesses)
+    ->Arg(4096)
+    ->Arg(65536)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
 
 // The classic "hold" model of a pending-event set: pop the earliest event, push one 1..100 ns
 // later. One item = one hold (replace_top, as a timed wait does).

@@ -6,7 +6,9 @@
 
 namespace {
 
-std::string spec_path(const char* name) { return std::string(CUBESIM_SOURCE_DIR) + "/specs/" + name; }
+std::string spec_path(const char* name) {
+  return std::string(CUBESIM_SOURCE_DIR) + "/specs/" + name;
+}
 
 // One program loads a 16-element f32 tile N times: kernel call, SRAM accounting, the fabric
 // transfer (one packet, a few events), the functional copy and the fiber switches.
@@ -35,7 +37,8 @@ void BM_TlLoadSmallTileAllPes(benchmark::State& state) {
     sim.launch([&](cubesim::tl::Context& tl) {
       const auto pid = tl.program_id(1) * tl.num_programs(0) + tl.program_id(0);
       for (std::int64_t i = 0; i < calls; ++i)
-        benchmark::DoNotOptimize(tl.load(p + pid * 4096 + (i % 64) * 64, {16}, cubesim::DType::f32));
+        benchmark::DoNotOptimize(
+            tl.load(p + pid * 4096 + (i % 64) * 64, {16}, cubesim::DType::f32));
     });
   }
   state.SetItemsProcessed(state.iterations() * calls * 64);

@@ -1,5 +1,3 @@
-#include "components/memory/address_map.hpp"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -7,6 +5,7 @@
 #include <map>
 #include <random>
 
+#include "components/memory/address_map.hpp"
 #include "system_config_for_tests.hpp"
 
 namespace cubesim::components {
@@ -123,8 +122,16 @@ TEST(AddressMap, PiecesEndAtTheNearestBoundaryForAnyPacketSize) {
 
 TEST(Divisor, MatchesIntegerDivisionForPowersOfTwoAndOtherValues) {
   // Powers of two take the shift-and-mask path, the others divide; both must agree with / and %.
-  const std::uint64_t divisors[] = {1, 2, 3, 7, 4096, 6000, 48 * 1024, std::uint64_t{1} << 40,
-                                    (std::uint64_t{1} << 40) + 1, std::uint64_t{1} << 63,
+  const std::uint64_t divisors[] = {1,
+                                    2,
+                                    3,
+                                    7,
+                                    4096,
+                                    6000,
+                                    48 * 1024,
+                                    std::uint64_t{1} << 40,
+                                    (std::uint64_t{1} << 40) + 1,
+                                    std::uint64_t{1} << 63,
                                     ~std::uint64_t{0}};
   std::mt19937_64 rng(20261122);
   for (const std::uint64_t d : divisors) {

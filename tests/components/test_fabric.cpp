@@ -1,12 +1,11 @@
 // Transfer timing on the fabric. Every expectation is computed from the configuration (hop
 // counts x latencies + the serialisation of the narrowest link), never copied from a run.
-#include "components/network/fabric.hpp"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
+#include "components/network/fabric.hpp"
 #include "components/system/system.hpp"
 #include "emu/scheduler.hpp"
 #include "fabric_bench.hpp"
@@ -27,8 +26,9 @@ TEST(Fabric, ReadFromHbmOnTheSameNodeCostsAccessLatencyPlusSerialisation) {
   // PE 0 sits on node (0,0), where the HBM controller is; channel 0 holds offset 0.
   const Tick t = run_one(b, [&](auto done) { b.fabric().read(0, b.addr(0, 0), kSmall, done); });
   const auto& c = b.cfg();
-  const Tick channel_ser = b.ser(Bandwidth::from_bytes_per_s(c.cube.hbm.bandwidth.bytes_per_s() /
-                                                            c.cube.hbm.channels), kSmall);
+  const Tick channel_ser =
+      b.ser(Bandwidth::from_bytes_per_s(c.cube.hbm.bandwidth.bytes_per_s() / c.cube.hbm.channels),
+            kSmall);
   const Tick link_ser = b.ser(c.cube.noc.link_bandwidth, kSmall);
   EXPECT_EQ(t, c.cube.hbm.latency + std::max(channel_ser, link_ser));
 }
@@ -59,7 +59,8 @@ TEST(Fabric, ReadFromAnotherCubeCrossesUcieBothWays) {
   Bench b(testing::small_config(1, 2));
   const auto& c = b.cfg();
   // Cube 0's UCIe port to cube 1 is ucie_nodes[0] = (3,0); so is cube 1's port to cube 0.
-  // Request: (0,0)->(3,0) in cube 0, UCIe, (3,0)->(0,0) in cube 1; the data comes back the same way.
+  // Request: (0,0)->(3,0) in cube 0, UCIe, (3,0)->(0,0) in cube 1; the data comes back the same
+  // way.
   const Tick one_way = 6 * c.cube.noc.hop_latency + c.ucie.latency;
   const Tick t = run_one(b, [&](auto done) { b.fabric().read(0, b.addr(1, 0), kSmall, done); });
   EXPECT_EQ(t, 2 * one_way + c.cube.hbm.latency + b.ser(c.ucie.bandwidth, kSmall));

@@ -1,8 +1,7 @@
-#include "components/gemm/gemm_timing.hpp"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "components/gemm/gemm_timing.hpp"
 #include "system_config_for_tests.hpp"
 
 namespace cubesim::components {
@@ -37,9 +36,9 @@ TEST(GemmTiming, ADtypeWithoutPeakRateIsAnError) {
   SystemConfig c = testing::small_config();
   c.pe.gemm.peak_flops[static_cast<int>(DType::i32)] = 0;
   const GemmTimingModel g(c.pe.gemm);
-  EXPECT_THAT([&] { g.compute_time(8, 8, 8, DType::i32); },
-              ::testing::ThrowsMessage<std::invalid_argument>(
-                  ::testing::HasSubstr("peak_TFLOPS.i32")));
+  EXPECT_THAT(
+      [&] { g.compute_time(8, 8, 8, DType::i32); },
+      ::testing::ThrowsMessage<std::invalid_argument>(::testing::HasSubstr("peak_TFLOPS.i32")));
 }
 
 }  // namespace

@@ -92,7 +92,8 @@ TEST(SparseMemory, DirectAndInterleavedWindowsSeeTheSameBytes) {
   const AddressMap map(c);
   SparseMemory mem(map, c.memory.page_bytes);
   std::vector<std::uint32_t> data(4096);  // 16 KiB: four interleave granules
-  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint32_t>(i * 2654435761u + 1);
+  for (std::size_t i = 0; i < data.size(); ++i)
+    data[i] = static_cast<std::uint32_t>(i * 2654435761u + 1);
   mem.write(AddressMap::kInterleavedBase, data.data(), data.size() * 4);
   // Granule 1 of the window is granule 0 of cube 1.
   std::vector<std::uint32_t> back(1024);

@@ -1,7 +1,6 @@
-#include "components/network/topology.hpp"
-
 #include <gtest/gtest.h>
 
+#include "components/network/topology.hpp"
 #include "system_config_for_tests.hpp"
 
 namespace cubesim::components {
@@ -29,7 +28,7 @@ TEST(Topology, RingOfCubesTakesTheShorterWayAndBreaksTiesTowardsTheLowerCube) {
   for (LinkId id : r.links)
     if (t.link(id).kind == LinkKind::ucie) ucie.push_back(t.link_name(id));
   EXPECT_EQ(ucie, (std::vector<std::string>{"sip0.ucie.cube0->cube1", "sip0.ucie.cube1->cube2",
-                                             "sip0.ucie.cube2->cube3"}));
+                                            "sip0.ucie.cube2->cube3"}));
 }
 
 TEST(Topology, MeshAndAllToAllCubeTopologies) {

@@ -3,13 +3,12 @@
 // crossing the bisection, and they saturate when each node injects 4/k of a link's bandwidth;
 // injection itself is limited to one link. So the saturation throughput per node is
 // min(4/k, 1) x link bandwidth.
-#include "components/traffic/uniform_traffic.hpp"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 #include "components/system/system.hpp"
+#include "components/traffic/uniform_traffic.hpp"
 #include "system_config_for_tests.hpp"
 
 namespace cubesim::components {
@@ -72,7 +71,8 @@ TEST_P(UniformTraffic, LatencyAtTwentyPercentLoadIsWithinTwentyFivePercentOfZero
 
 INSTANTIATE_TEST_SUITE_P(Mesh, UniformTraffic, ::testing::Values(4u, 8u),
                          [](const auto& param_info) {
-                           return std::to_string(param_info.param) + "x" + std::to_string(param_info.param);
+                           return std::to_string(param_info.param) + "x" +
+                                  std::to_string(param_info.param);
                          });
 
 }  // namespace

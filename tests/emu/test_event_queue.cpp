@@ -1,5 +1,3 @@
-#include "emu/event_queue.hpp"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,11 +7,17 @@
 #include <tuple>
 #include <vector>
 
+#include "emu/event_queue.hpp"
+
 using namespace cubesim::emu;
 
 namespace {
-void* id(std::uintptr_t i) { return reinterpret_cast<void*>(i); }
-std::uintptr_t id_of(const EventQueue::Entry& e) { return reinterpret_cast<std::uintptr_t>(e.payload); }
+void* id(std::uintptr_t i) {
+  return reinterpret_cast<void*>(i);
+}
+std::uintptr_t id_of(const EventQueue::Entry& e) {
+  return reinterpret_cast<std::uintptr_t>(e.payload);
+}
 }  // namespace
 
 TEST(EventQueue, PopsInTimeOrder) {
@@ -153,8 +157,7 @@ const Workload kWorkloads[] = {
      },
      3000},
     {"log-uniform delays over 40 binary orders",
-     [](std::mt19937_64& rng, int) -> Tick { return (Tick{1} << (rng() % 40)) + rng() % 7; },
-     2000},
+     [](std::mt19937_64& rng, int) -> Tick { return (Tick{1} << (rng() % 40)) + rng() % 7; }, 2000},
     {"a queue that keeps draining to empty",
      [](std::mt19937_64& rng, int) -> Tick { return rng() % 100000; }, 3},
 };

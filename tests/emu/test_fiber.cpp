@@ -1,11 +1,10 @@
-#include "emu/fiber.hpp"
-
 #include <gtest/gtest.h>
 
 #include <set>
 #include <string>
 #include <vector>
 
+#include "emu/fiber.hpp"
 #include "emu/scheduler.hpp"
 #include "emu/stack_pool.hpp"
 

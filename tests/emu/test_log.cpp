@@ -1,10 +1,9 @@
-#include "emu/log.hpp"
-
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>
 
 #include <sstream>
 
+#include "emu/log.hpp"
 #include "emu/scheduler.hpp"
 
 using namespace cubesim::emu;

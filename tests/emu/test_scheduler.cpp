@@ -1,5 +1,4 @@
-#include "emu/scheduler.hpp"
-
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -7,9 +6,8 @@
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "emu/errors.hpp"
+#include "emu/scheduler.hpp"
 #include "emu/waitable.hpp"
 
 using namespace cubesim::emu;
@@ -18,14 +16,14 @@ using testing::HasSubstr;
 namespace {
 
 // Checks that `statement` throws E whose what() contains every given fragment.
-#define EXPECT_THROW_WITH(statement, E, ...)                                  \
-  do {                                                                        \
-    try {                                                                     \
-      statement;                                                              \
-      ADD_FAILURE() << "expected " #E;                                        \
-    } catch (const E& e) {                                                    \
+#define EXPECT_THROW_WITH(statement, E, ...)                                         \
+  do {                                                                               \
+    try {                                                                            \
+      statement;                                                                     \
+      ADD_FAILURE() << "expected " #E;                                               \
+    } catch (const E& e) {                                                           \
       for (const char* part : {__VA_ARGS__}) EXPECT_THAT(e.what(), HasSubstr(part)); \
-    }                                                                         \
+    }                                                                                \
   } while (0)
 
 }  // namespace
@@ -36,7 +34,8 @@ TEST(Scheduler, CallbacksRunInTimeThenPriorityThenInsertionOrder) {
   s.schedule_at(20, [&] { order.push_back("t20"); });
   s.schedule_at(10, [&] { order.push_back("t10-first"); });
   s.schedule_at(10, [&] { order.push_back("t10-second"); });
-  s.schedule_at(10, [&] { order.push_back("t10-urgent"); }, -1);
+  s.schedule_at(
+      10, [&] { order.push_back("t10-urgent"); }, -1);
   const RunResult r = s.run();
   EXPECT_EQ(order, (std::vector<std::string>{"t10-urgent", "t10-first", "t10-second", "t20"}));
   EXPECT_EQ(r.reason, StopReason::idle);
@@ -189,7 +188,8 @@ TEST(Scheduler, AThrowingCallbackEndsTheRunNamingItAndTheTime) {
     } guard{cleaned_up};
     never.wait();
   });
-  s.schedule_at(ns(7), [] { throw std::runtime_error("link table corrupt"); }, 0, "noc-arbiter");
+  s.schedule_at(
+      ns(7), [] { throw std::runtime_error("link table corrupt"); }, 0, "noc-arbiter");
   EXPECT_THROW_WITH(s.run(), CallbackError,
                     "event callback 'noc-arbiter' failed at simulated time 7 ns",
                     "link table corrupt");

@@ -1,9 +1,9 @@
-#include "emu/stats.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
+
+#include "emu/stats.hpp"
 
 using namespace cubesim::emu;
 

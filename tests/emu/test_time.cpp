@@ -1,8 +1,8 @@
-#include "emu/time.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
+
+#include "emu/time.hpp"
 
 using namespace cubesim::emu;
 

@@ -1,10 +1,10 @@
-#include "emu/trace.hpp"
-
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "emu/trace.hpp"
 
 using namespace cubesim::emu;
 namespace fs = std::filesystem;

@@ -1,11 +1,10 @@
-#include "emu/waitable.hpp"
-
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "emu/errors.hpp"
+#include "emu/waitable.hpp"
 
 using namespace cubesim::emu;
 

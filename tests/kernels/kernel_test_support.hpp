@@ -15,8 +15,12 @@ namespace cubesim::kernels::testing {
 inline std::string spec_path(const std::string& name) {
   return std::string(CUBESIM_SOURCE_DIR) + "/specs/" + name;
 }
-inline Spec tiny() { return Spec::load(spec_path("tiny.json")); }
-inline Spec two_sips() { return tiny().with("system.sips.count", 2); }
+inline Spec tiny() {
+  return Spec::load(spec_path("tiny.json"));
+}
+inline Spec two_sips() {
+  return tiny().with("system.sips.count", 2);
+}
 
 // A shipped spec by file name, or "two_sips": tiny.json with two SIPs.
 inline Spec spec_named(const std::string& name) {
@@ -31,7 +35,9 @@ struct NumericsCase {
   std::string name;
 };
 // Names the case in test listings (gtest would print its bytes).
-inline void PrintTo(const NumericsCase& c, std::ostream* os) { *os << c.name; }
+inline void PrintTo(const NumericsCase& c, std::ostream* os) {
+  *os << c.name;
+}
 
 // What every numerics case asserts of a harness run: it verified, and checked something.
 inline void expect_verified(const Outcome& o) {

@@ -6,9 +6,9 @@
 #include <cubesim/cubesim.hpp>
 #include <ostream>
 
+#include "kernel_test_support.hpp"
 #include "kernels/attention_similarity.hpp"
 #include "kernels/harness.hpp"
-#include "kernel_test_support.hpp"
 
 namespace cubesim::kernels {
 namespace {

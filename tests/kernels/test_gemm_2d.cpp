@@ -6,17 +6,17 @@
 #include <ostream>
 #include <set>
 
+#include "kernel_test_support.hpp"
 #include "kernels/gemm_2d.hpp"
 #include "kernels/harness.hpp"
-#include "kernel_test_support.hpp"
 
 namespace cubesim::kernels {
 namespace {
 
-using testing::spec_path;
-using testing::tiny;
 using testing::expect_verified;
 using testing::spec_named;
+using testing::spec_path;
+using testing::tiny;
 using testing::two_sips;
 
 using ::testing::HasSubstr;

@@ -6,8 +6,8 @@
 #include <cubesim/cubesim.hpp>
 #include <set>
 
-#include "kernels/registry.hpp"
 #include "kernel_test_support.hpp"
+#include "kernels/registry.hpp"
 
 namespace cubesim::kernels {
 namespace {

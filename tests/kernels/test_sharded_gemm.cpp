@@ -6,17 +6,17 @@
 #include <cubesim/cubesim.hpp>
 #include <ostream>
 
-#include "kernels/harness.hpp"
 #include "kernel_test_support.hpp"
+#include "kernels/harness.hpp"
 #include "kernels/sharded_gemm.hpp"
 
 namespace cubesim::kernels {
 namespace {
 
-using testing::spec_path;
-using testing::tiny;
 using testing::expect_verified;
 using testing::spec_named;
+using testing::spec_path;
+using testing::tiny;
 using testing::two_sips;
 
 using ::testing::HasSubstr;

@@ -5,8 +5,8 @@
 #include <cubesim/cubesim.hpp>
 #include <ostream>
 
-#include "kernels/harness.hpp"
 #include "kernel_test_support.hpp"
+#include "kernels/harness.hpp"
 #include "kernels/vector_add.hpp"
 
 namespace cubesim::kernels {

@@ -37,7 +37,8 @@ TEST(CompositeGemm, F16TileTimesRefMatchesFp64) {
   sim.write(pa, a);
   sim.write(pb, b);
   sim.launch_on(Grid{.pes = 1, .cubes = 1}, [&](tl::Context& tl) {
-    auto h = tl.composite(Op::gemm, tl.load(pa, {m, k}, DType::f16), tl.ref(pb, {k, n}, DType::f16), pc);
+    auto h =
+        tl.composite(Op::gemm, tl.load(pa, {m, k}, DType::f16), tl.ref(pb, {k, n}, DType::f16), pc);
     tl.wait(h);
   });
   expect_gemm(a, b, sim.read<half>(pc, m * n), m, k, n);
@@ -59,7 +60,8 @@ TEST(CompositeGemm, AWriteBetweenTwoGemmsIsSeenByTheSecond) {
   });
   sim.write(pb, b2);  // the same bytes, new values: the cached f32 copy of B is stale now
   sim.launch_on(Grid{.pes = 1, .cubes = 1}, [&](tl::Context& tl) {
-    auto h = tl.composite(Op::gemm, tl.load(pa, {m, k}, DType::f16), tl.ref(pb, {k, n}, DType::f16), c2);
+    auto h =
+        tl.composite(Op::gemm, tl.load(pa, {m, k}, DType::f16), tl.ref(pb, {k, n}, DType::f16), c2);
     tl.wait(h);
   });
   expect_gemm(a, b1, sim.read<half>(c1, m * n), m, k, n);
@@ -77,8 +79,8 @@ TEST(CompositeGemm, TransposedBAndF32OutputAndAccumulate) {
   std::vector<float> init(m * n, 0.75f);
   sim.write(pc, init);
   sim.launch_on(Grid{.pes = 1, .cubes = 1}, [&](tl::Context& tl) {
-    auto h = tl.composite(Op::gemm, tl.ref(pa, {m, k}, DType::f16), tl.ref(pb, {n, k}, DType::f16), pc,
-                          {.trans_b = true, .out_dtype = DType::f32, .accumulate = true});
+    auto h = tl.composite(Op::gemm, tl.ref(pa, {m, k}, DType::f16), tl.ref(pb, {n, k}, DType::f16),
+                          pc, {.trans_b = true, .out_dtype = DType::f32, .accumulate = true});
     tl.wait(h);
   });
   const auto c = sim.read<float>(pc, m * n);

@@ -3,9 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <vector>
-
 #include <cubesim/cubesim.hpp>
+#include <vector>
 
 #include "spec_path.hpp"
 

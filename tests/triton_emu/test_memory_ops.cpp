@@ -82,8 +82,7 @@ TEST(MemoryOps, HalfPrecisionValuesSurviveLoadAndStore) {
     tl.store(po, (th.to(DType::f32) + tb.to(DType::f32)));
   });
   const auto o = sim.read<float>(po, 256);
-  for (int i = 0; i < 256; ++i)
-    EXPECT_FLOAT_EQ(o[i], float(h[i]) + float(b[i])) << i;
+  for (int i = 0; i < 256; ++i) EXPECT_FLOAT_EQ(o[i], float(h[i]) + float(b[i])) << i;
 }
 
 TEST(MemoryOps, TimingOnlyRunsMoveNoDataButTakeTheSameTime) {

@@ -12,7 +12,9 @@
 namespace cubesim {
 namespace {
 
-double rel(double got, double want) { return std::abs(got - want) / std::max(std::abs(want), 1e-3); }
+double rel(double got, double want) {
+  return std::abs(got - want) / std::max(std::abs(want), 1e-3);
+}
 
 struct Math : ::testing::Test {
   Simulation sim{Spec::load(spec_path("tiny.json"))};
@@ -38,7 +40,7 @@ TEST_F(Math, ElementwiseBroadcastAndReductionsMatchFp64) {
   run([&](tl::Context& tl) {
     const auto a = tl.load(px, {r, c}, DType::f32);
     const auto b = tl.load(py, {c}, DType::f32);
-    const auto e = tl::exp(a * b - 0.5);          // broadcast the row over all rows
+    const auto e = tl::exp(a * b - 0.5);  // broadcast the row over all rows
     const auto s = tl::sum(e, 1);
     const auto mx = tl::max(a, 0);
     for (std::int64_t i = 0; i < r; ++i) {
@@ -76,7 +78,8 @@ TEST_F(Math, HalfPrecisionRoundsOncePerOperation) {
   sim.write(p + 3 * n * 2, by);
   run([&](tl::Context& tl) {
     const auto a = tl.load(p, {n}, DType::f16) * tl.load(p + n * 2, {n}, DType::f16);
-    const auto b = tl.load(p + 2 * n * 2, {n}, DType::bf16) * tl.load(p + 3 * n * 2, {n}, DType::bf16);
+    const auto b =
+        tl.load(p + 2 * n * 2, {n}, DType::bf16) * tl.load(p + 3 * n * 2, {n}, DType::bf16);
     EXPECT_EQ(a.dtype(), DType::f16);
     EXPECT_EQ(b.dtype(), DType::bf16);
     for (std::int64_t i = 0; i < n; ++i) {

@@ -19,7 +19,9 @@ struct TinyFigures {
                                             cfg.cube.hbm.channels)
         .transfer_time(bytes);
   }
-  Tick link_ser(std::uint64_t bytes) const { return cfg.cube.noc.link_bandwidth.transfer_time(bytes); }
+  Tick link_ser(std::uint64_t bytes) const {
+    return cfg.cube.noc.link_bandwidth.transfer_time(bytes);
+  }
 };
 
 // PE 0 of cube 0 sits on the node of tiny.json's only HBM controller, so a one-packet access
@@ -57,8 +59,8 @@ TEST(Timing, VectorMathCostsElementsOverLanesPlusLatencyCycles) {
     const auto b = a + a;
     t_add = tl.now() - t0;
   });
-  const std::uint64_t cycles = (1000 + c.pe.vector.lanes - 1) / c.pe.vector.lanes +
-                               c.pe.vector.latency_cycles;
+  const std::uint64_t cycles =
+      (1000 + c.pe.vector.lanes - 1) / c.pe.vector.lanes + c.pe.vector.latency_cycles;
   EXPECT_EQ(t_add, c.pe.clock.cycles_to_ticks(emu::Cycles{cycles}));
 }
 

@@ -106,10 +106,10 @@ std::string status_of(int exit_code) {
 
 json point_request(const Definition& def, const Point& point, bool want_report) {
   return {
-      {"index", point.index},           {"values", point.values},    {"spec_file", def.spec_file},
-      {"kernel", point.kernel},         {"sets", point.sets},        {"params", point.params},
-      {"timing_only", def.timing_only}, {"seed", def.seed},          {"stack_size", def.stack_size},
-      {"backend", def.backend},         {"network", def.network},    {"want_report", want_report}};
+      {"index", point.index},           {"values", point.values}, {"spec_file", def.spec_file},
+      {"kernel", point.kernel},         {"sets", point.sets},     {"params", point.params},
+      {"timing_only", def.timing_only}, {"seed", def.seed},       {"stack_size", def.stack_size},
+      {"backend", def.backend},         {"network", def.network}, {"want_report", want_report}};
 }
 
 json failed_row(const Point& point, const std::string& status, int exit_code,

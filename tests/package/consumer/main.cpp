@@ -1,6 +1,6 @@
 // A user's kernel, launched on the installed spec, checked numerically and for sharding.
-#include <cubesim/cubesim.hpp>
 #include <cstdio>
+#include <cubesim/cubesim.hpp>
 
 void scale(cubesim::tl::Context& tl, cubesim::Ptr x, cubesim::Ptr y, std::int64_t per) {
   const auto pid = tl.program_id(1) * tl.num_programs(0) + tl.program_id(0);
