@@ -17,6 +17,7 @@ packages=(
   libdnnl-dev ocl-icd-opencl-dev  # CPU GEMM backend (oneDNN needs the OpenCL loader to configure)
   libopenmpi-dev openmpi-bin      # distributed sweeps
   python3 python3-matplotlib      # sweep plots
+  clang-format                    # the formatting check in CI (tools/check-format.sh)
 )
 
 missing=()
