@@ -28,6 +28,15 @@ CallbackError::CallbackError(std::string label, Tick time, std::exception_ptr ca
       label_(std::move(label)),
       cause_(std::move(cause)) {}
 
+StackOverflowError::StackOverflowError(std::size_t stack_size, const std::string& how)
+    : std::runtime_error(fmt::format(
+          "stack overflow: the program needs more than its {} KiB fiber stack ({}); raise the "
+          "stack size (the CLI's --stack-size BYTES, e.g. --stack-size 256K; "
+          "SimOptions::stack_size in the library) or move large local arrays and deep recursion "
+          "off the stack",
+          stack_size / 1024, how)),
+      stack_size_(stack_size) {}
+
 namespace {
 std::string deadlock_report(Tick time, const std::vector<DeadlockError::Blocked>& blocked) {
   std::string text = fmt::format(

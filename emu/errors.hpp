@@ -57,6 +57,17 @@ class DeadlockError : public SimError {
   std::vector<Blocked> blocked_;
 };
 
+// A process needed more stack than its fiber has. The process's fiber is abandoned (never
+// resumed or unwound: its frames may be damaged); the rest of the run ends as for any error.
+class StackOverflowError : public std::runtime_error {
+ public:
+  StackOverflowError(std::size_t stack_size, const std::string& how);
+  std::size_t stack_size() const { return stack_size_; }
+
+ private:
+  std::size_t stack_size_;
+};
+
 // The message of an exception_ptr's exception, or a placeholder for non-std exceptions.
 std::string describe_exception(const std::exception_ptr& e);
 

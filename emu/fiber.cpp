@@ -1,5 +1,6 @@
 #include "emu/fiber.hpp"
 
+#include <new>
 #include <utility>
 
 #include "emu/stack_pool.hpp"
@@ -35,9 +36,16 @@ std::uint32_t Fiber::start(StackPool& pool, Body body, void* arg) {
                            if (switched_from_) switched_from_->context_ = std::move(caller);
                            Fiber& next = body(arg);
                            switched_from_ = nullptr;
+                           running_stack_bottom_ = next.stack_bottom_;
                            return std::move(next.context_);
                          });
   return slot;
+}
+
+void Fiber::forget() noexcept {
+  // Reusing the storage ends the old object's lifetime without its destructor, which would
+  // resume the context to unwind it.
+  ::new (static_cast<void*>(&context_)) boost::context::fiber();
 }
 
 }  // namespace cubesim::emu

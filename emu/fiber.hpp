@@ -49,10 +49,20 @@ class Fiber {
     }
   }
 
+  // The lowest usable stack address of the fiber running on this thread (nullptr: the thread's
+  // own stack). Read by the stack-overflow handler, so it can only ever name the fiber whose
+  // stack ran out.
+  static const void* running_stack_bottom() noexcept { return running_stack_bottom_; }
+  // Drops the held context without unwinding it: for a context that can never be resumed (its
+  // stack was abandoned, or it was continued another way).
+  void forget() noexcept;
+
   static void switch_to(Fiber& self, Fiber& to) {
     self.stack_hint_ = __builtin_frame_address(0);
     switched_from_ = &self;
+    running_stack_bottom_ = to.stack_bottom_;
     boost::context::fiber from = std::move(to.context_).resume();
+    running_stack_bottom_ = self.stack_bottom_;
     if (switched_from_) switched_from_->context_ = std::move(from);
   }
 
@@ -60,6 +70,7 @@ class Fiber {
   // The context that most recently switched away; the context being resumed stores the
   // continuation Boost hands it there. Null when the switching context has finished.
   static inline thread_local Fiber* switched_from_ = nullptr;
+  static inline thread_local const void* running_stack_bottom_ = nullptr;
   boost::context::fiber context_;
   void* stack_hint_ = nullptr;  // a frame address near where this fiber was suspended
   const void* stack_bottom_ = nullptr;

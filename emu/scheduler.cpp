@@ -125,6 +125,7 @@ void Scheduler::wait_until(Tick time) {
 }
 
 void Scheduler::sleep_until(Process& self, Tick time) {
+  check_canary(self);  // before its wake-up is queued: an overflow error leaves nothing behind
   // Fast paths, equivalent to push_wake() + suspend() but with at most one heap walk: the
   // timed wake-up is the hot loop of every simulation.
   if (!stopping_ && time <= limits_.until && events_ < limits_.max_events) {
@@ -144,7 +145,6 @@ void Scheduler::sleep_until(Process& self, Tick time) {
       queue_.replace_top(time, order, wake_payload(&self));
       prefetch_next();
       self.state_ = Process::State::waiting;
-      check_canary(self);
       Fiber::switch_to(self.fiber_, next->fiber_);
       resumed(self);
       return;
@@ -180,10 +180,11 @@ void Scheduler::prefetch_next() const {
 }
 
 void Scheduler::check_canary(const Process& p) const {
-  if (!p.guarded_ && !stacks_.canary_intact(p.stack_slot_)) {
-    detail::report_stack_overflow(p.name_.c_str(), stacks_.stack_size(),
-                                  "its canary word was overwritten");
-  }
+  // On the process's own stack: its frames are whole (what overflowed has returned), so the
+  // error unwinds it like any other.
+  if (!p.guarded_ && !stacks_.canary_intact(p.stack_slot_)) [[unlikely]]
+    throw StackOverflowError(stacks_.stack_size(),
+                             "its unguarded stack's canary word was overwritten");
 }
 
 void Scheduler::suspend(Process& self) {
@@ -254,7 +255,13 @@ Fiber& Scheduler::process_main(void* arg) {
 }
 
 void Scheduler::finish(Process& p) {
-  check_canary(p);
+  if (!p.guarded_ && !stacks_.canary_intact(p.stack_slot_) && !error_) {
+    error_ = std::make_exception_ptr(ProcessError(
+        p.name_, now_,
+        std::make_exception_ptr(StackOverflowError(
+            stacks_.stack_size(), "its unguarded stack's canary word was overwritten"))));
+    stopping_ = true;
+  }
   p.body_ = nullptr;
   p.state_ = Process::State::finished;
   p.finish_time_ = now_;
@@ -294,6 +301,43 @@ RunResult Scheduler::run(RunLimits limits) {
   }
   limits_ = limits;
   LogClockScope clock(&now_);
+  // A process whose stack overflows comes back here from the signal handler (siglongjmp): its
+  // fiber is abandoned, the others are finished as for any error. Armed once per run() call;
+  // sigsetjmp saves the signal mask, which the handler's return would otherwise leave blocking
+  // SIGSEGV.
+  detail::OverflowRecovery recovery;
+  detail::RecoveryScope armed(&recovery);
+  if (sigsetjmp(recovery.env, 1) != 0) abandon_overflowed(recovery.fault);
+  return run_loop(limits);
+}
+
+void Scheduler::abandon_overflowed(const detail::FaultAttribution& fault) {
+  // The thread's own context was left inside a switch that will never return.
+  main_fiber_.forget();
+  Process* victim = nullptr;
+  for (const auto& p : processes_)
+    if (p->state_ != Process::State::finished && p->fiber_.stack_bottom() == fault.stack_bottom)
+      victim = p.get();
+  current_ = nullptr;
+  const std::string name = victim ? victim->name_ : std::string(fault.label ? fault.label : "?");
+  if (victim) {
+    // Finished without unwinding: its stack stays taken (never reused) until the scheduler goes.
+    victim->body_ = nullptr;
+    victim->state_ = Process::State::finished;
+    victim->finish_time_ = now_;
+    Process* moved = live_.back();
+    live_[victim->live_index_] = moved;
+    moved->live_index_ = victim->live_index_;
+    live_.pop_back();
+    ++abandoned_;
+  }
+  const char* how = fault.guard_hit ? "it touched the guard page below the stack"
+                                    : "it ran past the end of its unguarded stack";
+  fail(std::make_exception_ptr(ProcessError(
+      name, now_, std::make_exception_ptr(StackOverflowError(fault.stack_size, how)))));
+}
+
+RunResult Scheduler::run_loop(RunLimits limits) {
   for (;;) {
     if (Process* p = pop_due_wake()) {
       Fiber::switch_to(main_fiber_, p->fiber_);
@@ -343,7 +387,7 @@ void Waitable::block() {
   self.waiting_on_ = this;
   try {
     scheduler_.suspend(self);
-  } catch (const Killed&) {
+  } catch (...) {  // killed, or its canary found an overflow before it could park
     if (self.waiting_on_ == this) remove(self);
     self.waiting_on_ = nullptr;
     throw;

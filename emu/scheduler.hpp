@@ -17,6 +17,9 @@
 //  - Events run in (time, priority, insertion sequence) order: a run is deterministic.
 //  - run() returns when a stop condition holds (RunResult says which); it throws ProcessError,
 //    CallbackError or DeadlockError when a run cannot go on, after finishing every process.
+//    A process whose stack overflows ends the run with a ProcessError whose cause is a
+//    StackOverflowError; its fiber is abandoned, not unwound (abandoned_processes() counts
+//    them), so what lived on its stack is never destroyed.
 //  - A run stopped by a limit can be continued by calling run() again.
 //  - Process objects stay valid until the scheduler is destroyed.
 
@@ -32,6 +35,7 @@
 
 #include "emu/event_queue.hpp"
 #include "emu/fiber.hpp"
+#include "emu/stack_overflow.hpp"
 #include "emu/stack_pool.hpp"
 #include "emu/time.hpp"
 
@@ -108,6 +112,7 @@ class Scheduler {
   std::uint64_t events_executed() const { return events_; }
   std::size_t live_processes() const { return live_.size(); }
   std::size_t pending_events() const { return queue_.size(); }
+  std::size_t abandoned_processes() const { return abandoned_; }
 
   // Callbacks run as no process (see above for on which stack). `label` names the callback in
   // error reports; it is kept as a pointer, so pass a string literal (or text that outlives
@@ -164,6 +169,8 @@ class Scheduler {
   Process* pop_due_wake();     // the next event, if it is a wake-up allowed to run now
   void finish(Process& p);
   void end_run();  // finish every process and drop every event
+  RunResult run_loop(RunLimits limits);
+  [[noreturn]] void abandon_overflowed(const detail::FaultAttribution& fault);
   [[noreturn]] void fail(std::exception_ptr error);
   CallbackNode* new_node(const char* label);
   void free_node(CallbackNode* n);
@@ -178,6 +185,7 @@ class Scheduler {
   Process* current_ = nullptr;
   bool stopping_ = false;  // an error is pending or processes are being finished
   std::exception_ptr error_;
+  std::size_t abandoned_ = 0;
   std::vector<std::unique_ptr<Process>> processes_;  // in spawn order
   std::vector<Process*> live_;
   std::deque<CallbackNode> nodes_;

@@ -1,11 +1,14 @@
 #include "emu/stack_overflow.hpp"
 
 #include <signal.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+
+#include "emu/fiber.hpp"
 
 namespace cubesim::emu::detail {
 namespace {
@@ -30,17 +33,52 @@ struct Message {
   }
 };
 
-void on_segv(int sig, siginfo_t* info, void* context) {
-  const auto addr = reinterpret_cast<std::uintptr_t>(info->si_addr);
-  for (GuardedRegion& r : g_regions) {
+thread_local OverflowRecovery* t_recovery = nullptr;
+
+struct SlotHit {
+  const GuardedRegion* region = nullptr;
+  std::uint32_t slot = 0;
+  bool in_guard = false;
+};
+
+SlotHit find_slot(std::uintptr_t addr) {
+  for (const GuardedRegion& r : g_regions) {
     const std::uintptr_t base = r.base.load(std::memory_order_acquire);
     if (base == 0 || addr < base || addr >= base + r.stride * r.slots) continue;
-    const std::size_t slot = (addr - base) / r.stride;
-    if ((addr - base) % r.stride >= r.guard) continue;  // a fault inside a live stack: not ours
-    const char* label = r.owners[slot].load(std::memory_order_relaxed);
-    report_stack_overflow(label, r.stack_size, "it touched the guard page below the stack");
+    const auto slot = static_cast<std::uint32_t>((addr - base) / r.stride);
+    return {&r, slot, (addr - base) % r.stride < r.guard};
   }
-  // Not a guard page: hand the fault to whoever handled it before (default: core dump).
+  return {};
+}
+
+std::uintptr_t stack_pointer_of(void* context) {
+  const auto* uc = static_cast<const ucontext_t*>(context);
+#if defined(__x86_64__)
+  return static_cast<std::uintptr_t>(uc->uc_mcontext.gregs[REG_RSP]);
+#elif defined(__aarch64__)
+  return static_cast<std::uintptr_t>(uc->uc_mcontext.sp);
+#else
+  (void)uc;
+  return 0;  // unknown: no fault is attributed
+#endif
+}
+
+void on_segv(int sig, siginfo_t* info, void* context) {
+  const FaultAttribution f =
+      attribute_fault(reinterpret_cast<std::uintptr_t>(info->si_addr), stack_pointer_of(context),
+                      Fiber::running_stack_bottom());
+  if (f.overflow) {
+    if (OverflowRecovery* r = t_recovery) {
+      t_recovery = nullptr;  // one jump per arming
+      r->fault = f;
+      siglongjmp(r->env, 1);
+    }
+    report_stack_overflow(f.label, f.stack_size,
+                          f.guard_hit ? "it touched the guard page below the stack"
+                                      : "it ran past the end of its stack");
+  }
+  // Not an overflow we can attribute: hand the fault to whoever handled it before (default:
+  // core dump).
   if (g_previous.sa_flags & SA_SIGINFO) {
     if (g_previous.sa_sigaction) return g_previous.sa_sigaction(sig, info, context);
   } else if (g_previous.sa_handler != SIG_DFL && g_previous.sa_handler != SIG_IGN) {
@@ -85,8 +123,36 @@ void install_stack_overflow_handler() {
   thread_local AltStack alt_stack;
 }
 
+FaultAttribution attribute_fault(std::uintptr_t fault_addr, std::uintptr_t stack_pointer,
+                                 const void* running_stack_bottom) {
+  FaultAttribution f;
+  if (running_stack_bottom == nullptr || stack_pointer == 0) return f;
+  const auto bottom = reinterpret_cast<std::uintptr_t>(running_stack_bottom);
+  const SlotHit running = find_slot(bottom);
+  if (running.region == nullptr) return f;
+  // The stack has run out when the stack pointer is down at (or, within the ABI's 128-byte red
+  // zone of a leaf function, just above) the bottom and the fault lies below the bottom.
+  constexpr std::uintptr_t kRedZone = 128;
+  if (stack_pointer >= bottom + kRedZone + 64 || fault_addr >= bottom) return f;
+  f.overflow = true;
+  f.label = running.region->owners[running.slot].load(std::memory_order_relaxed);
+  f.stack_size = running.region->stack_size;
+  f.stack_bottom = running_stack_bottom;
+  const SlotHit at = find_slot(fault_addr);
+  f.guard_hit = at.region == running.region && at.slot == running.slot && at.in_guard &&
+                running.region->guarded;
+  return f;
+}
+
+RecoveryScope::RecoveryScope(OverflowRecovery* r) : previous_(t_recovery) {
+  t_recovery = r;
+}
+RecoveryScope::~RecoveryScope() {
+  t_recovery = previous_;
+}
+
 GuardedRegion* register_region(std::uintptr_t base, std::size_t stride, std::size_t guard,
-                               std::size_t stack_size, std::uint32_t slots,
+                               bool guarded, std::size_t stack_size, std::uint32_t slots,
                                std::atomic<const char*>* owners) {
   static std::mutex mutex;
   std::lock_guard lock(mutex);
@@ -94,6 +160,7 @@ GuardedRegion* register_region(std::uintptr_t base, std::size_t stride, std::siz
     if (r.base.load(std::memory_order_relaxed) != 0) continue;
     r.stride = stride;
     r.guard = guard;
+    r.guarded = guarded;
     r.stack_size = stack_size;
     r.slots = slots;
     r.owners = owners;

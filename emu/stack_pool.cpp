@@ -76,10 +76,10 @@ void StackPool::grow() {
       break;
     }
   }
-  if (slab->guarded) {
-    slab->region = detail::register_region(reinterpret_cast<std::uintptr_t>(slab->base), stride_,
-                                           page_, usable_, kSlotsPerSlab, slab->owners.get());
-  }
+  // Unguarded slabs too: the overflow handler names the fiber running on them.
+  slab->region =
+      detail::register_region(reinterpret_cast<std::uintptr_t>(slab->base), stride_, page_,
+                              slab->guarded, usable_, kSlotsPerSlab, slab->owners.get());
   const auto first = static_cast<std::uint32_t>(slabs_.size() * kSlotsPerSlab);
   slabs_.push_back(std::move(slab));
   // Push in reverse so the lowest slot is handed out first.

@@ -8,9 +8,10 @@
 // (a multiple of 256 bytes within the top page) to spread them over the L1 sets too.
 //
 // Overflow: a write into a guard page raises SIGSEGV; the handler (emu/stack_overflow.cpp) names
-// the process that owns the stack and the stack size, then ends the program (exit code 3). When
-// the kernel refuses more guard pages (vm.max_map_count; 2 mappings per guard), further slabs go
-// unguarded and a canary word at the bottom of each stack is checked at every context switch.
+// the process whose fiber was running and the stack size, and Scheduler::run() turns it into an
+// error. When the kernel refuses more guard pages (vm.max_map_count; 2 mappings per guard),
+// further slabs go unguarded: an overflow there that faults is still named by the running
+// fiber, and a canary word at the bottom of each stack is checked at every context switch.
 
 #include <cstddef>
 #include <cstdint>

@@ -4,8 +4,10 @@
 #include <string>
 #include <vector>
 
+#include "emu/errors.hpp"
 #include "emu/fiber.hpp"
 #include "emu/scheduler.hpp"
+#include "emu/stack_overflow.hpp"
 #include "emu/stack_pool.hpp"
 
 using namespace cubesim::emu;
@@ -95,14 +97,105 @@ int deep(int n) {
 }
 }  // namespace
 
-TEST(FiberDeathTest, StackOverflowNamesTheProcessAndTheStackSetting) {
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_EXIT(
-      {
-        Scheduler s(SchedulerOptions{.stack_size = 32 * 1024});
-        s.spawn("pe[0,1,2]", [] { deep(0); });
-        s.run();
-      },
-      testing::ExitedWithCode(3),
-      "stack overflow in process 'pe\\[0,1,2\\]'.*32 KiB fiber stack.*raise the stack size");
+template <typename E>
+const E* cause_as(const ProcessError& e, std::string& what) {
+  try {
+    std::rethrow_exception(e.cause());
+  } catch (const E& c) {
+    what = c.what();
+    return &c;  // the exception object outlives this frame: e holds it
+  } catch (...) {
+  }
+  return nullptr;
+}
+
+TEST(StackOverflow, EndsTheRunWithAnErrorNamingTheProcessAndTheProgramLivesOn) {
+  Scheduler s(SchedulerOptions{.stack_size = 32 * 1024});
+  bool waiter_finished = false;
+  s.spawn("pe[0,1,2]", [] { deep(0); });
+  s.spawn("waiter", [&] {
+    s.wait_for(ns(1000));
+    waiter_finished = true;
+  });
+  try {
+    s.run();
+    FAIL() << "no error";
+  } catch (const ProcessError& e) {
+    EXPECT_EQ(e.process(), "pe[0,1,2]");
+    std::string what;
+    const auto* so = cause_as<StackOverflowError>(e, what);
+    ASSERT_NE(so, nullptr) << e.what();
+    EXPECT_EQ(so->stack_size(), 32u * 1024);
+    EXPECT_NE(what.find("32 KiB fiber stack"), std::string::npos) << what;
+    EXPECT_NE(what.find("guard page"), std::string::npos) << what;
+    EXPECT_NE(what.find("raise the stack size"), std::string::npos) << what;
+  }
+  EXPECT_FALSE(waiter_finished);  // finished (unwound) when the run stopped
+  EXPECT_EQ(s.abandoned_processes(), 1u);
+  EXPECT_EQ(s.live_processes(), 0u);
+  // The scheduler goes on with new processes.
+  bool ran = false;
+  s.spawn("after", [&] {
+    s.wait_for(ns(5));
+    ran = true;
+  });
+  s.run();
+  EXPECT_TRUE(ran);
+}
+
+TEST(StackOverflow, AProcessHandedControlDirectlyOverflowsAndTheOneBeforeItIsUnwound) {
+  // "q" hands over straight to "p" (no switch through the scheduler's own stack), so when p
+  // overflows the scheduler's context is one that will never be resumed.
+  Scheduler s(SchedulerOptions{.stack_size = 32 * 1024});
+  int unwound = 0;
+  struct Count {
+    int& n;
+    ~Count() { ++n; }
+  };
+  s.spawn("p", [&] {
+    s.wait_for(ns(10));
+    deep(0);
+  });
+  s.spawn("q", [&] {
+    Count c{unwound};
+    s.wait_for(ns(5));
+    s.wait_for(ns(20));
+  });
+  EXPECT_THROW(s.run(), ProcessError);
+  EXPECT_EQ(unwound, 1);
+  EXPECT_EQ(s.abandoned_processes(), 1u);
+}
+
+TEST(StackOverflow, TheHandlerNamesTheRunningFiberNeverTheStackItRanInto) {
+  StackPool pool(64 * 1024);
+  const auto below = pool.acquire(), above = pool.acquire();  // adjacent slots of one slab
+  pool.set_owner(below.slot, "below");
+  pool.set_owner(above.slot, "above");
+  const auto bottom = [](const StackPool::Stack& st) {
+    return reinterpret_cast<std::uintptr_t>(st.top) - st.size;
+  };
+  const std::uintptr_t b_below = bottom(below), b_above = bottom(above);
+  ASSERT_LT(b_below, b_above);
+  auto as_ptr = [](std::uintptr_t a) { return reinterpret_cast<const void*>(a); };
+  // "above" runs past its bottom into its own guard page.
+  auto f = detail::attribute_fault(b_above - 128, b_above - 96, as_ptr(b_above));
+  EXPECT_TRUE(f.overflow);
+  EXPECT_STREQ(f.label, "above");
+  EXPECT_TRUE(f.guard_hit);
+  EXPECT_EQ(f.stack_size, pool.stack_size());
+  // "above" ran all the way through "below"'s stack (as on unguarded slabs) and hit its guard:
+  // still "above", the fiber that was running.
+  f = detail::attribute_fault(b_below - 128, b_below - 64, as_ptr(b_above));
+  EXPECT_TRUE(f.overflow);
+  EXPECT_STREQ(f.label, "above");
+  EXPECT_FALSE(f.guard_hit);
+  // A wild pointer into a guard page while the stack is fine: not an overflow at all.
+  f = detail::attribute_fault(b_above - 128, b_below + 8192, as_ptr(b_below));
+  EXPECT_FALSE(f.overflow);
+  // The thread's own stack, or memory that is no fiber's stack: nobody is named.
+  EXPECT_FALSE(detail::attribute_fault(b_above - 128, b_above - 96, nullptr).overflow);
+  EXPECT_FALSE(
+      detail::attribute_fault(64, 32, as_ptr(reinterpret_cast<std::uintptr_t>(&f))).overflow);
+  pool.release(below.top);
+  pool.release(above.top);
 }
