@@ -15,18 +15,43 @@ std::string ProgramCoord::str() const {
          std::to_string(id[2]) + ")";
 }
 
-void AccessLog::record(std::uint32_t program, std::uint32_t epoch, std::uint64_t begin,
-                       std::uint64_t end, bool write) {
-  if (begin >= end) return;
+void AccessLog::append(const Access& a) {
   if (!accesses_.empty()) {  // extend the previous record when this one continues it
     Access& last = accesses_.back();
-    if (last.program == program && last.epoch == epoch && last.write == write &&
-        last.end == begin) {
-      last.end = end;
+    if (last.program == a.program && last.epoch == a.epoch && last.until == a.until &&
+        last.op == a.op && last.write == a.write && last.end == a.begin) {
+      last.end = a.end;
       return;
     }
   }
-  accesses_.push_back({program, epoch, begin, end, write});
+  accesses_.push_back(a);
+}
+
+void AccessLog::record(std::uint32_t program, std::uint32_t epoch, std::uint64_t begin,
+                       std::uint64_t end, bool write) {
+  if (begin >= end) return;
+  append({program, epoch, epoch, 0, begin, end, write});
+}
+
+void AccessLog::record_async(std::uint32_t program, std::uint32_t epoch, std::uint32_t op,
+                             std::uint64_t begin, std::uint64_t end, bool write) {
+  if (begin >= end) return;
+  const std::size_t before = accesses_.size();
+  append({program, epoch, kInFlight, op, begin, end, write});
+  if (accesses_.size() == before) return;  // extended the operation's previous record
+  if (in_flight_.size() <= program) {
+    in_flight_.resize(program + 1);
+    in_flight_head_.resize(program + 1, 0);
+  }
+  in_flight_[program].push_back(accesses_.size() - 1);
+}
+
+void AccessLog::waited(std::uint32_t program, std::uint32_t op, std::uint32_t epoch) {
+  if (program >= in_flight_.size()) return;
+  auto& open = in_flight_[program];
+  std::size_t& head = in_flight_head_[program];
+  for (; head < open.size() && accesses_[open[head]].op <= op; ++head)
+    accesses_[open[head]].until = epoch;
 }
 
 Coverage coverage(const AccessLog& log, Ptr region, std::uint64_t bytes) {
@@ -96,7 +121,8 @@ std::vector<Race> races(const AccessLog& log, std::size_t max_reported) {
   };
   auto check = [&](const AccessLog::Access& x, const std::vector<const AccessLog::Access*>& v) {
     for (const auto* y : v) {
-      if (y->program == x.program || y->epoch != x.epoch) continue;
+      // Ordered: same program, or one's epochs all end before the other's begin.
+      if (y->program == x.program || x.until < y->epoch || y->until < x.epoch) continue;
       const bool ww = x.write && y->write;
       const auto key =
           std::make_tuple(std::min(x.program, y->program), std::max(x.program, y->program), ww);
@@ -104,7 +130,8 @@ std::vector<Race> races(const AccessLog& log, std::size_t max_reported) {
       out.push_back({{std::max(x.begin, y->begin), std::min(x.end, y->end)},
                      std::min(x.program, y->program),
                      std::max(x.program, y->program),
-                     ww});
+                     ww,
+                     x.until != x.epoch || y->until != y->epoch});
       if (out.size() >= max_reported) return true;
     }
     return false;
@@ -161,7 +188,10 @@ std::string describe(const std::vector<Race>& r, const std::vector<ProgramCoord>
   for (std::size_t i = 0; i < r.size() && i < max_items; ++i)
     s += "\n  " + program_str(r[i].first, coords) + " and " + program_str(r[i].second, coords) +
          (r[i].write_write ? " both write" : ": one reads what the other writes") + " [" +
-         hex_address(r[i].range.begin) + ", " + hex_address(r[i].range.end) + ")";
+         hex_address(r[i].range.begin) + ", " + hex_address(r[i].range.end) + ")" +
+         (r[i].in_flight ? " (through a composite still in flight: its program had not waited "
+                           "on it before the barrier)"
+                         : "");
   return s;
 }
 

@@ -3,6 +3,11 @@
 // output region written exactly once (gaps and overlaps, with program coordinates), and races
 // (two programs writing the same bytes, or one reading bytes another writes, with no barrier
 // between them). This is what users' sharding unit tests lean on.
+//
+// An access happens within an interval of epochs (barriers its program had passed): a load or
+// store within one, an asynchronous operation (a composite) anywhere from the epoch it was
+// issued in to the one its program waited on it in, or to the end of the launch if it never
+// did. Two accesses of different programs are ordered only if their intervals do not meet.
 
 #include <cstdint>
 #include <string>
@@ -19,20 +24,37 @@ struct ProgramCoord {
 
 class AccessLog {
  public:
+  static constexpr std::uint32_t kInFlight = UINT32_MAX;  // `until` of an operation not waited on
+
   struct Access {
     std::uint32_t program;
-    std::uint32_t epoch;  // barriers the program had passed
+    std::uint32_t epoch;  // barriers the program had passed when the access (or operation) began
+    std::uint32_t until;  // the last epoch it may happen in: `epoch` unless asynchronous
+    std::uint32_t op;     // the asynchronous operation (from begin_async()), 0 for a load/store
     std::uint64_t begin, end;
     bool write;
   };
 
+  // A load or store, done within `epoch`.
   void record(std::uint32_t program, std::uint32_t epoch, std::uint64_t begin, std::uint64_t end,
               bool write);
+  // An asynchronous operation's accesses: begin_async() names it, record_async() logs what it
+  // reads and writes (in flight until waited on), waited() says its program waited on it, and
+  // on every earlier operation of that program (a PE's engine runs them in order).
+  std::uint32_t begin_async() { return ++ops_; }
+  void record_async(std::uint32_t program, std::uint32_t epoch, std::uint32_t op,
+                    std::uint64_t begin, std::uint64_t end, bool write);
+  void waited(std::uint32_t program, std::uint32_t op, std::uint32_t epoch);
+
   const std::vector<Access>& accesses() const { return accesses_; }
-  void clear() { accesses_.clear(); }
 
  private:
+  void append(const Access& a);
+
   std::vector<Access> accesses_;
+  std::uint32_t ops_ = 0;
+  std::vector<std::vector<std::size_t>> in_flight_;  // per program: its open records, in order
+  std::vector<std::size_t> in_flight_head_;          // per program: the first still open
 };
 
 struct ByteRange {
@@ -53,6 +75,7 @@ struct Race {
   ByteRange range;
   std::uint32_t first, second;  // programs
   bool write_write;             // else one reads what the other writes
+  bool in_flight;               // an asynchronous operation not yet waited on is one of the two
 };
 
 // The checks; program coordinates come from `coords` (indexed by program).

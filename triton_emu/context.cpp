@@ -2,9 +2,12 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <climits>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
+#include "emu/log.hpp"
 #include "triton_emu/backends/gemm_backend.hpp"
 #include "triton_emu/errors.hpp"
 #include "triton_emu/gemm_engine.hpp"
@@ -72,10 +75,25 @@ void Context::sync() {
   launch_.trace_slice(pe_, false, "vector", start, start + t);
 }
 
+std::uint64_t Context::tile_bytes(const char* what, const Shape& shape, DType dtype) const {
+  const std::int64_t rows = shape.rows(), cols = shape.cols();
+  if (rows < 0 || cols < 0)
+    fault(std::string(what) + ": tile shape " + shape.str() +
+          " has a negative dimension; dimensions are element counts (0 or more)");
+  std::uint64_t n = 0, bytes = 0;
+  if (__builtin_mul_overflow(static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols),
+                             &n) ||
+      __builtin_mul_overflow(n, std::uint64_t{dtype_size(dtype)}, &bytes) ||
+      bytes > static_cast<std::uint64_t>(INT64_MAX))
+    fault(std::string(what) + ": a " + std::string(dtype_name(dtype)) + " tile of shape " +
+          shape.str() + " has more than 2^63 bytes; no PE's SRAM (" +
+          std::to_string(pe_.sram->capacity) + " bytes on " + pe_.name +
+          ") holds it: work on smaller blocks");
+  return bytes;
+}
+
 Tile Context::make_tile(Shape shape, DType dtype, bool values) {
-  if (shape.dims[0] < 0 || (shape.rank == 2 && shape.dims[1] < 0))
-    fault("tile shape " + shape.str() + " has a negative dimension");
-  const std::uint64_t bytes = static_cast<std::uint64_t>(shape.numel()) * dtype_size(dtype);
+  const std::uint64_t bytes = tile_bytes("tile", shape, dtype);
   auto& sram = *pe_.sram;
   if (bytes > sram.capacity - sram.used)
     fault("SRAM overflow on " + pe_.name + ": a " + std::string(dtype_name(dtype)) +
@@ -90,6 +108,7 @@ Tile Context::make_tile(Shape shape, DType dtype, bool values) {
   t.data_ = new Tile::Data;  // default-initialised: the values are written by the caller
   t.data_->sram = pe_.sram;
   t.data_->held = bytes;
+  t.data_->launch = sram.launch;
   sram.used += bytes;
   sram.peak = std::max(sram.peak, sram.used);
   // Timing-only runs keep values of i32 tiles only (index math and masks; see tile.cpp).
@@ -100,6 +119,10 @@ Tile Context::make_tile(Shape shape, DType dtype, bool values) {
 Tile Context::arange(std::int64_t start, std::int64_t end) {
   if (end < start)
     fault("arange(" + std::to_string(start) + ", " + std::to_string(end) + "): end < start");
+  if (start < INT32_MIN || end - 1 > INT32_MAX)
+    fault("arange(" + std::to_string(start) + ", " + std::to_string(end) +
+          "): the values do not fit the i32 index tile (-2^31 .. 2^31-1); index from the block "
+          "instead: offset the pointer by the block's start in bytes and take arange(0, block)");
   Tile t = make_tile(Shape{end - start}, DType::i32);
   charge_vector(static_cast<std::uint64_t>(end - start));
   {
@@ -131,6 +154,7 @@ void fill_value(std::byte* p, std::int64_t n, DType dtype, double value) {
       break;
     }
     case DType::i32: {
+      // Callers check the range (full() faults, load's `other` too): the cast is exact.
       const auto i = static_cast<std::int32_t>(value);
       std::memcpy(one, &i, 4);
       break;
@@ -140,7 +164,16 @@ void fill_value(std::byte* p, std::int64_t n, DType dtype, double value) {
 }
 }  // namespace
 
+void Context::check_fill_value(const char* what, double value, DType dtype) const {
+  if (dtype == DType::i32 &&
+      !(std::nearbyint(value) == value && value >= INT32_MIN && value <= INT32_MAX))
+    fault(std::string(what) + ": " + std::to_string(value) +
+          " is not an i32 value (an integer in -2^31 .. 2^31-1); use a float tile or an integer "
+          "in range");
+}
+
 Tile Context::full(Shape shape, double value, DType dtype) {
+  check_fill_value("full", value, dtype);
   Tile t = make_tile(shape, dtype);
   charge_vector(static_cast<std::uint64_t>(shape.numel()));
   if (!t.data_->bytes.empty()) fill_value(t.data_->bytes.data(), shape.numel(), dtype, value);
@@ -210,6 +243,8 @@ void Context::check_access(Ptr ptr, std::uint64_t bytes, DType dtype, const char
   } catch (const components::AddressError& e) {
     fault(std::string(e.what()) + "; check the offsets and shapes against the buffers allocated");
   }
+  if (!launch_.allocations.contains(ptr.addr, bytes))
+    fault(launch_.allocations.describe_miss(ptr.addr, bytes, what));
 }
 
 bool Context::plan_access(const char* what, Ptr ptr, const Shape& shape, DType dtype,
@@ -223,10 +258,36 @@ bool Context::plan_access(const char* what, Ptr ptr, const Shape& shape, DType d
     if (mask->numel() != shape.numel())
       fault(std::string(what) + ": the mask has shape " + mask->shape().str() + " but the tile " +
             shape.str());
-    if (mask->has_values()) mask_values = mask->to_i32();
+    if (mask->has_values()) {
+      mask_values = mask->to_mask();
+    } else if (mask->numel() > 0) {
+      // Timing-only runs keep index math only; a mask computed from loaded values would be
+      // guessed, and which elements move is what the time depends on.
+      fault(std::string(what) + " at " + hex_address(ptr.addr) +
+            ": the mask was computed from loaded values, which a timing-only run does not have, "
+            "so it cannot tell which elements move (and the time depends on it); run without "
+            "--timing-only (SimOptions::timing_only), or build the mask from index math only "
+            "(arange, program_id, constants)");
+    }
   }
   const bool masked = !mask_values.empty();
-  segments(l, ptr, dtype_size(dtype), masked ? &mask_values : nullptr, segments_);
+  if (shape.numel() == 0) {
+    segments_.clear();
+    return masked;
+  }
+  // The whole access must be addressable before it is cut into transfers.
+  const std::uint32_t size = dtype_size(dtype);
+  std::uint64_t last = 0, span = 0;
+  if (__builtin_mul_overflow(static_cast<std::uint64_t>(l.rows - 1),
+                             static_cast<std::uint64_t>(l.row_stride), &last) ||
+      __builtin_add_overflow(
+          last, static_cast<std::uint64_t>(l.cols - 1) * static_cast<std::uint64_t>(l.col_stride),
+          &last) ||
+      __builtin_mul_overflow(last + 1, std::uint64_t{size}, &span) || ptr.addr + span < ptr.addr)
+    fault(std::string(what) + " of shape " + shape.str() + " at " + hex_address(ptr.addr) +
+          " with row_stride " + std::to_string(l.row_stride) + " and col_stride " +
+          std::to_string(l.col_stride) + " reaches past the end of the 64-bit address space");
+  segments(l, ptr, size, masked ? &mask_values : nullptr, segments_);
   for (const auto& s : segments_) check_access(Ptr{s.addr}, s.bytes, dtype, what);
   return masked;
 }
@@ -273,19 +334,23 @@ void Context::move_segments(bool write, const std::byte* src, std::byte* dst, Ti
   if (deferred) launch_.deferred->landed(*deferred);
   (write ? pe_.bytes_stored : pe_.bytes_loaded) += total;
   pe_.memory_wait += launch_.sched.now() - start;
+  if (auto& log = emu::log(); log.should_log(spdlog::level::trace))
+    log.trace("{}: {} of {} bytes in {} transfer(s) took {}", pe_.name, what, total,
+              segments_.size(), emu::format_time(launch_.sched.now() - start));
   launch_.trace_slice(pe_, false, what, start, launch_.sched.now());
 }
 
 Tile Context::load(Ptr ptr, Shape shape, DType dtype, const LoadOptions& o) {
   sync();
-  const bool masked = plan_access("load", ptr, shape, dtype, o.row_stride, o.col_stride, o.mask);
+  if (o.mask) check_fill_value("load's `other`", o.other, dtype);
   const bool whole_rows = !o.mask && o.col_stride == 1;
   // A large load of whole rows copies its values when they are first used (deferred_loads.hpp).
   const bool defer = whole_rows && launch_.deferred &&
-                     static_cast<std::uint64_t>(shape.numel()) * dtype_size(dtype) >=
-                         detail::DeferredLoads::kMinBytes;
+                     tile_bytes("load", shape, dtype) >= detail::DeferredLoads::kMinBytes;
+  // The tile first: a shape that SRAM cannot hold is refused before its transfers are planned.
   // Timing-only: values unknown.
   Tile t = make_tile(shape, dtype, /*values=*/!timing_only() && !defer);
+  const bool masked = plan_access("load", ptr, shape, dtype, o.row_stride, o.col_stride, o.mask);
   if (!timing_only()) {
     if (masked)  // masked-off elements read as `other`
       fill_value(t.data_->bytes.data(), shape.numel(), dtype, o.other);
@@ -299,21 +364,26 @@ Tile Context::load(Ptr ptr, Shape shape, DType dtype, const LoadOptions& o) {
 }
 
 Ref Context::ref(Ptr ptr, Shape shape, DType dtype, std::int64_t row_stride) {
+  tile_bytes("ref", shape, dtype);  // no negative dimension, no more than 2^63 bytes
   const std::int64_t rs = row_stride ? row_stride : shape.cols();
   if (rs < shape.cols())
     fault("ref: row_stride " + std::to_string(rs) + " is smaller than a row of " +
           std::to_string(shape.cols()) + " elements");
-  const std::uint64_t span =
-      shape.numel() == 0
-          ? 0
-          : static_cast<std::uint64_t>((shape.rows() - 1) * rs + shape.cols()) * dtype_size(dtype);
+  std::uint64_t span = 0;
+  if (shape.numel() != 0 &&
+      (__builtin_mul_overflow(static_cast<std::uint64_t>(shape.rows() - 1),
+                              static_cast<std::uint64_t>(rs), &span) ||
+       __builtin_add_overflow(span, static_cast<std::uint64_t>(shape.cols()), &span) ||
+       __builtin_mul_overflow(span, std::uint64_t{dtype_size(dtype)}, &span)))
+    fault("ref of shape " + shape.str() + " with row_stride " + std::to_string(rs) + " at " +
+          hex_address(ptr.addr) + " spans more than 2^64 bytes");
   check_access(ptr, span, dtype, "ref");
   return Ref{ptr, shape, dtype, rs};
 }
 
 void Context::store(Ptr ptr, const Tile& tile, const StoreOptions& o) {
   sync();
-  if (tile.ctx_ != this) fault("store: the tile belongs to another program");
+  if (&tile.context() != this) fault("store: the tile belongs to another program");
   plan_access("store", ptr, tile.shape(), tile.dtype(), o.row_stride, o.col_stride, o.mask);
   move_segments(true, tile.has_values() ? tile.raw() : nullptr, nullptr);
 }
@@ -327,6 +397,8 @@ Handle Context::composite(Op op, const Operand& a, const Operand& b, Ptr out,
   if (op != Op::gemm) fault("composite: unknown operation");
   Handle h;
   h.state_ = detail::start_gemm(launch_, pe_, *this, program_, epoch_, a, b, out, options);
+  if (auto& log = emu::log(); log.should_log(spdlog::level::trace))
+    log.trace("{}: composite gemm issued, output at {}", pe_.name, hex_address(out.addr));
   return h;
 }
 
@@ -334,13 +406,17 @@ void Context::wait(Handle& handle) {
   sync();
   if (!handle.valid()) fault("wait: the handle was not returned by composite()");
   const emu::Tick start = launch_.sched.now();
-  detail::wait_gemm(*handle.state_);
+  detail::wait_gemm(launch_, *handle.state_, program_, epoch_);
   pe_.gemm_wait += launch_.sched.now() - start;
+  if (auto& log = emu::log(); log.should_log(spdlog::level::trace))
+    log.trace("{}: waited {} for a composite", pe_.name,
+              emu::format_time(launch_.sched.now() - start));
 }
 
 void Context::barrier() {
   sync();
   emu::Completion& c = launch_.barrier(epoch_);
+  emu::log().trace("{}: arrives at barrier {}", pe_.name, epoch_);
   ++epoch_;
   c.arrive();
   c.wait();

@@ -140,7 +140,10 @@ class Context {
   // a null pointer moves timing only.
   // `deferred`: a load that copies nothing now (deferred_loads.hpp).
   void move_segments(bool write, const std::byte* src, std::byte* dst, Tile* deferred = nullptr);
-  std::uint64_t element_bytes(const Shape& s, DType t) const;
+  // Bytes of a tile of `shape`, or a fault naming `what` for a negative dimension or a size
+  // past 2^63 bytes.
+  std::uint64_t tile_bytes(const char* what, const Shape& shape, DType dtype) const;
+  void check_fill_value(const char* what, double value, DType dtype) const;
 
   detail::LaunchState& launch_;
   detail::PeState& pe_;

@@ -15,6 +15,7 @@ namespace cubesim::tl {
 struct HandleState {
   explicit HandleState(emu::Scheduler& s) : done(s, "composite gemm") {}
   emu::Completion done;
+  std::uint32_t logged_op = 0;  // its accesses in the launch's AccessLog (0: not recorded)
 };
 }  // namespace cubesim::tl
 
@@ -281,26 +282,34 @@ std::shared_ptr<tl::HandleState> start_gemm(LaunchState& launch, PeState& pe, tl
   } catch (const components::AddressError& e) {
     ctx.fault(e.what());
   }
+  if (!launch.allocations.contains(out.addr, c_bytes))
+    ctx.fault(launch.allocations.describe_miss(out.addr, c_bytes, "composite gemm output"));
   if (launch.sys.gemm_timing().peak_flops_per_s(ai.dtype) == 0)
     ctx.fault("composite gemm: the GEMM engine has no " + std::string(dtype_name(ai.dtype)) +
               " rate (system.pe.gemm.peak_TFLOPS." + std::string(dtype_name(ai.dtype)) + " is 0)");
+  auto job = std::make_shared<GemmJob>();
+  job->handle = std::make_shared<tl::HandleState>(launch.sched);
   if (launch.log) {
+    // In flight until the program waits on it: the engine reads and writes at times of its own.
+    const std::uint32_t logged = launch.log->begin_async();
+    job->handle->logged_op = logged;
     for (const auto* op : {&a, &b})
       if (const auto* r = std::get_if<tl::Ref>(op)) {
         const std::uint32_t size = dtype_size(r->dtype);
         for (std::int64_t i = 0; i < r->shape.rows(); ++i) {
           const std::uint64_t begin =
               r->ptr.addr + static_cast<std::uint64_t>(i * r->row_stride) * size;
-          launch.log->record(program, epoch, begin,
-                             begin + static_cast<std::uint64_t>(r->shape.cols()) * size, false);
+          launch.log->record_async(program, epoch, logged, begin,
+                                   begin + static_cast<std::uint64_t>(r->shape.cols()) * size,
+                                   false);
         }
       }
-    launch.log->record(program, epoch, out.addr, out.addr + c_bytes, true);
+    if (options.accumulate)
+      launch.log->record_async(program, epoch, logged, out.addr, out.addr + c_bytes, false);
+    launch.log->record_async(program, epoch, logged, out.addr, out.addr + c_bytes, true);
   }
-  auto job = std::make_shared<GemmJob>();
   job->launch = &launch;
   job->pe = &pe;
-  job->handle = std::make_shared<tl::HandleState>(launch.sched);
   job->m = m;
   job->n = n;
   job->k = ka;
@@ -315,8 +324,16 @@ std::shared_ptr<tl::HandleState> start_gemm(LaunchState& launch, PeState& pe, tl
   return job->handle;
 }
 
-void wait_gemm(tl::HandleState& h) {
+void wait_gemm(LaunchState& launch, tl::HandleState& h, std::uint32_t program,
+               std::uint32_t epoch) {
   h.done.wait();
+  if (launch.log && h.logged_op) launch.log->waited(program, h.logged_op, epoch);
+}
+
+void drop_gemm_queue(PeState& pe) {
+  for (const auto& job : pe.gemm_queue)
+    if (job->numerics.valid()) job->numerics.wait();  // its errors do not matter any more
+  pe.gemm_queue.clear();
 }
 
 }  // namespace cubesim::detail

@@ -20,6 +20,11 @@ std::shared_ptr<tl::HandleState> start_gemm(LaunchState& launch, PeState& pe, tl
                                             const tl::Context::Operand& a,
                                             const tl::Context::Operand& b, Ptr out,
                                             const tl::CompositeOptions& options);
-void wait_gemm(tl::HandleState& h);
+// Blocks until the operation is done; from then on its accesses are ordered like the
+// program's own (AccessLog::waited).
+void wait_gemm(LaunchState& launch, tl::HandleState& h, std::uint32_t program, std::uint32_t epoch);
+// Drops the PE's queued and running GEMMs after a run stopped early (their events are gone):
+// waits for numerics still on a worker thread, then frees the jobs and their operand tiles.
+void drop_gemm_queue(PeState& pe);
 
 }  // namespace cubesim::detail

@@ -13,6 +13,7 @@
 #include "emu/trace.hpp"
 #include "emu/waitable.hpp"
 #include "triton_emu/access_log.hpp"
+#include "triton_emu/allocations.hpp"
 #include "triton_emu/context.hpp"
 #include "triton_emu/deferred_loads.hpp"
 #include "triton_emu/gemm_worker_pool.hpp"
@@ -71,6 +72,7 @@ struct LaunchState {
   emu::TraceWriter* trace;
   AccessLog* log;                    // nullptr when not recording
   DeferredLoads* deferred;           // nullptr in timing-only runs
+  const Allocations& allocations;    // every access must lie inside one buffer
   std::int64_t grid[3] = {1, 1, 1};  // programs per axis
   std::vector<ProgramCoord> coords{};
   std::vector<std::unique_ptr<emu::Completion>> barriers{};  // one per generation

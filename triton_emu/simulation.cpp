@@ -9,6 +9,7 @@
 #include "emu/errors.hpp"
 #include "emu/log.hpp"
 #include "triton_emu/backends/gemm_backend.hpp"
+#include "triton_emu/gemm_engine.hpp"
 #include "triton_emu/launch_state.hpp"
 #include "triton_emu/operand_cache.hpp"
 
@@ -89,10 +90,12 @@ struct SimulationImpl {
   GemmResources gemm;
   std::unique_ptr<DeferredLoads> deferred;  // after gemm: copying may settle held GEMMs
   std::unique_ptr<emu::TraceWriter> trace;
+  detail::Allocations allocations;
   std::vector<std::uint64_t> direct_next;  // per cube: next free offset from the bottom
   std::uint64_t interleaved_low;           // window offset: interleaved buffers grow down
   std::string kernel_name = "kernel";
   std::uint64_t launches = 0;
+  std::uint64_t launch_ids = 0;  // stamps tiles (SramAccount::launch), failed launches too
 };
 
 }  // namespace detail
@@ -118,6 +121,12 @@ void Simulation::set_kernel_name(std::string name) {
 }
 
 Ptr Simulation::alloc(std::uint64_t bytes, Placement placement, std::uint64_t align) {
+  const Ptr p = place(bytes == 0 ? 1 : bytes, placement, align);  // a 0-byte buffer: own address
+  impl_->allocations.add(p.addr, bytes);
+  return p;
+}
+
+Ptr Simulation::place(std::uint64_t bytes, Placement placement, std::uint64_t align) {
   auto& I = *impl_;
   const auto& map = I.sys.address_map();
   if (align == 0 || (align & (align - 1)) != 0)
@@ -158,6 +167,7 @@ Ptr Simulation::alloc(std::uint64_t bytes, Placement placement, std::uint64_t al
 
 void Simulation::write_bytes(Ptr p, const void* src, std::uint64_t bytes) {
   auto* mem = impl_->sys.memory();
+  check_host_access(p, bytes, "write");
   try {
     if (mem)
       mem->write(p.addr, src, bytes);
@@ -171,11 +181,17 @@ void Simulation::write_bytes(Ptr p, const void* src, std::uint64_t bytes) {
 void Simulation::read_bytes(Ptr p, void* dst, std::uint64_t bytes) const {
   const auto* mem = impl_->sys.memory();
   if (!mem) throw UsageError("read: a timing-only simulation holds no data");
+  check_host_access(p, bytes, "read");
   try {
     mem->read(p.addr, dst, bytes);
   } catch (const components::AddressError& e) {
     throw UsageError(e.what());
   }
+}
+
+void Simulation::check_host_access(Ptr p, std::uint64_t bytes, const char* what) const {
+  if (!impl_->allocations.contains(p.addr, bytes))
+    throw UsageError(impl_->allocations.describe_miss(p.addr, bytes, what));
 }
 
 namespace {
@@ -185,26 +201,36 @@ KernelError composite_failure(emu::Tick when, const std::string& cause) {
                      when);
 }
 
-// After a run stopped early, memory shows the GEMMs whose engine finished, as it would have
-// had they been computed at once; the others never finish. A failure here is not reported:
-// the error that stopped the run is the one to see.
-void settle_after_abort(detail::GemmResources& gemm, detail::DeferredLoads* deferred) {
-  if (gemm.held) {
-    gemm.held->drop_incomplete();
+// After a run stopped early (a fault, a deadlock, a failed callback), memory shows the GEMMs
+// whose engine finished, as it would have had they been computed at once; the others never
+// finish. Then the hardware is made idle, as in a new Simulation: the scheduler has dropped
+// every event, so queued GEMMs and transfers in flight would wait forever (their callbacks point
+// into the stopped programs' stacks). A failure here is not reported: the error that stopped
+// the run is the one to see.
+void recover_after_abort(detail::SimulationImpl& I) {
+  if (I.gemm.held) {
+    I.gemm.held->drop_incomplete();
     try {
-      gemm.held->settle();
+      I.gemm.held->settle();
     } catch (const std::exception&) {
-      gemm.held->drop_incomplete();
+      I.gemm.held->drop_incomplete();
     }
   }
   // Programs that stopped keep their tiles until their fibers go, perhaps after this launch.
-  if (deferred) deferred->settle();
+  if (I.deferred) I.deferred->settle();
+  for (auto& pe : I.pes) detail::drop_gemm_queue(pe);
+  I.sys.fabric().abandon_in_flight();
 }
 
 }  // namespace
 
 RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& body) {
   auto& I = *impl_;
+  if (I.sched.abandoned_processes() > 0)
+    throw UsageError(
+        "this Simulation cannot launch again: a program's stack overflowed in an earlier launch, "
+        "and its fiber was abandoned with what it held (tiles and their SRAM); make a new "
+        "Simulation, with a larger SimOptions::stack_size (--stack-size)");
   const auto& cfg = I.spec.config();
   const std::int64_t hw[3] = {cfg.cube.pes, cfg.cubes_per_sip, cfg.sips};
   std::int64_t g[3] = {grid.pes ? grid.pes : hw[0], grid.cubes ? grid.cubes : hw[1],
@@ -222,7 +248,8 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
                         I.options.timing_only ? nullptr : &I.gemm,
                         I.trace.get(),
                         I.options.record_accesses ? log.get() : nullptr,
-                        I.deferred.get()};
+                        I.deferred.get(),
+                        I.allocations};
   for (int i = 0; i < 3; ++i) L.grid[i] = g[i];
   L.vector_lanes = std::max<std::uint32_t>(1, cfg.pe.vector.lanes);
   L.vector_latency_cycles = cfg.pe.vector.latency_cycles;
@@ -248,10 +275,24 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
         contexts.push_back(std::unique_ptr<tl::Context>(
             new tl::Context(L, pe, static_cast<std::uint32_t>(contexts.size()))));
       }
+  // Tiles are stamped with the launch; once it ends they are refused (Tile::context()).
+  const std::uint64_t launch_id = ++I.launch_ids;
+  for (auto* pe : used) pe->sram->launch = launch_id;
+  struct EndLaunch {
+    const std::vector<detail::PeState*>& used;
+    ~EndLaunch() {
+      for (auto* pe : used) pe->sram->launch = 0;
+    }
+  } end_launch{used};
+  auto& logger = emu::log();
+  logger.info("launch {} of '{}': grid [{}, {}, {}], {} program(s) on {} PE(s) of '{}'", launch_id,
+              I.kernel_name, g[0], g[1], g[2], used.size(), I.pes.size(), I.spec.origin());
   for (std::size_t i = 0; i < contexts.size(); ++i) {
     tl::Context* ctx = contexts[i].get();
     detail::PeState* pe = used[i];
-    I.sched.spawn(pe->name, [ctx, pe, &body, &I] {
+    const ProgramCoord* coord = &L.coords[i];
+    I.sched.spawn(pe->name, [ctx, pe, coord, &body, &I, &logger] {
+      logger.debug("{} starts on {}", coord->str(), pe->name);
       std::exception_ptr error;
       try {
         body(*ctx);
@@ -261,8 +302,16 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
       // Pay the vector time not yet paid, so a fault is reported at the time it happened.
       // (Outside the handler: switching fibers with an exception being handled is unsafe.)
       ctx->sync();
-      if (error) std::rethrow_exception(error);
+      if (error) {
+        if (logger.should_log(spdlog::level::debug))
+          logger.debug("{} on {} stops: {}", coord->str(), pe->name,
+                       emu::describe_exception(error));
+        std::rethrow_exception(error);
+      }
       pe->finish = I.sched.now();
+      logger.debug("{} ends on {} (vector {}, memory wait {}, GEMM wait {})", coord->str(),
+                   pe->name, emu::format_time(pe->vector_busy), emu::format_time(pe->memory_wait),
+                   emu::format_time(pe->gemm_wait));
     });
   }
 
@@ -296,7 +345,7 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
     }
     if (I.deferred) I.deferred->settle();  // tiles kept past the launch keep their values
   } catch (const emu::ProcessError& e) {
-    settle_after_abort(I.gemm, I.deferred.get());
+    recover_after_abort(I);
     std::string cause = emu::describe_exception(e.cause());
     std::string where = e.process();
     std::string program;
@@ -310,7 +359,7 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
         "kernel fault on " + where + program + " at " + emu::format_time(e.time()) + ": " + cause,
         where, e.time());
   } catch (const emu::DeadlockError& e) {
-    settle_after_abort(I.gemm, I.deferred.get());
+    recover_after_abort(I);
     std::vector<std::string> blocked;
     std::string msg = "deadlock at " + emu::format_time(e.time()) + ": " +
                       std::to_string(e.blocked().size()) +
@@ -324,13 +373,15 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
         "composite() returned.";
     throw DeadlockError(msg, std::move(blocked), e.time());
   } catch (const emu::CallbackError& e) {
-    settle_after_abort(I.gemm, I.deferred.get());
+    recover_after_abort(I);
     throw composite_failure(e.time(), emu::describe_exception(e.cause()));
   }
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   const std::uint64_t events = I.sched.events_executed() - events0;
   ++I.launches;
+  logger.info("launch {} done: {} simulated, {} events, {:.3f} s", launch_id,
+              emu::format_time(I.sched.now() - L.start), events, wall);
 
   RunResult r;
   r.sim_time_ps = I.sched.now() - L.start;

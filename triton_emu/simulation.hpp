@@ -88,7 +88,9 @@ class Simulation {
   const SimOptions& options() const;
   components::System& system();
 
-  // Allocation: aligned to `align` bytes (a power of two); UsageError when HBM is full.
+  // Allocation: aligned to `align` bytes (a power of two); UsageError when HBM is full. Kernel
+  // accesses and host reads/writes must each lie inside one allocated buffer. A buffer of 0
+  // bytes has an address no other buffer shares.
   Ptr alloc(std::uint64_t bytes, Placement placement = {}, std::uint64_t align = 4096);
 
   void write_bytes(Ptr p, const void* src, std::uint64_t bytes);
@@ -124,6 +126,8 @@ class Simulation {
 
  private:
   RunResult run(Grid grid, const std::function<void(tl::Context&)>& body);
+  Ptr place(std::uint64_t bytes, Placement placement, std::uint64_t align);
+  void check_host_access(Ptr p, std::uint64_t bytes, const char* what) const;
   std::unique_ptr<detail::SimulationImpl> impl_;
 };
 

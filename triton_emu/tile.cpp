@@ -12,6 +12,7 @@
 #include "triton_emu/backends/cpu_convert.hpp"
 #include "triton_emu/context.hpp"
 #include "triton_emu/deferred_loads.hpp"
+#include "triton_emu/errors.hpp"
 
 namespace cubesim::tl {
 
@@ -113,17 +114,19 @@ inline std::int64_t bindex(const Shape& s, std::int64_t i, std::int64_t j) {
   return (r == 1 ? 0 : i) * c + (c == 1 ? 0 : j);
 }
 
+// Float to int saturates, NaN gives 0 (documented in docs/writing-kernels.md): a plain cast of
+// NaN or of a value outside the i32 range is undefined behaviour.
+std::int32_t saturate_i32(float x) {
+  return std::isnan(x)         ? 0
+         : x >= 2147483647.0f  ? std::numeric_limits<std::int32_t>::max()
+         : x <= -2147483648.0f ? std::numeric_limits<std::int32_t>::min()
+                               : static_cast<std::int32_t>(x);
+}
+
 void from_f32(const std::vector<float>& v, Tile& out) {
   if (out.dtype() == DType::i32) {
     auto* d = reinterpret_cast<std::int32_t*>(TileAccess::raw(out));
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      const float x = v[i];
-      // Float to int saturates, NaN gives 0 (documented in docs/writing-kernels.md).
-      d[i] = std::isnan(x)         ? 0
-             : x >= 2147483647.0f  ? std::numeric_limits<std::int32_t>::max()
-             : x <= -2147483648.0f ? std::numeric_limits<std::int32_t>::min()
-                                   : static_cast<std::int32_t>(x);
-    }
+    for (std::size_t i = 0; i < v.size(); ++i) d[i] = saturate_i32(v[i]);
     return;
   }
   convert_block(DType::f32, v.data(), static_cast<std::int64_t>(v.size()), out.dtype(),
@@ -165,8 +168,9 @@ Tile binary_f(const Tile& a, const Tile& b, DType out, const char* name, F f) {
   return r;
 }
 
+// `as_masks`: the operands are read as masks (nonzero is 1), not converted to integers.
 template <typename F>
-Tile binary_i(const Tile& a, const Tile& b, const char* name, F f) {
+Tile binary_i(const Tile& a, const Tile& b, const char* name, F f, bool as_masks = false) {
   Context& ctx = context_of(a, b);
   const Shape s = broadcast(ctx, a.shape(), b.shape(), name);
   ctx.charge_vector(static_cast<std::uint64_t>(s.numel()));
@@ -174,7 +178,7 @@ Tile binary_i(const Tile& a, const Tile& b, const char* name, F f) {
   if (!compute_values(ctx, r, {&a, &b})) return r;
   need_values(a);
   need_values(b);
-  const auto av = a.to_i32(), bv = b.to_i32();
+  const auto av = as_masks ? a.to_mask() : a.to_i32(), bv = as_masks ? b.to_mask() : b.to_i32();
   std::vector<std::int32_t> rv(static_cast<std::size_t>(s.numel()));
   const std::int64_t rows = s.rows(), cols = s.cols();
   for (std::int64_t i = 0; i < rows; ++i)
@@ -305,6 +309,12 @@ double element_value(DType dtype, const std::byte* p) {
 
 Context& Tile::context() const {
   if (!ctx_) throw std::logic_error("empty tile (made by Tile())");
+  if (data_->launch == 0 || data_->launch != data_->sram->launch)
+    throw UsageError(
+        "a tile of shape " + shape_.str() + " (" + std::string(dtype_name(dtype_)) +
+        ") was used after the launch that made it ended: a tile lives in its PE's SRAM only "
+        "while its launch runs. Keep values on the host instead (to_f32(), at() still work), or "
+        "store the tile to memory before the kernel returns and load it in the next launch");
   return *ctx_;
 }
 
@@ -339,8 +349,20 @@ std::vector<std::int32_t> Tile::to_i32() const {
     if (n) std::memcpy(v.data(), raw(), n * 4);
   } else {
     const auto f = to_f32();
-    for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<std::int32_t>(f[i]);
+    for (std::size_t i = 0; i < n; ++i) v[i] = saturate_i32(f[i]);
   }
+  return v;
+}
+
+std::vector<std::int32_t> Tile::to_mask() const {
+  if (dtype_ == DType::i32) {
+    auto v = to_i32();
+    for (auto& x : v) x = x != 0;
+    return v;
+  }
+  const auto f = to_f32();
+  std::vector<std::int32_t> v(f.size());
+  for (std::size_t i = 0; i < f.size(); ++i) v[i] = f[i] != 0.0f;  // NaN != 0: true
   return v;
 }
 
@@ -565,10 +587,12 @@ Tile operator>=(const Tile& a, double s) {
   return compare_scalar(a, s, [](double x, double y) { return x >= y; });
 }
 Tile operator&(const Tile& a, const Tile& b) {
-  return binary_i(a, b, "&", [](std::int32_t x, std::int32_t y) { return (x && y) ? 1 : 0; });
+  return binary_i(
+      a, b, "&", [](std::int32_t x, std::int32_t y) { return (x && y) ? 1 : 0; }, true);
 }
 Tile operator|(const Tile& a, const Tile& b) {
-  return binary_i(a, b, "|", [](std::int32_t x, std::int32_t y) { return (x || y) ? 1 : 0; });
+  return binary_i(
+      a, b, "|", [](std::int32_t x, std::int32_t y) { return (x || y) ? 1 : 0; }, true);
 }
 
 Tile maximum(const Tile& a, const Tile& b) {
@@ -612,7 +636,7 @@ Tile where(const Tile& mask, const Tile& a, const Tile& b) {
   ctx.charge_vector(static_cast<std::uint64_t>(s.numel()));
   Tile r = ctx.make_tile(s, out);
   if (!compute_values(ctx, r, {&mask, &a, &b})) return r;
-  const auto m = mask.to_i32();
+  const auto m = mask.to_mask();
   const std::int64_t rows = s.rows(), cols = s.cols();
   if (out == DType::i32) {
     const auto av = a.to_i32(), bv = b.to_i32();

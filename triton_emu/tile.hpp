@@ -90,6 +90,9 @@ struct SramAccount : SimThreadShared<SramAccount> {
   std::uint64_t capacity = 0;
   std::uint64_t used = 0;
   std::uint64_t peak = 0;
+  // The launch running on the PE (0: none). Tiles are stamped with it when made, so a tile kept
+  // past its launch is told apart from a live one although its program's Context is gone.
+  std::uint64_t launch = 0;
 };
 
 class Tile {
@@ -106,7 +109,10 @@ class Tile {
   // Values, converted; throws std::logic_error in timing-only runs.
   std::vector<float> to_f32() const;
   std::vector<double> to_f64() const;
+  // Float to int saturates at the i32 range and NaN gives 0, as Tile::to(DType::i32) does.
   std::vector<std::int32_t> to_i32() const;
+  // As a mask: 1 where the element is nonzero (NaN counts as nonzero, as in C and NumPy), else 0.
+  std::vector<std::int32_t> to_mask() const;
   double at(std::int64_t i) const;  // flat index, row-major
   double at(std::int64_t row, std::int64_t col) const;
 
@@ -121,6 +127,8 @@ class Tile {
   Tile column() const;          // a 1D tile of n as an n x 1 tile
   Tile row() const;             // a 1D tile of n as a 1 x n tile
 
+  // The program that made the tile; a UsageError once its launch has ended (the Context is
+  // gone). Values stay readable (to_f32(), at()) after the launch.
   Context& context() const;
 
   // Where an unmasked load read this tile from, and the memory's write generation before the
@@ -141,6 +149,7 @@ class Tile {
     TileBytes bytes;
     boost::intrusive_ptr<SramAccount> sram;
     std::uint64_t held = 0;
+    std::uint64_t launch = 0;  // SramAccount::launch when made
     std::optional<Source> source{};
     // Set while the values are still only in memory: a load deferred its copy (deferred_loads.hpp).
     detail::DeferredLoads* deferred = nullptr;

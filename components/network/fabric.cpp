@@ -669,6 +669,27 @@ void Fabric::reset_stats() {
   packets_ = packet_hops_ = transfers_ = 0;
 }
 
+void Fabric::abandon_in_flight() {
+  for (Dma& d : dma_) {
+    d.in_flight = 0;
+    d.ready.clear();
+    d.flow_free_at = 0;
+  }
+  for (Link& l : links_) l.free_at = 0;
+  free_transfers_ = nullptr;
+  for (Transfer& t : transfer_store_) {
+    t.done = nullptr;
+    t.next_free = free_transfers_;
+    free_transfers_ = &t;
+  }
+  free_packets_ = nullptr;
+  for (Packet& p : packet_store_) {
+    p.next_free = free_packets_;
+    free_packets_ = &p;
+  }
+  live_transfers_ = 0;
+}
+
 std::uint64_t Fabric::link_bytes(LinkKind kind) const {
   std::uint64_t sum = 0;
   for (const Link& l : links_)

@@ -77,6 +77,10 @@ class Fabric {
 
   // Zeroes the link and packet statistics (a new launch measures from here).
   void reset_stats();
+  // Forgets every transfer in flight or queued and frees every link and DMA engine, as on a new
+  // fabric. For a run that stopped early, once the scheduler has dropped the events those
+  // transfers were waiting for: their callbacks are destroyed without being called.
+  void abandon_in_flight();
 
   NetworkModel model() const { return model_; }
   Topology& topology() { return topology_; }

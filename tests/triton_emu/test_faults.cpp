@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cubesim/cubesim.hpp>
+#include <functional>
 #include <vector>
 
 #include "spec_path.hpp"
@@ -13,6 +14,7 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 template <typename E, typename F>
 std::string error_of(F&& f) {
@@ -155,6 +157,56 @@ TEST(Faults, GemmWithMismatchedInnerDimensionsIsAFault) {
     });
   });
   EXPECT_THAT(msg, HasSubstr("K = 16 but b gives K = 8"));
+}
+
+TEST(Faults, ATileUsedAfterItsLaunchEndedIsAClearError) {
+  Simulation sim(Spec::load(spec_path("tiny.json")));
+  static tl::Tile kept;  // a user's static: outlives the launch and its program
+  sim.launch_on(Grid{.pes = 1, .cubes = 1},
+                [](tl::Context& tl) { kept = tl.full({16}, 2.0, DType::f32); });
+  EXPECT_EQ(kept.to_f32()[3], 2.0f);  // values stay readable on the host
+  const auto msg = error_of<UsageError>([] { (void)(kept + 1.0); });
+  EXPECT_THAT(msg, AllOf(HasSubstr("after the launch that made it ended"), HasSubstr("[16]")));
+  // In a later launch on the same PE too (its Context may even sit at the same address).
+  const auto in_kernel = error_of<KernelError>([&] {
+    sim.launch_on(Grid{.pes = 1, .cubes = 1}, [](tl::Context& tl) {
+      (void)tl.full({16}, 1.0, DType::f32);
+      (void)(kept * 2.0);
+    });
+  });
+  EXPECT_THAT(in_kernel, HasSubstr("after the launch that made it ended"));
+  kept = tl::Tile{};
+}
+
+TEST(Faults, HugeAndNegativeShapesAreRefusedBeforeAnyTransferIsPlanned) {
+  Simulation sim(Spec::load(spec_path("tiny.json")), {.timing_only = true});
+  const Ptr p = sim.alloc(1 << 20);
+  auto fault_of = [&](auto body) {
+    return error_of<KernelError>([&] { sim.launch_on(Grid{.pes = 1, .cubes = 1}, body); });
+  };
+  // 2^28 rows of a strided load: refused by SRAM at once (it used to build 2^28 segments).
+  EXPECT_THAT(fault_of([&](tl::Context& tl) {
+                (void)tl.load(p, {std::int64_t{1} << 28, 4}, DType::f32, {.row_stride = 8});
+              }),
+              HasSubstr("SRAM overflow"));
+  const std::int64_t huge = std::int64_t{1} << 40;  // huge x huge elements overflow 64 bits
+  for (auto body :
+       std::vector<std::function<void(tl::Context&)>>{[&](tl::Context& tl) {
+                                                        (void)tl.zeros({huge, huge}, DType::f32);
+                                                      },
+                                                      [&](tl::Context& tl) {
+                                                        (void)tl.load(p, {huge, huge}, DType::f32);
+                                                      },
+                                                      [&](tl::Context& tl) {
+                                                        (void)tl.ref(p, {huge, huge}, DType::f32);
+                                                      }})
+    EXPECT_THAT(fault_of(body), HasSubstr("more than 2^63 bytes"));
+  EXPECT_THAT(fault_of([&](tl::Context& tl) {
+                (void)tl.ref(p, {std::int64_t{1} << 40, 1}, DType::f32, std::int64_t{1} << 40);
+              }),
+              HasSubstr("spans more than 2^64 bytes"));
+  EXPECT_THAT(fault_of([&](tl::Context& tl) { (void)tl.load(p, {-4}, DType::f32); }),
+              AllOf(HasSubstr("[-4] has a negative dimension"), Not(HasSubstr("stride"))));
 }
 
 }  // namespace

@@ -83,5 +83,60 @@ TEST_F(Sharding, AReadOfAnotherProgramsOutputNeedsABarrier) {
   EXPECT_TRUE(sim.launch(neighbour, out, true).races().empty());
 }
 
+// Program 0 computes C = A . B on its GEMM engine; program 1 reads C after the barrier. The
+// composite writes C when it completes, not when it is issued: unless program 0 waits on it
+// before the barrier, the read is unordered with the write.
+enum class WaitAt { before_barrier, after_barrier, never };
+
+void gemm_then_neighbour_reads(tl::Context& tl, Ptr a, Ptr b, Ptr c, WaitAt wait_at) {
+  const auto pid = tl.program_id(1) * tl.num_programs(0) + tl.program_id(0);
+  constexpr std::int64_t n = 16;
+  tl::Handle h;
+  if (pid == 0) {
+    h = tl.composite(tl::Op::gemm, tl.ref(a, {n, n}, DType::f16), tl.ref(b, {n, n}, DType::f16), c);
+    if (wait_at == WaitAt::before_barrier) tl.wait(h);
+  }
+  tl.barrier();
+  if (pid == 1) (void)tl.load(c, {n, n}, DType::f16);
+  if (pid == 0 && wait_at == WaitAt::after_barrier) tl.wait(h);
+}
+
+TEST_F(Sharding, ACompositeNotWaitedOnBeforeTheBarrierRacesWithReadsAfterIt) {
+  const Ptr a = sim.alloc(16 * 16 * 2), b = sim.alloc(16 * 16 * 2), c = sim.alloc(16 * 16 * 2);
+  for (const WaitAt late : {WaitAt::after_barrier, WaitAt::never}) {
+    const auto r = sim.launch(gemm_then_neighbour_reads, a, b, c, late);
+    const auto races = r.races();
+    ASSERT_EQ(races.size(), 1u) << r.describe(races);
+    EXPECT_EQ(races.front().first, 0u);
+    EXPECT_EQ(races.front().second, 1u);
+    EXPECT_FALSE(races.front().write_write);
+    EXPECT_TRUE(races.front().in_flight);
+    EXPECT_EQ(races.front().range.begin, c.addr);
+    EXPECT_EQ(races.front().range.end, c.addr + 16 * 16 * 2);
+    EXPECT_THAT(r.describe(races), HasSubstr("still in flight"));
+  }
+  const auto ordered = sim.launch(gemm_then_neighbour_reads, a, b, c, WaitAt::before_barrier);
+  EXPECT_TRUE(ordered.races().empty()) << ordered.describe(ordered.races());
+}
+
+TEST_F(Sharding, WaitingOnALaterCompositeOrdersTheEarlierOnesOfThatEngine) {
+  // A PE's engine runs composites in order: waiting on the second means the first is done.
+  const Ptr a = sim.alloc(16 * 16 * 2), b = sim.alloc(16 * 16 * 2);
+  const Ptr c1 = sim.alloc(16 * 16 * 2), c2 = sim.alloc(16 * 16 * 2);
+  auto kernel = [&](tl::Context& tl) {
+    const auto pid = tl.program_id(1) * tl.num_programs(0) + tl.program_id(0);
+    if (pid == 0) {
+      const auto ra = tl.ref(a, {16, 16}, DType::f16), rb = tl.ref(b, {16, 16}, DType::f16);
+      (void)tl.composite(tl::Op::gemm, ra, rb, c1);
+      auto second = tl.composite(tl::Op::gemm, ra, rb, c2);
+      tl.wait(second);
+    }
+    tl.barrier();
+    if (pid == 1) (void)tl.load(c1, {16, 16}, DType::f16);
+  };
+  const auto r = sim.launch(kernel);
+  EXPECT_TRUE(r.races().empty()) << r.describe(r.races());
+}
+
 }  // namespace
 }  // namespace cubesim

@@ -121,5 +121,54 @@ TEST_F(Math, ShapesThatDoNotBroadcastAreAFault) {
                KernelError);
 }
 
+TEST_F(Math, FloatToIntSaturatesAndNanGivesZeroOnEveryPath) {
+  run([&](tl::Context& tl) {
+    const float big = 3e9f, nan = std::nanf("");
+    auto f = [&](double v) { return tl.full({1}, v, DType::f32); };
+    const std::vector<std::pair<double, std::int32_t>> cases = {
+        {big, INT32_MAX}, {-big, INT32_MIN}, {nan, 0}, {-7.9, -7}, {7.9, 7}};
+    for (const auto& [v, want] : cases) {
+      EXPECT_EQ(f(v).to_i32()[0], want) << v;                   // Tile::to_i32
+      EXPECT_EQ(f(v).to(DType::i32).at(0), double(want)) << v;  // a cast on the vector unit
+    }
+  });
+}
+
+TEST_F(Math, FloatMasksAreTrueWhereNonzeroIncludingNan) {
+  run([&](tl::Context& tl) {
+    const float nan = std::nanf("");
+    const std::vector<float> mv = {0.0f, 0.5f, -2.0f, nan};
+    auto mask = tl.full({4}, 0.0, DType::f32);
+    for (int i = 0; i < 4; ++i)
+      mask = tl::where(tl.arange(0, 4) == tl.full({1}, i, DType::i32),
+                       tl.full({4}, mv[i], DType::f32), mask);
+    const auto ones = tl.full({4}, 1.0, DType::i32);
+    const auto picked = tl::where(mask, ones, 0.0);
+    const auto both = mask & ones, either = mask | tl.full({4}, 0.0, DType::i32);
+    for (int i = 0; i < 4; ++i) {
+      const int want = i == 0 ? 0 : 1;  // 0.5 is nonzero: a cast to int would make it 0
+      EXPECT_EQ(picked.at(i), double(want)) << i;
+      EXPECT_EQ(both.at(i), double(want)) << i;
+      EXPECT_EQ(either.at(i), double(want)) << i;
+    }
+  });
+}
+
+TEST_F(Math, ArangePastTheI32RangeIsAFaultNotAWrap) {
+  const std::int64_t two31 = std::int64_t{1} << 31;
+  try {
+    run([&](tl::Context& tl) { (void)tl.arange(two31 - 2, two31 + 2); });
+    FAIL() << "no fault";
+  } catch (const KernelError& e) {
+    EXPECT_NE(std::string(e.what()).find("do not fit the i32 index tile"), std::string::npos)
+        << e.what();
+  }
+  run([&](tl::Context& tl) {  // the largest i32 values are fine
+    const auto t = tl.arange(two31 - 4, two31);
+    EXPECT_EQ(t.at(3), double(two31 - 1));
+  });
+  EXPECT_THROW(run([&](tl::Context& tl) { (void)tl.full({2}, 3e9, DType::i32); }), KernelError);
+}
+
 }  // namespace
 }  // namespace cubesim
