@@ -78,7 +78,7 @@ void Context::sync() {
 std::uint64_t Context::tile_bytes(const char* what, const Shape& shape, DType dtype) const {
   const std::int64_t rows = shape.rows(), cols = shape.cols();
   if (rows < 0 || cols < 0)
-    fault(std::string(what) + ": tile shape " + shape.str() +
+    fault(std::string(what) + ": shape " + shape.str() +
           " has a negative dimension; dimensions are element counts (0 or more)");
   std::uint64_t n = 0, bytes = 0;
   if (__builtin_mul_overflow(static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols),
@@ -343,10 +343,10 @@ void Context::move_segments(bool write, const std::byte* src, std::byte* dst, Ti
 Tile Context::load(Ptr ptr, Shape shape, DType dtype, const LoadOptions& o) {
   sync();
   if (o.mask) check_fill_value("load's `other`", o.other, dtype);
+  const std::uint64_t bytes = tile_bytes("load", shape, dtype);
   const bool whole_rows = !o.mask && o.col_stride == 1;
   // A large load of whole rows copies its values when they are first used (deferred_loads.hpp).
-  const bool defer = whole_rows && launch_.deferred &&
-                     tile_bytes("load", shape, dtype) >= detail::DeferredLoads::kMinBytes;
+  const bool defer = whole_rows && launch_.deferred && bytes >= detail::DeferredLoads::kMinBytes;
   // The tile first: a shape that SRAM cannot hold is refused before its transfers are planned.
   // Timing-only: values unknown.
   Tile t = make_tile(shape, dtype, /*values=*/!timing_only() && !defer);
