@@ -77,23 +77,31 @@ void Context::sync() {
 
 std::uint64_t Context::tile_bytes(const char* what, const Shape& shape, DType dtype) const {
   const std::int64_t rows = shape.rows(), cols = shape.cols();
-  if (rows < 0 || cols < 0)
-    fault(std::string(what) + ": shape " + shape.str() +
-          " has a negative dimension; dimensions are element counts (0 or more)");
   std::uint64_t n = 0, bytes = 0;
-  if (__builtin_mul_overflow(static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols),
+  if ((rows | cols) < 0 ||
+      __builtin_mul_overflow(static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols),
                              &n) ||
       __builtin_mul_overflow(n, std::uint64_t{dtype_size(dtype)}, &bytes) ||
-      bytes > static_cast<std::uint64_t>(INT64_MAX))
-    fault(std::string(what) + ": a " + std::string(dtype_name(dtype)) + " tile of shape " +
-          shape.str() + " has more than 2^63 bytes; no PE's SRAM (" +
-          std::to_string(pe_.sram->capacity) + " bytes on " + pe_.name +
-          ") holds it: work on smaller blocks");
+      bytes > static_cast<std::uint64_t>(INT64_MAX)) [[unlikely]]
+    bad_shape(what, shape, dtype);
   return bytes;
 }
 
+void Context::bad_shape(const char* what, const Shape& shape, DType dtype) const {
+  if (shape.rows() < 0 || shape.cols() < 0)
+    fault(std::string(what) + ": shape " + shape.str() +
+          " has a negative dimension; dimensions are element counts (0 or more)");
+  fault(std::string(what) + ": a " + std::string(dtype_name(dtype)) + " tile of shape " +
+        shape.str() + " has more than 2^63 bytes; no PE's SRAM (" +
+        std::to_string(pe_.sram->capacity) + " bytes on " + pe_.name +
+        ") holds it: work on smaller blocks");
+}
+
 Tile Context::make_tile(Shape shape, DType dtype, bool values) {
-  const std::uint64_t bytes = tile_bytes("tile", shape, dtype);
+  return make_tile(shape, dtype, tile_bytes("tile", shape, dtype), values);
+}
+
+Tile Context::make_tile(Shape shape, DType dtype, std::uint64_t bytes, bool values) {
   auto& sram = *pe_.sram;
   if (bytes > sram.capacity - sram.used)
     fault("SRAM overflow on " + pe_.name + ": a " + std::string(dtype_name(dtype)) +
@@ -275,18 +283,22 @@ bool Context::plan_access(const char* what, Ptr ptr, const Shape& shape, DType d
     segments_.clear();
     return masked;
   }
-  // The whole access must be addressable before it is cut into transfers.
+  // The whole access must be addressable before it is cut into transfers. One contiguous row
+  // spans the tile's own bytes, which tile_bytes() bounded; strides need the check.
   const std::uint32_t size = dtype_size(dtype);
-  std::uint64_t last = 0, span = 0;
-  if (__builtin_mul_overflow(static_cast<std::uint64_t>(l.rows - 1),
-                             static_cast<std::uint64_t>(l.row_stride), &last) ||
-      __builtin_add_overflow(
-          last, static_cast<std::uint64_t>(l.cols - 1) * static_cast<std::uint64_t>(l.col_stride),
-          &last) ||
-      __builtin_mul_overflow(last + 1, std::uint64_t{size}, &span) || ptr.addr + span < ptr.addr)
-    fault(std::string(what) + " of shape " + shape.str() + " at " + hex_address(ptr.addr) +
-          " with row_stride " + std::to_string(l.row_stride) + " and col_stride " +
-          std::to_string(l.col_stride) + " reaches past the end of the 64-bit address space");
+  if (l.rows > 1 || l.col_stride != 1) {
+    std::uint64_t last = 0, span = 0;
+    if (__builtin_mul_overflow(static_cast<std::uint64_t>(l.rows - 1),
+                               static_cast<std::uint64_t>(l.row_stride), &last) ||
+        __builtin_add_overflow(
+            last, static_cast<std::uint64_t>(l.cols - 1) * static_cast<std::uint64_t>(l.col_stride),
+            &last) ||
+        __builtin_mul_overflow(last + 1, std::uint64_t{size}, &span) || ptr.addr + span < ptr.addr)
+        [[unlikely]]
+      fault(std::string(what) + " of shape " + shape.str() + " at " + hex_address(ptr.addr) +
+            " with row_stride " + std::to_string(l.row_stride) + " and col_stride " +
+            std::to_string(l.col_stride) + " reaches past the end of the 64-bit address space");
+  }
   segments(l, ptr, size, masked ? &mask_values : nullptr, segments_);
   for (const auto& s : segments_) check_access(Ptr{s.addr}, s.bytes, dtype, what);
   return masked;
@@ -334,9 +346,9 @@ void Context::move_segments(bool write, const std::byte* src, std::byte* dst, Ti
   if (deferred) launch_.deferred->landed(*deferred);
   (write ? pe_.bytes_stored : pe_.bytes_loaded) += total;
   pe_.memory_wait += launch_.sched.now() - start;
-  if (auto& log = emu::log(); log.should_log(spdlog::level::trace))
-    log.trace("{}: {} of {} bytes in {} transfer(s) took {}", pe_.name, what, total,
-              segments_.size(), emu::format_time(launch_.sched.now() - start));
+  if (launch_.trace_calls) [[unlikely]]
+    emu::log().trace("{}: {} of {} bytes in {} transfer(s) took {}", pe_.name, what, total,
+                     segments_.size(), emu::format_time(launch_.sched.now() - start));
   launch_.trace_slice(pe_, false, what, start, launch_.sched.now());
 }
 
@@ -349,7 +361,7 @@ Tile Context::load(Ptr ptr, Shape shape, DType dtype, const LoadOptions& o) {
   const bool defer = whole_rows && launch_.deferred && bytes >= detail::DeferredLoads::kMinBytes;
   // The tile first: a shape that SRAM cannot hold is refused before its transfers are planned.
   // Timing-only: values unknown.
-  Tile t = make_tile(shape, dtype, /*values=*/!timing_only() && !defer);
+  Tile t = make_tile(shape, dtype, bytes, /*values=*/!timing_only() && !defer);
   const bool masked = plan_access("load", ptr, shape, dtype, o.row_stride, o.col_stride, o.mask);
   if (!timing_only()) {
     if (masked)  // masked-off elements read as `other`
@@ -397,8 +409,8 @@ Handle Context::composite(Op op, const Operand& a, const Operand& b, Ptr out,
   if (op != Op::gemm) fault("composite: unknown operation");
   Handle h;
   h.state_ = detail::start_gemm(launch_, pe_, *this, program_, epoch_, a, b, out, options);
-  if (auto& log = emu::log(); log.should_log(spdlog::level::trace))
-    log.trace("{}: composite gemm issued, output at {}", pe_.name, hex_address(out.addr));
+  if (launch_.trace_calls)
+    emu::log().trace("{}: composite gemm issued, output at {}", pe_.name, hex_address(out.addr));
   return h;
 }
 
@@ -408,15 +420,15 @@ void Context::wait(Handle& handle) {
   const emu::Tick start = launch_.sched.now();
   detail::wait_gemm(launch_, *handle.state_, program_, epoch_);
   pe_.gemm_wait += launch_.sched.now() - start;
-  if (auto& log = emu::log(); log.should_log(spdlog::level::trace))
-    log.trace("{}: waited {} for a composite", pe_.name,
-              emu::format_time(launch_.sched.now() - start));
+  if (launch_.trace_calls)
+    emu::log().trace("{}: waited {} for a composite", pe_.name,
+                     emu::format_time(launch_.sched.now() - start));
 }
 
 void Context::barrier() {
   sync();
   emu::Completion& c = launch_.barrier(epoch_);
-  emu::log().trace("{}: arrives at barrier {}", pe_.name, epoch_);
+  if (launch_.trace_calls) emu::log().trace("{}: arrives at barrier {}", pe_.name, epoch_);
   ++epoch_;
   c.arrive();
   c.wait();

@@ -143,6 +143,8 @@ class Context {
   // Bytes of a tile of `shape`, or a fault naming `what` for a negative dimension or a size
   // past 2^63 bytes.
   std::uint64_t tile_bytes(const char* what, const Shape& shape, DType dtype) const;
+  [[noreturn, gnu::cold]] void bad_shape(const char* what, const Shape& shape, DType dtype) const;
+  Tile make_tile(Shape shape, DType dtype, std::uint64_t bytes, bool values);
   void check_fill_value(const char* what, double value, DType dtype) const;
 
   detail::LaunchState& launch_;

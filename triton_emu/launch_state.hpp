@@ -79,6 +79,7 @@ struct LaunchState {
   std::uint64_t vector_lanes = 1;
   std::uint64_t vector_latency_cycles = 0;
   emu::Tick start = 0;
+  bool trace_calls = false;  // log every TL call (--log-level trace), read once per launch
 
   emu::Completion& barrier(std::uint32_t generation) {
     while (barriers.size() <= generation)

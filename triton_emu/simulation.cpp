@@ -254,6 +254,7 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
   L.vector_lanes = std::max<std::uint32_t>(1, cfg.pe.vector.lanes);
   L.vector_latency_cycles = cfg.pe.vector.latency_cycles;
   L.start = I.sched.now();
+  L.trace_calls = emu::log().should_log(spdlog::level::trace);
   I.sys.fabric().reset_stats();
   for (auto& p : I.pes) p.reset_launch_stats();
 
