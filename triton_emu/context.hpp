@@ -139,7 +139,8 @@ class Context {
   // Moves segments_ from `src` to memory (store) or from memory to `dst` (load), and waits;
   // a null pointer moves timing only.
   // `deferred`: a load that copies nothing now (deferred_loads.hpp).
-  void move_segments(bool write, const std::byte* src, std::byte* dst, Tile* deferred = nullptr);
+  void move_segments(bool write, const Shape& shape, DType dtype, const std::byte* src,
+                     std::byte* dst, Tile* deferred = nullptr);
   std::uint64_t element_bytes(const Shape& s, DType t) const;
 
   detail::LaunchState& launch_;
