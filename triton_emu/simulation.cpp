@@ -85,7 +85,7 @@ struct SimulationImpl {
     if (!options.trace_path.empty()) {
       select_traced_pes();
       trace = std::make_unique<emu::TraceWriter>(options.trace_path, options.trace_limits);
-      sys.fabric().set_trace(trace.get(), options.trace_links);
+      sys.fabric().set_trace(trace.get(), options.trace_links, options.trace_link_gap_ps);
     }
   }
   ~SimulationImpl() {

@@ -42,11 +42,13 @@ struct SimOptions {
   std::size_t stack_size = 64 * 1024;  // bytes per program's fiber stack
   std::string trace_path{};            // Perfetto trace of every launch ("" = none)
   // What the trace holds (docs/cli.md "Output files and traces"): a window of simulated time
-  // from the start of the simulation and a size cap (1 GiB unless set; 0 = none), the links,
-  // the PEs (name patterns as fnmatch(3) takes them, e.g. "sip0.cube1.*"; empty = all), and
-  // whether loads and stores get flow arrows to the link slices they occupy.
+  // from the start of the simulation and a size cap (1 GiB unless set; 0 = none), the links
+  // (under busy, idle gaps up to trace_link_gap_ps stay inside a busy period), the PEs (name
+  // patterns as fnmatch(3) takes them, e.g. "sip0.cube1.*"; empty = all), and whether loads and
+  // stores get flow arrows to the link slices they occupy.
   emu::TraceLimits trace_limits{.max_bytes = std::uint64_t{1} << 30};
   components::LinkTrace trace_links = components::LinkTrace::busy;
+  std::uint64_t trace_link_gap_ps = 10'000'000;
   std::vector<std::string> trace_pes{};
   bool trace_flows = false;
   bool record_accesses = true;  // keep the access log for sharding checks

@@ -649,9 +649,10 @@ Fabric::Packet* Fabric::new_packet() {
   return p;
 }
 
-void Fabric::set_trace(emu::TraceWriter* trace, LinkTrace mode) {
+void Fabric::set_trace(emu::TraceWriter* trace, LinkTrace mode, emu::Tick busy_gap) {
   trace_ = mode == LinkTrace::none ? nullptr : trace;
   trace_links_ = mode;
+  trace_gap_ = mode == LinkTrace::busy ? busy_gap : 0;
   link_trace_.assign(trace_ ? links_.size() : 0, LinkTraceSlice{});
 }
 
@@ -680,8 +681,7 @@ void Fabric::trace_busy(LinkId id, emu::Tick start, emu::Tick end, std::uint64_t
                         Transfer& t) {
   if (trace_->full()) return;
   LinkTraceSlice& s = link_trace_[id];
-  const emu::Tick gap = trace_links_ == LinkTrace::busy ? kTraceBusyGap : 0;
-  if (s.end > s.start && start <= s.end + gap) {
+  if (s.end > s.start && start <= s.end + trace_gap_) {
     s.end = std::max(s.end, end);
   } else {
     if (s.end > s.start) write_link_slice(id);

@@ -53,8 +53,7 @@ enum class NetworkModel : std::uint8_t { packet, flow };
 
 // Which link slices a trace gets (docs/cli.md "Output files and traces"). all: one slice per
 // uninterrupted busy interval of a link. busy: one slice per busy period, which idle gaps
-// shorter than Fabric::kTraceBusyGap do not end; its args say how busy the period was. none: no
-// links.
+// shorter than a given gap do not end; its args say how busy the period was. none: no links.
 enum class LinkTrace : std::uint8_t { none, busy, all };
 // "none", "busy" or "all"; std::invalid_argument naming the valid ones otherwise.
 LinkTrace parse_link_trace(const std::string& name);
@@ -78,10 +77,10 @@ class Fabric {
   void write(std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes, Done done);
   void send(std::uint32_t src_pe, std::uint32_t dst_pe, std::uint64_t bytes, Done done);
 
-  // Link slices go to `trace` (one track per link that carries traffic), as `mode` says.
-  // flush_trace() writes the slices still open.
-  static constexpr emu::Tick kTraceBusyGap = 1'000'000;  // 1 us
-  void set_trace(emu::TraceWriter* trace, LinkTrace mode = LinkTrace::all);
+  // Link slices go to `trace` (one track per link that carries traffic), as `mode` says;
+  // `busy_gap` is the longest idle gap inside a busy period. flush_trace() writes the slices
+  // still open.
+  void set_trace(emu::TraceWriter* trace, LinkTrace mode = LinkTrace::all, emu::Tick busy_gap = 0);
   void flush_trace();
   // While `id` is not 0, the transfers issued carry trace flow `id`: the first time one of them
   // occupies a link, it adds a step of the flow on that link's slice.
@@ -282,6 +281,7 @@ class Fabric {
   Packet* free_packets_ = nullptr;
   emu::TraceWriter* trace_ = nullptr;
   LinkTrace trace_links_ = LinkTrace::all;
+  emu::Tick trace_gap_ = 0;
   std::vector<LinkTraceSlice> link_trace_;  // per link, while tracing
   std::uint64_t trace_flow_ = 0;
   // Flow model: the loads being summed (slot_ maps a link to its entry, kNoSlot when none),

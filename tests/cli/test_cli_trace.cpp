@@ -92,8 +92,8 @@ TEST_F(CliTrace, CappedTraceStaysValidAndItsWarningNamesTheFilters) {
   EXPECT_THAT(r.err, AllOf(HasSubstr("cubesim: warning: the trace " + path("t.json").string() +
                                      " stopped at --trace-max-events 40 (simulated time "),
                            HasSubstr("it is valid but lacks the rest of the run"),
-                           HasSubstr("--trace-links busy, --trace-pes sip0.cube0.*, --trace-window "
-                                     "(whole run)")));
+                           HasSubstr("--trace-links busy (--trace-link-gap 10us), --trace-pes "
+                                     "sip0.cube0.*, --trace-window (whole run)")));
   const nlohmann::json j = read_json(path("t.json"));
   EXPECT_EQ(j.at("traceEvents").size(), 41u);  // the cap, and the event that says it stopped
   EXPECT_EQ(outputs(), std::vector<std::string>{"t.json"});
@@ -121,6 +121,10 @@ TEST_F(CliTrace, BadTraceWindowsAndPatternsAreRefusedWithTheRule) {
     EXPECT_EQ(r.code, 2) << show(r);
     EXPECT_THAT(r.err, HasSubstr(message)) << w;
   }
+  const auto gap = cubesim(
+      {"run", tiny, "vector_add", "--trace", path("t.json").string(), "--trace-link-gap", "2"});
+  EXPECT_EQ(gap.code, 2) << show(gap);
+  EXPECT_THAT(gap.err, HasSubstr("--trace-link-gap 2: '2' needs a unit: ps, ns, us, ms or s"));
   const auto pes = cubesim({"run", tiny, "vector_add", "--trace", path("t.json").string(),
                             "--trace-pes", "sip0.cube0.pe0,sip9.*"});
   EXPECT_EQ(pes.code, 2) << show(pes);

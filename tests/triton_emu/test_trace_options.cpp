@@ -173,6 +173,18 @@ TEST(TraceOptions, LinkModesCarryTheSameBytesInFewerSlicesOrNone) {
     }
 }
 
+TEST(TraceOptions, BusyPeriodsLongerThanTheRunMakeOneSlicePerLink) {
+  const Traced all = traced_run({.trace_links = components::LinkTrace::all});
+  const Traced joined = traced_run(
+      {.trace_links = components::LinkTrace::busy, .trace_link_gap_ps = all.sim_time_ps});
+  const auto a = link_slices(all.trace), j = link_slices(joined.trace);
+  ASSERT_EQ(j.size(), a.size());
+  for (const auto& [link, bytes_slices] : a) {
+    EXPECT_EQ(j.at(link).first, bytes_slices.first) << link;
+    EXPECT_EQ(j.at(link).second, 1) << link;
+  }
+}
+
 TEST(TraceOptions, WindowKeepsOnlySlicesThatOverlapIt) {
   const Traced whole = traced_run({.trace_links = components::LinkTrace::all});
   const std::uint64_t from = whole.sim_time_ps / 4, to = whole.sim_time_ps / 2;

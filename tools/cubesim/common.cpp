@@ -125,6 +125,13 @@ std::uint64_t parse_duration_ps(std::string_view text,
 
 }  // namespace
 
+std::uint64_t parse_duration(std::string_view text, std::string_view flag) {
+  return parse_duration_ps(text, [&](const std::string& why) {
+    return UsageError(std::string(flag) + " " + std::string(text) + ": " + why +
+                      "; give a simulated time with a unit ps, ns, us, ms or s, e.g. 10us");
+  });
+}
+
 std::pair<std::uint64_t, std::uint64_t> parse_time_window(std::string_view text,
                                                           std::string_view flag) {
   const auto bad = [&](const std::string& why) {

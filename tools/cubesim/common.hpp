@@ -61,6 +61,10 @@ std::uint64_t parse_byte_size(std::string_view text, std::string_view flag);
 std::pair<std::uint64_t, std::uint64_t> parse_time_window(std::string_view text,
                                                           std::string_view flag);
 
+// A duration of simulated time with a unit, as in parse_time_window ("10us"); UsageError naming
+// `flag` otherwise.
+std::uint64_t parse_duration(std::string_view text, std::string_view flag);
+
 // --stack-size: bytes with an optional K/M/G suffix, 16K to 1G (UsageError otherwise).
 std::uint64_t parse_stack_size(const std::string& text);
 

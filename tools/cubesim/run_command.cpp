@@ -33,6 +33,7 @@ struct RunArgs {
   std::string trace_links = "busy";
   std::vector<std::string> trace_pes;
   std::string trace_window;
+  std::string trace_link_gap = "10us";
   std::string trace_max_bytes = "1G";
   std::uint64_t trace_max_events = 0;
   bool trace_flows = false;
@@ -90,8 +91,10 @@ class InterruptCleanup {
 std::string trace_filters(const RunArgs& a) {
   std::string pes;
   for (const auto& p : a.trace_pes) pes += (pes.empty() ? "" : ",") + p;
-  return "--trace-links " + a.trace_links + ", --trace-pes " + (pes.empty() ? "(all)" : pes) +
-         ", --trace-window " + (a.trace_window.empty() ? "(whole run)" : a.trace_window) +
+  return "--trace-links " + a.trace_links +
+         (a.trace_links == "busy" ? " (--trace-link-gap " + a.trace_link_gap + ")" : "") +
+         ", --trace-pes " + (pes.empty() ? "(all)" : pes) + ", --trace-window " +
+         (a.trace_window.empty() ? "(whole run)" : a.trace_window) +
          (a.trace_flows ? ", --trace-flows" : "");
 }
 
@@ -123,6 +126,7 @@ int run(const RunArgs& a) {
         parse_time_window(a.trace_window, "--trace-window");
   trace_limits.max_bytes = parse_byte_size(a.trace_max_bytes, "--trace-max-bytes");
   trace_limits.max_events = a.trace_max_events;
+  const std::uint64_t link_gap = parse_duration(a.trace_link_gap, "--trace-link-gap");
 
   SimOptions options;
   options.timing_only = a.timing_only;
@@ -132,6 +136,7 @@ int run(const RunArgs& a) {
   options.trace_path = a.trace_file;
   options.trace_limits = trace_limits;
   options.trace_links = components::parse_link_trace(a.trace_links);
+  options.trace_link_gap_ps = link_gap;
   options.trace_pes = a.trace_pes;
   options.trace_flows = a.trace_flows;
   options.network = components::parse_network_model(a.network);
@@ -205,10 +210,17 @@ Command add_run_command(CLI::App& app) {
                       "to FILE; open it in ui.perfetto.dev")
           ->type_name("FILE");
   sub->add_option("--trace-links", args->trace_links,
-                  "Links in the trace: busy (one slice per busy period of a link; idle gaps under "
-                  "1 us do not end it), all (every uninterrupted busy interval; large) or none")
+                  "Links in the trace: busy (one slice per busy period of a link; idle gaps up to "
+                  "--trace-link-gap do not end it), all (every uninterrupted busy interval; "
+                  "large) or none")
       ->check(CLI::IsMember({"none", "busy", "all"}))
       ->needs(trace)
+      ->capture_default_str();
+  sub->add_option("--trace-link-gap", args->trace_link_gap,
+                  "Under --trace-links busy, the longest idle gap inside a busy period, with a "
+                  "unit (ps, ns, us, ms, s); raise it for fewer, longer link slices")
+      ->needs(trace)
+      ->type_name("DURATION")
       ->capture_default_str();
   sub->add_option("--trace-pes", args->trace_pes,
                   "PEs whose tracks the trace has, by name pattern (* any text, ? one character, "
