@@ -1,5 +1,7 @@
 #include "triton_emu/context.hpp"
 
+#include <fmt/format.h>
+
 #include <Eigen/Core>
 #include <algorithm>
 #include <climits>
@@ -304,7 +306,8 @@ bool Context::plan_access(const char* what, Ptr ptr, const Shape& shape, DType d
   return masked;
 }
 
-void Context::move_segments(bool write, const std::byte* src, std::byte* dst, Tile* deferred) {
+void Context::move_segments(bool write, const Shape& shape, DType dtype, const std::byte* src,
+                            std::byte* dst, Tile* deferred) {
   const char* what = write ? "store" : "load";
   const emu::Tick start = launch_.sched.now();
   // What the transfer callbacks need, on this fiber's stack (it outlives them: we wait).
@@ -324,6 +327,7 @@ void Context::move_segments(bool write, const std::byte* src, std::byte* dst, Ti
         &pending.dst);
   }
   std::uint64_t total = 0;
+  const std::uint64_t flow = launch_.begin_trace_flow(pe_);
   for (const auto& s : segments_) {
     total += s.bytes;
     if (launch_.log) launch_.log->record(program_, epoch_, s.addr, s.addr + s.bytes, write);
@@ -341,6 +345,7 @@ void Context::move_segments(bool write, const std::byte* src, std::byte* dst, Ti
         pending.done.arrive();
       });
   }
+  launch_.end_trace_flow(flow);
   if (segments_.empty()) pending.done.arrive();
   pending.done.wait();
   if (deferred) launch_.deferred->landed(*deferred);
@@ -349,7 +354,13 @@ void Context::move_segments(bool write, const std::byte* src, std::byte* dst, Ti
   if (launch_.trace_calls) [[unlikely]]
     emu::log().trace("{}: {} of {} bytes in {} transfer(s) took {}", pe_.name, what, total,
                      segments_.size(), emu::format_time(launch_.sched.now() - start));
-  launch_.trace_slice(pe_, false, what, start, launch_.sched.now());
+  if (launch_.tracing(pe_))
+    launch_.trace_slice(
+        pe_, false, what, start, launch_.sched.now(),
+        fmt::format(R"({{"bytes":{},"address":"{}","segments":{},"shape":{},"dtype":"{}"}})", total,
+                    segments_.empty() ? hex_address(0) : hex_address(segments_[0].addr),
+                    segments_.size(), shape.str(), dtype_name(dtype)),
+        flow);
 }
 
 Tile Context::load(Ptr ptr, Shape shape, DType dtype, const LoadOptions& o) {
@@ -370,8 +381,8 @@ Tile Context::load(Ptr ptr, Shape shape, DType dtype, const LoadOptions& o) {
       t.data_->source = Tile::Source{ptr.addr, o.row_stride ? o.row_stride : shape.cols(),
                                      launch_.sys.memory()->write_generation()};
   }
-  move_segments(false, nullptr, t.data_->bytes.empty() ? nullptr : t.data_->bytes.data(),
-                defer ? &t : nullptr);
+  move_segments(false, shape, dtype, nullptr,
+                t.data_->bytes.empty() ? nullptr : t.data_->bytes.data(), defer ? &t : nullptr);
   return t;
 }
 
@@ -397,7 +408,8 @@ void Context::store(Ptr ptr, const Tile& tile, const StoreOptions& o) {
   sync();
   if (&tile.context() != this) fault("store: the tile belongs to another program");
   plan_access("store", ptr, tile.shape(), tile.dtype(), o.row_stride, o.col_stride, o.mask);
-  move_segments(true, tile.has_values() ? tile.raw() : nullptr, nullptr);
+  move_segments(true, tile.shape(), tile.dtype(), tile.has_values() ? tile.raw() : nullptr,
+                nullptr);
 }
 
 // ---- Composite operations

@@ -139,7 +139,8 @@ class Context {
   // Moves segments_ from `src` to memory (store) or from memory to `dst` (load), and waits;
   // a null pointer moves timing only.
   // `deferred`: a load that copies nothing now (deferred_loads.hpp).
-  void move_segments(bool write, const std::byte* src, std::byte* dst, Tile* deferred = nullptr);
+  void move_segments(bool write, const Shape& shape, DType dtype, const std::byte* src,
+                     std::byte* dst, Tile* deferred = nullptr);
   // Bytes of a tile of `shape`, or a fault naming `what` for a negative dimension or a size
   // past 2^63 bytes.
   std::uint64_t tile_bytes(const char* what, const Shape& shape, DType dtype) const;

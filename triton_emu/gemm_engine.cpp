@@ -1,5 +1,7 @@
 #include "triton_emu/gemm_engine.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <future>
 #include <optional>
@@ -241,7 +243,10 @@ void finish_job(GemmJob& job) {
   pe.flops += components::GemmTimingModel::flops(static_cast<std::uint64_t>(job.m),
                                                  static_cast<std::uint64_t>(job.n),
                                                  static_cast<std::uint64_t>(job.k));
-  L.trace_slice(pe, true, "gemm", job.started, end);
+  if (L.tracing(pe))
+    L.trace_slice(pe, true, "gemm", job.started, end,
+                  fmt::format(R"({{"M":{},"N":{},"K":{},"dtype":"{}","out_dtype":"{}"}})", job.m,
+                              job.n, job.k, dtype_name(job.in), dtype_name(job.out_dtype)));
   auto handle = job.handle;
   // Drop the finished job (this frees its buffers and operand tiles), then start the next.
   pe.gemm_queue.pop_front();

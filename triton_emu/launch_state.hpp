@@ -7,6 +7,7 @@
 #include <future>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "emu/scheduler.hpp"
@@ -44,7 +45,8 @@ struct PeState {
   emu::Tick gemm_wait = 0;    // blocked in wait()
   std::uint64_t flops = 0;
   std::uint64_t bytes_loaded = 0, bytes_stored = 0;
-  bool traced = false;
+  bool trace_selected = true;  // by SimOptions::trace_pes
+  bool traced = false;         // its tracks exist
   emu::TraceWriter::Track track{}, gemm_track{};
   void reset_launch_stats() {
     finish = vector_busy = gemm_busy = memory_wait = gemm_wait = 0;
@@ -87,8 +89,17 @@ struct LaunchState {
           sched, "barrier " + std::to_string(barriers.size()), coords.size()));
     return *barriers[generation];
   }
+  bool trace_flows = false;
+
+  // Whether `pe`'s slices go to the trace: callers skip building their arguments otherwise.
+  bool tracing(const PeState& pe) const { return trace && pe.trace_selected && !trace->full(); }
+  // A slice on the PE's track or its GEMM engine's; `args_json` is a JSON object's text or
+  // empty; a `flow` from begin_trace_flow starts at the slice.
   void trace_slice(PeState& pe, bool on_gemm_engine, const char* name, emu::Tick start_at,
-                   emu::Tick end_at);
+                   emu::Tick end_at, std::string_view args_json = {}, std::uint64_t flow = 0);
+  // A new flow for the transfers `pe` issues until end_trace_flow(); 0 when flows are off.
+  std::uint64_t begin_trace_flow(const PeState& pe);
+  void end_trace_flow(std::uint64_t flow);
 };
 
 }  // namespace cubesim::detail

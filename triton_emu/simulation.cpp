@@ -1,5 +1,6 @@
 #include "triton_emu/simulation.hpp"
 
+#include <fnmatch.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,14 +19,29 @@ namespace cubesim {
 namespace detail {
 
 void LaunchState::trace_slice(PeState& pe, bool on_gemm_engine, const char* name,
-                              emu::Tick start_at, emu::Tick end_at) {
-  if (!trace || end_at <= start_at) return;
+                              emu::Tick start_at, emu::Tick end_at, std::string_view args_json,
+                              std::uint64_t flow) {
+  if (!tracing(pe) || end_at <= start_at) return;
   if (!pe.traced) {
     pe.track = trace->track("PEs", pe.name);
     pe.gemm_track = trace->track("GEMM engines", pe.name + ".gemm");
     pe.traced = true;
   }
-  trace->complete(on_gemm_engine ? pe.gemm_track : pe.track, name, start_at, end_at - start_at);
+  const auto track = on_gemm_engine ? pe.gemm_track : pe.track;
+  trace->complete_json_args(track, name, start_at, end_at - start_at, "sim", args_json);
+  // After the slice, at its start: the viewer binds the flow to it, before the link steps.
+  if (flow != 0) trace->flow_start(track, flow, start_at);
+}
+
+std::uint64_t LaunchState::begin_trace_flow(const PeState& pe) {
+  if (!trace_flows || !tracing(pe)) return 0;
+  const std::uint64_t flow = trace->new_flow_id();
+  sys.fabric().set_trace_flow(flow);
+  return flow;
+}
+
+void LaunchState::end_trace_flow(std::uint64_t flow) {
+  if (flow != 0) sys.fabric().set_trace_flow(0);
 }
 
 void GemmResources::ensure() {
@@ -68,17 +84,38 @@ struct SimulationImpl {
       deferred = std::make_unique<DeferredLoads>(*sys.memory());
     }
     if (!options.trace_path.empty()) {
-      trace = std::make_unique<emu::TraceWriter>(options.trace_path);
-      sys.fabric().set_trace(trace.get());
+      select_traced_pes();
+      trace = std::make_unique<emu::TraceWriter>(options.trace_path, options.trace_limits);
+      sys.fabric().set_trace(trace.get(), options.trace_links, options.trace_link_gap_ps);
     }
   }
   ~SimulationImpl() {
-    if (trace) {
-      try {
-        sys.fabric().flush_trace();
-        trace->close();
-      } catch (...) {
-      }
+    try {
+      close_trace();
+    } catch (const std::exception& e) {
+      emu::log().error("{}", e.what());
+    }
+  }
+
+  void close_trace() {
+    if (!trace) return;
+    sys.fabric().flush_trace();
+    trace->close();
+  }
+
+  // SimOptions::trace_pes: a pattern that matches no PE is a typo, not an empty selection.
+  void select_traced_pes() {
+    if (options.trace_pes.empty()) return;
+    for (auto& p : pes) p.trace_selected = false;
+    for (const auto& pattern : options.trace_pes) {
+      bool matched = false;
+      for (auto& p : pes)
+        if (::fnmatch(pattern.c_str(), p.name.c_str(), 0) == 0) matched = p.trace_selected = true;
+      if (!matched)
+        throw UsageError("--trace-pes " + pattern + ": matches no PE of this system (" +
+                         pes.front().name + " to " + pes.back().name +
+                         "); * matches any text, ? one character, [0-3] one digit of a range, "
+                         "e.g. sip0.cube1.* or sip0.cube0.pe[0-3]");
     }
   }
 
@@ -118,6 +155,12 @@ components::System& Simulation::system() {
 }
 void Simulation::set_kernel_name(std::string name) {
   impl_->kernel_name = std::move(name);
+}
+const emu::TraceWriter* Simulation::trace() const {
+  return impl_->trace.get();
+}
+void Simulation::close_trace() {
+  impl_->close_trace();
 }
 
 Ptr Simulation::alloc(std::uint64_t bytes, Placement placement, std::uint64_t align) {
@@ -220,6 +263,7 @@ void recover_after_abort(detail::SimulationImpl& I) {
   if (I.deferred) I.deferred->settle();
   for (auto& pe : I.pes) detail::drop_gemm_queue(pe);
   I.sys.fabric().abandon_in_flight();
+  I.sys.fabric().set_trace_flow(0);  // a load that stopped midway never ended its flow
 }
 
 }  // namespace
@@ -251,6 +295,7 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
                         I.deferred.get(),
                         I.allocations};
   for (int i = 0; i < 3; ++i) L.grid[i] = g[i];
+  L.trace_flows = I.options.trace_flows;
   L.vector_lanes = std::max<std::uint32_t>(1, cfg.pe.vector.lanes);
   L.vector_latency_cycles = cfg.pe.vector.latency_cycles;
   L.start = I.sched.now();

@@ -24,6 +24,7 @@
 
 #include "components/spec/spec.hpp"
 #include "components/system/system.hpp"
+#include "emu/trace.hpp"
 #include "triton_emu/access_log.hpp"
 #include "triton_emu/context.hpp"
 #include "triton_emu/errors.hpp"
@@ -40,7 +41,17 @@ struct SimOptions {
   std::uint64_t seed = 1;              // for harnesses that draw inputs
   std::size_t stack_size = 64 * 1024;  // bytes per program's fiber stack
   std::string trace_path{};            // Perfetto trace of every launch ("" = none)
-  bool record_accesses = true;         // keep the access log for sharding checks
+  // What the trace holds (docs/cli.md "Output files and traces"): a window of simulated time
+  // from the start of the simulation and a size cap (1 GiB unless set; 0 = none), the links
+  // (under busy, idle gaps up to trace_link_gap_ps stay inside a busy period), the PEs (name
+  // patterns as fnmatch(3) takes them, e.g. "sip0.cube1.*"; empty = all), and whether loads and
+  // stores get flow arrows to the link slices they occupy.
+  emu::TraceLimits trace_limits{.max_bytes = std::uint64_t{1} << 30};
+  components::LinkTrace trace_links = components::LinkTrace::busy;
+  std::uint64_t trace_link_gap_ps = 10'000'000;
+  std::vector<std::string> trace_pes{};
+  bool trace_flows = false;
+  bool record_accesses = true;  // keep the access log for sharding checks
   // packet (default): every packet and hop; flow: one reservation per transfer and link, far
   // fewer events for large what-if runs, approximate under contention (fabric.hpp).
   components::NetworkModel network = components::NetworkModel::packet;
@@ -123,6 +134,12 @@ class Simulation {
 
   // A label for reports and traces (the CLI sets the kernel name).
   void set_kernel_name(std::string name);
+
+  // The trace being written (nullptr without one): what it wrote and whether a cap stopped it.
+  const emu::TraceWriter* trace() const;
+  // Writes the link slices still open and renames the trace into place; std::runtime_error when
+  // the file cannot be written. Otherwise the destructor does it, logging failures.
+  void close_trace();
 
  private:
   RunResult run(Grid grid, const std::function<void(tl::Context&)>& body);

@@ -1,5 +1,7 @@
 #include "components/network/fabric.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -30,6 +32,15 @@ NetworkModel parse_network_model(const std::string& name) {
   throw std::invalid_argument("unknown network model '" + name +
                               "': use 'packet' (every packet and hop, the default) or 'flow' "
                               "(one reservation per transfer and link, for large what-if runs)");
+}
+
+LinkTrace parse_link_trace(const std::string& name) {
+  if (name == "none") return LinkTrace::none;
+  if (name == "busy") return LinkTrace::busy;
+  if (name == "all") return LinkTrace::all;
+  throw std::invalid_argument("unknown link trace mode '" + name +
+                              "': use 'none', 'busy' (busy periods, the default) or 'all' (every "
+                              "uninterrupted busy interval)");
 }
 
 Fabric::Fabric(emu::Scheduler& scheduler, Topology& topology, const AddressMap& map,
@@ -514,7 +525,7 @@ void Fabric::begin_flow(Kind kind, std::uint32_t pe, std::uint32_t peer, std::ui
     l.bytes += f.bytes;
     l.packets += packets_of_.quot(f.bytes + packet_bytes_ - 1);
     ++packet_hops_;
-    if (trace_) trace_busy(f.link, l, start, end);
+    if (trace_) trace_busy(f.link, start, end, f.bytes, t);
     done_at = std::max(done_at, end + f.tail);
     latency = std::max(latency, f.lead + f.tail);
     packet_time =
@@ -568,7 +579,7 @@ void Fabric::advance(Packet& p) {
     l.bytes += p.bytes;
     ++l.packets;
     ++packet_hops_;
-    if (trace_) trace_busy(id, l, start, end);
+    if (trace_) trace_busy(id, start, end, p.bytes, *p.transfer);
     const emu::Tick lat = r.latency[p.hop];
     if (++p.hop == r.links.size()) {
       sched_.schedule_at(
@@ -610,7 +621,11 @@ void Fabric::complete(Transfer& t) {
 
 Fabric::Transfer* Fabric::new_transfer() {
   Transfer* t = free_transfers_;
-  if (!t) return &transfer_store_.emplace_back();
+  if (!t) {
+    t = &transfer_store_.emplace_back();
+    t->trace_flow = trace_flow_;
+    return t;
+  }
   free_transfers_ = t->next_free;
   // Field by field: `*t = Transfer{}` zeroed a temporary with `rep stos` and moved it, ~4 % of
   // a small tl.load. The caller sets what a transfer is; this resets its progress.
@@ -619,6 +634,8 @@ Fabric::Transfer* Fabric::new_transfer() {
   t->delivered = 0;
   t->in_flight = 0;
   t->next_free = nullptr;
+  t->trace_flow = trace_flow_;
+  if (!t->traced_links.empty()) t->traced_links.clear();
   return t;
 }
 
@@ -632,31 +649,67 @@ Fabric::Packet* Fabric::new_packet() {
   return p;
 }
 
-void Fabric::trace_busy(LinkId id, Link& l, emu::Tick start, emu::Tick end) {
-  if (l.trace_end > l.trace_start && start <= l.trace_end) {
-    l.trace_end = std::max(l.trace_end, end);
-    return;
+void Fabric::set_trace(emu::TraceWriter* trace, LinkTrace mode, emu::Tick busy_gap) {
+  trace_ = mode == LinkTrace::none ? nullptr : trace;
+  trace_links_ = mode;
+  trace_gap_ = mode == LinkTrace::busy ? busy_gap : 0;
+  link_trace_.assign(trace_ ? links_.size() : 0, LinkTraceSlice{});
+}
+
+emu::TraceWriter::Track Fabric::link_track(LinkId id) {
+  LinkTraceSlice& s = link_trace_[id];
+  if (!s.has_track) {
+    s.track = trace_->track("links", topology_.link_name(id));
+    s.has_track = true;
   }
-  if (l.trace_end > l.trace_start) {
-    auto it = link_tracks_.find(id);
-    if (it == link_tracks_.end())
-      it = link_tracks_.emplace(id, trace_->track("links", topology_.link_name(id))).first;
-    trace_->complete(it->second, "busy", l.trace_start, l.trace_end - l.trace_start, "link");
+  return s.track;
+}
+
+void Fabric::write_link_slice(LinkId id) {
+  const LinkTraceSlice& s = link_trace_[id];
+  if (!trace_->wants(s.start, s.end)) return;
+  const emu::Tick duration = s.end - s.start;
+  const std::string args =
+      trace_links_ == LinkTrace::busy
+          ? fmt::format(R"({{"bytes":{},"busy_ps":{},"utilisation":{:.4f}}})", s.bytes, s.busy,
+                        static_cast<double>(s.busy) / static_cast<double>(duration))
+          : fmt::format(R"({{"bytes":{}}})", s.bytes);
+  trace_->complete_json_args(link_track(id), "busy", s.start, duration, "link", args);
+}
+
+void Fabric::trace_busy(LinkId id, emu::Tick start, emu::Tick end, std::uint64_t bytes,
+                        Transfer& t) {
+  if (trace_->full()) return;
+  LinkTraceSlice& s = link_trace_[id];
+  if (s.end > s.start && start <= s.end + trace_gap_) {
+    s.end = std::max(s.end, end);
+  } else {
+    if (s.end > s.start) write_link_slice(id);
+    s.start = start;
+    s.end = end;
+    s.busy = 0;
+    s.bytes = 0;
   }
-  l.trace_start = start;
-  l.trace_end = end;
+  s.busy += end - start;
+  s.bytes += bytes;
+  // The step sits inside this reservation, so inside the slice that will hold it, and after the
+  // flow's start (the transfer's issue).
+  if (t.trace_flow == 0 || end <= start) return;
+  const emu::Tick step_at = start + (end - start) / 2;
+  if (trace_->wants(step_at, step_at) &&
+      std::find(t.traced_links.begin(), t.traced_links.end(), id) == t.traced_links.end()) {
+    t.traced_links.push_back(id);
+    trace_->flow_step(link_track(id), t.trace_flow, step_at);
+  }
 }
 
 void Fabric::flush_trace() {
   if (!trace_) return;
-  for (LinkId id = 0; id < links_.size(); ++id) {
-    Link& l = links_[id];
-    if (l.trace_end <= l.trace_start) continue;
-    auto it = link_tracks_.find(id);
-    if (it == link_tracks_.end())
-      it = link_tracks_.emplace(id, trace_->track("links", topology_.link_name(id))).first;
-    trace_->complete(it->second, "busy", l.trace_start, l.trace_end - l.trace_start, "link");
-    l.trace_start = l.trace_end = 0;
+  for (LinkId id = 0; id < link_trace_.size(); ++id) {
+    LinkTraceSlice& s = link_trace_[id];
+    if (s.end <= s.start) continue;
+    write_link_slice(id);
+    s.start = s.end = 0;
   }
 }
 

@@ -50,6 +50,13 @@
 namespace cubesim::components {
 
 enum class NetworkModel : std::uint8_t { packet, flow };
+
+// Which link slices a trace gets (docs/cli.md "Output files and traces"). all: one slice per
+// uninterrupted busy interval of a link. busy: one slice per busy period, which idle gaps
+// shorter than a given gap do not end; its args say how busy the period was. none: no links.
+enum class LinkTrace : std::uint8_t { none, busy, all };
+// "none", "busy" or "all"; std::invalid_argument naming the valid ones otherwise.
+LinkTrace parse_link_trace(const std::string& name);
 const char* network_model_name(NetworkModel m);
 // "packet" or "flow"; std::invalid_argument naming the valid ones otherwise.
 NetworkModel parse_network_model(const std::string& name);
@@ -70,10 +77,14 @@ class Fabric {
   void write(std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes, Done done);
   void send(std::uint32_t src_pe, std::uint32_t dst_pe, std::uint64_t bytes, Done done);
 
-  // Link busy intervals go to `trace` (one track per link that carries traffic); merged while
-  // a link stays busy. flush_trace() writes the intervals still open.
-  void set_trace(emu::TraceWriter* trace) { trace_ = trace; }
+  // Link slices go to `trace` (one track per link that carries traffic), as `mode` says;
+  // `busy_gap` is the longest idle gap inside a busy period. flush_trace() writes the slices
+  // still open.
+  void set_trace(emu::TraceWriter* trace, LinkTrace mode = LinkTrace::all, emu::Tick busy_gap = 0);
   void flush_trace();
+  // While `id` is not 0, the transfers issued carry trace flow `id`: the first time one of them
+  // occupies a link, it adds a step of the flow on that link's slice.
+  void set_trace_flow(std::uint64_t id) { trace_flow_ = id; }
 
   // Zeroes the link and packet statistics (a new launch measures from here).
   void reset_stats();
@@ -110,6 +121,8 @@ class Fabric {
     std::uint32_t in_flight = 0;
     Done done;
     Transfer* next_free = nullptr;
+    std::uint64_t trace_flow = 0;
+    std::vector<LinkId> traced_links;  // links its flow has a step on
   };
   struct Dma {  // one per PE
     std::uint32_t in_flight = 0;
@@ -242,7 +255,16 @@ class Fabric {
   void add_forest(PrefixForest& f);
   const ReadGroup& read_group(std::uint32_t pe, std::uint32_t cube, std::uint32_t node,
                               std::uint32_t channel);
-  void trace_busy(LinkId id, Link& l, emu::Tick start, emu::Tick end);
+  // A link's slice being built for the trace.
+  struct LinkTraceSlice {
+    emu::Tick start = 0, end = 0, busy = 0;
+    std::uint64_t bytes = 0;
+    bool has_track = false;
+    emu::TraceWriter::Track track{};
+  };
+  void trace_busy(LinkId id, emu::Tick start, emu::Tick end, std::uint64_t bytes, Transfer& t);
+  emu::TraceWriter::Track link_track(LinkId id);
+  void write_link_slice(LinkId id);
   Transfer* new_transfer();
   void complete(Transfer& t);  // the last byte is delivered: recycle it, call its Done
   Packet* new_packet();
@@ -262,7 +284,10 @@ class Fabric {
   Transfer* free_transfers_ = nullptr;
   Packet* free_packets_ = nullptr;
   emu::TraceWriter* trace_ = nullptr;
-  std::unordered_map<LinkId, emu::TraceWriter::Track> link_tracks_;
+  LinkTrace trace_links_ = LinkTrace::all;
+  emu::Tick trace_gap_ = 0;
+  std::vector<LinkTraceSlice> link_trace_;  // per link, while tracing
+  std::uint64_t trace_flow_ = 0;
   // Flow model: the loads being summed (slot_ maps a link to its entry, kNoSlot when none),
   // and, while a layout is built, a long range's bytes per (cube, channel) with the entries
   // in use.

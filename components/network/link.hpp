@@ -45,7 +45,6 @@ struct Link {
   emu::Tick busy = 0;     // total time occupied
   std::uint64_t bytes = 0;
   std::uint64_t packets = 0;
-  emu::Tick trace_start = 0, trace_end = 0;  // the busy interval not yet written to a trace
 };
 
 }  // namespace cubesim::components

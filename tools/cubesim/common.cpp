@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -66,6 +67,89 @@ std::uint64_t parse_byte_size(std::string_view text, std::string_view flag) {
   return value << shift;
 }
 
+namespace {
+
+// "10us", "1.5 ns", "0": picoseconds, exactly (a fraction finer than 1 ps is an error).
+std::uint64_t parse_duration_ps(std::string_view text,
+                                const std::function<UsageError(const std::string&)>& bad) {
+  std::size_t i = 0;
+  std::uint64_t whole = 0;
+  std::string fraction;
+  const auto too_large = [&] { return bad("'" + std::string(text) + "' is too large"); };
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) != 0) {
+    const auto digit = static_cast<std::uint64_t>(text[i] - '0');
+    if (whole > (std::numeric_limits<std::uint64_t>::max() - digit) / 10) throw too_large();
+    whole = whole * 10 + digit;
+    ++i;
+  }
+  const std::size_t digits = i;
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) != 0)
+      fraction += text[i++];
+  }
+  if (digits == 0 && fraction.empty()) throw bad("'" + std::string(text) + "' is not a time");
+  while (i < text.size() && text[i] == ' ') ++i;
+  const std::string_view unit = text.substr(i);
+  std::uint64_t ps_per_unit = 0;
+  int unit_digits = 0;  // log10(ps_per_unit)
+  if (unit == "ps") {
+    ps_per_unit = 1;
+  } else if (unit == "ns") {
+    ps_per_unit = 1'000, unit_digits = 3;
+  } else if (unit == "us") {
+    ps_per_unit = 1'000'000, unit_digits = 6;
+  } else if (unit == "ms") {
+    ps_per_unit = 1'000'000'000, unit_digits = 9;
+  } else if (unit == "s") {
+    ps_per_unit = 1'000'000'000'000, unit_digits = 12;
+  } else if (unit.empty() && whole == 0 && fraction.find_first_not_of('0') == std::string::npos) {
+    return 0;  // "0" needs no unit
+  } else {
+    throw bad("'" + std::string(text) + "' needs a unit: ps, ns, us, ms or s");
+  }
+  while (!fraction.empty() && fraction.back() == '0') fraction.pop_back();
+  if (static_cast<int>(fraction.size()) > unit_digits)
+    throw bad("'" + std::string(text) + "' is finer than 1 ps");
+  if (whole > std::numeric_limits<std::uint64_t>::max() / ps_per_unit) throw too_large();
+  std::uint64_t ps = whole * ps_per_unit;
+  std::uint64_t frac_ps = 0;
+  for (int d = 0; d < unit_digits; ++d)
+    frac_ps = frac_ps * 10 +
+              (d < static_cast<int>(fraction.size())
+                   ? static_cast<std::uint64_t>(fraction[static_cast<std::size_t>(d)] - '0')
+                   : 0);
+  if (frac_ps > std::numeric_limits<std::uint64_t>::max() - ps) throw too_large();
+  return ps + frac_ps;
+}
+
+}  // namespace
+
+std::uint64_t parse_duration(std::string_view text, std::string_view flag) {
+  return parse_duration_ps(text, [&](const std::string& why) {
+    return UsageError(std::string(flag) + " " + std::string(text) + ": " + why +
+                      "; give a simulated time with a unit ps, ns, us, ms or s, e.g. 10us");
+  });
+}
+
+std::pair<std::uint64_t, std::uint64_t> parse_time_window(std::string_view text,
+                                                          std::string_view flag) {
+  const auto bad = [&](const std::string& why) {
+    return UsageError(std::string(flag) + " " + std::string(text) + ": " + why +
+                      "; give START:END in simulated time with units ps, ns, us, ms or s, e.g. "
+                      "0:10us or 5us: (from 5 us to the end)");
+  };
+  const std::size_t colon = text.find(':');
+  if (colon == std::string_view::npos || text.find(':', colon + 1) != std::string_view::npos)
+    throw bad("not one START:END pair");
+  const std::string_view start_text = text.substr(0, colon), end_text = text.substr(colon + 1);
+  const std::uint64_t start = start_text.empty() ? 0 : parse_duration_ps(start_text, bad);
+  const std::uint64_t end = end_text.empty() ? std::numeric_limits<std::uint64_t>::max()
+                                             : parse_duration_ps(end_text, bad);
+  if (start >= end) throw bad("START is not before END");
+  return {start, end};
+}
+
 std::uint64_t parse_stack_size(const std::string& text) {
   // Below 16K a fiber cannot run a kernel at all; emu's stack pool would silently round up to
   // it, and a silent clamp is what the design forbids. Above 1G it is a typo: every PE gets one.
@@ -81,16 +165,62 @@ std::uint64_t parse_stack_size(const std::string& text) {
 void check_output_path(const std::string& path, std::string_view flag) {
   if (path.empty()) throw UsageError(std::string(flag) + ": the file name is empty");
   const fs::path p(path);
+  const std::string what = std::string(flag) + " " + path + ": ";
   std::error_code ec;
-  if (fs::is_directory(p, ec))
-    throw UsageError(std::string(flag) + " " + path + ": is a folder; name a file to write");
+  if (fs::is_directory(p, ec)) throw UsageError(what + "is a folder; name a file to write");
   const fs::path parent = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  if (!fs::exists(parent, ec))
+    throw UsageError(what + "the folder " + parent.string() + " does not exist; create it first");
   if (!fs::is_directory(parent, ec))
-    throw UsageError(std::string(flag) + " " + path + ": the folder " + parent.string() +
-                     " does not exist; create it first");
-  if (access(parent.c_str(), W_OK) != 0)
-    throw UsageError(std::string(flag) + " " + path + ": cannot write to the folder " +
-                     parent.string() + ": " + std::strerror(errno));
+    throw UsageError(what + parent.string() +
+                     " is a file, not a folder; name a file inside a folder");
+  // Outputs are written to a temporary file beside the target and renamed over it, so the test
+  // is whether a file can be made in that folder: access() says yes for root in /proc and
+  // /sys, where creating fails.
+  std::string probe = (parent / ".cubesim-probe-XXXXXX").string();
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0)
+    throw UsageError(what + "cannot create files in the folder " + parent.string() + " (" +
+                     std::strerror(errno) + "); choose a folder you can write to");
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
+void check_distinct_outputs(
+    const std::vector<std::pair<std::string_view, std::string>>& flag_paths) {
+  for (std::size_t i = 0; i < flag_paths.size(); ++i)
+    for (std::size_t j = i + 1; j < flag_paths.size(); ++j) {
+      const auto& [flag_a, a] = flag_paths[i];
+      const auto& [flag_b, b] = flag_paths[j];
+      if (a.empty() || b.empty()) continue;
+      std::error_code ec_a, ec_b;
+      const fs::path ca = fs::weakly_canonical(fs::absolute(a), ec_a);
+      const fs::path cb = fs::weakly_canonical(fs::absolute(b), ec_b);
+      if (ec_a || ec_b ? a == b : ca == cb)
+        throw UsageError(std::string(flag_a) + " " + a + " and " + std::string(flag_b) + " " + b +
+                         " name the same file, and one would overwrite the other; give each its "
+                         "own file");
+    }
+}
+
+CLI::Validator unsigned_64_validator(std::string example) {
+  return CLI::Validator(
+      [example](std::string& text) -> std::string {
+        const std::string why = "must be a whole number from 0 to " +
+                                std::to_string(std::numeric_limits<std::uint64_t>::max()) +
+                                ", e.g. " + example;
+        if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
+          return text + " " + why;
+        std::uint64_t value = 0;
+        for (char c : text) {
+          const auto digit = static_cast<std::uint64_t>(c - '0');
+          if (value > (std::numeric_limits<std::uint64_t>::max() - digit) / 10)
+            return text + " is too large: it " + why;
+          value = value * 10 + digit;
+        }
+        return "";
+      },
+      "UINT64");
 }
 
 std::string to_pretty_json(const nlohmann::json& j) {

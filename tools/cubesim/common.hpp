@@ -11,6 +11,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "components/spec/spec.hpp"
@@ -54,12 +55,32 @@ components::Spec load_spec(const std::string& file, const std::vector<std::strin
 // UsageError naming `flag` for anything else.
 std::uint64_t parse_byte_size(std::string_view text, std::string_view flag);
 
+// A span of simulated time "START:END" (--trace-window): each a number with a unit ps, ns, us, ms
+// or s ("0:10us", "1.5us:2us"); START left out is 0, END left out is the end of the run.
+// UsageError naming `flag` for anything else, or when START is not before END.
+std::pair<std::uint64_t, std::uint64_t> parse_time_window(std::string_view text,
+                                                          std::string_view flag);
+
+// A duration of simulated time with a unit, as in parse_time_window ("10us"); UsageError naming
+// `flag` otherwise.
+std::uint64_t parse_duration(std::string_view text, std::string_view flag);
+
 // --stack-size: bytes with an optional K/M/G suffix, 16K to 1G (UsageError otherwise).
 std::uint64_t parse_stack_size(const std::string& text);
 
-// UsageError unless `path` could be created: its folder exists and it is not a folder itself.
-// Checked before a run so a typo does not cost the whole simulation.
+// UsageError unless `path` could be created: its folder exists, is a folder, and a file can be
+// made in it; `path` is not a folder itself. Checked before a run so a typo does not cost the
+// whole simulation.
 void check_output_path(const std::string& path, std::string_view flag);
+
+// UsageError when two of the (flag, path) outputs name the same file (empty paths are unused).
+void check_distinct_outputs(
+    const std::vector<std::pair<std::string_view, std::string>>& flag_paths);
+
+// The check of an unsigned 64-bit option (--seed): a whole number from 0 to 2^64 - 1; its
+// message ends with `example` of a good value. CLI11's
+// own would wrap -1 around, and NonNegativeNumber prints its range as 309 digits.
+CLI::Validator unsigned_64_validator(std::string example);
 
 // Writes what `fill` streams to a temporary file beside `path` (named by process id, so
 // concurrent writers do not collide) and renames it over `path`, so a reader never sees half a

@@ -1,8 +1,14 @@
 // cubesim run SPEC KERNEL: runs one kernel's harness on one spec and reports.
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <memory>
+#include <tuple>
 
 #include "kernels/registry.hpp"
 #include "tools/cubesim/common.hpp"
@@ -24,10 +30,86 @@ struct RunArgs {
   std::string backend = "cpu";
   std::string json_file;
   std::string trace_file;
+  std::string trace_links = "busy";
+  std::vector<std::string> trace_pes;
+  std::string trace_window;
+  std::string trace_link_gap = "10us";
+  std::string trace_max_bytes = "1G";
+  std::uint64_t trace_max_events = 0;
+  bool trace_flows = false;
   std::uint64_t seed = 1;
   std::string stack_size = "64K";
   std::string network = "packet";
 };
+
+// SIGINT / SIGTERM during a run: remove the unfinished trace (the target keeps what it held),
+// say so, and exit 128 + the signal, as a shell reports a command killed by it. Everything the
+// handler does is async-signal-safe; its message is made before the run.
+char g_interrupt_note[512];
+
+extern "C" void on_interrupt(int sig) {
+  emu::TraceWriter::remove_unfinished();
+  const char* name =
+      sig == SIGINT ? "cubesim: interrupted (SIGINT)" : "cubesim: terminated (SIGTERM)";
+  (void)!::write(STDERR_FILENO, "\n", 1);
+  (void)!::write(STDERR_FILENO, name, std::strlen(name));
+  (void)!::write(STDERR_FILENO, g_interrupt_note, std::strlen(g_interrupt_note));
+  ::_exit(128 + sig);
+}
+
+class InterruptCleanup {
+ public:
+  explicit InterruptCleanup(const std::string& trace_file) {
+    const std::string note =
+        trace_file.empty()
+            ? ": the run stopped; no report was written\n"
+            : ": the run stopped; no report was written, and the trace was not written (" +
+                  trace_file + " is as it was before the run)\n";
+    std::snprintf(g_interrupt_note, sizeof g_interrupt_note, "%s", note.c_str());
+    struct sigaction sa {};
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+    // A signal the parent ignores (SIGINT of a background job of a shell) stays ignored.
+    if (old_int_.sa_handler == SIG_IGN) sigaction(SIGINT, &old_int_, nullptr);
+    if (old_term_.sa_handler == SIG_IGN) sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  ~InterruptCleanup() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  InterruptCleanup(const InterruptCleanup&) = delete;
+  InterruptCleanup& operator=(const InterruptCleanup&) = delete;
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
+// What the trace filters are now, for the message of a capped trace.
+std::string trace_filters(const RunArgs& a) {
+  std::string pes;
+  for (const auto& p : a.trace_pes) pes += (pes.empty() ? "" : ",") + p;
+  return "--trace-links " + a.trace_links +
+         (a.trace_links == "busy" ? " (--trace-link-gap " + a.trace_link_gap + ")" : "") +
+         ", --trace-pes " + (pes.empty() ? "(all)" : pes) + ", --trace-window " +
+         (a.trace_window.empty() ? "(whole run)" : a.trace_window) +
+         (a.trace_flows ? ", --trace-flows" : "");
+}
+
+void warn_if_truncated(const RunArgs& a, const emu::TraceWriter& trace) {
+  const auto& cut = trace.truncation();
+  if (!cut) return;
+  std::cerr << "cubesim: warning: the trace " << a.trace_file << " stopped at "
+            << (cut->by_bytes ? "--trace-max-bytes " + format_bytes(static_cast<double>(cut->limit))
+                              : "--trace-max-events " + std::to_string(cut->limit))
+            << " (simulated time " << format_duration_ps(cut->at)
+            << "): it is valid but lacks the rest of the run. It was traced with "
+            << trace_filters(a)
+            << "; narrow these (--trace-links none, a few --trace-pes, a --trace-window) or "
+               "raise the cap.\n";
+}
 
 int run(const RunArgs& a) {
   // Everything the command line can get wrong is checked before the simulation starts.
@@ -37,6 +119,14 @@ int run(const RunArgs& a) {
   const std::uint64_t stack = parse_stack_size(a.stack_size);
   if (!a.json_file.empty()) check_output_path(a.json_file, "--json");
   if (!a.trace_file.empty()) check_output_path(a.trace_file, "--trace");
+  check_distinct_outputs({{"--json", a.json_file}, {"--trace", a.trace_file}});
+  emu::TraceLimits trace_limits;
+  if (!a.trace_window.empty())
+    std::tie(trace_limits.window_start, trace_limits.window_end) =
+        parse_time_window(a.trace_window, "--trace-window");
+  trace_limits.max_bytes = parse_byte_size(a.trace_max_bytes, "--trace-max-bytes");
+  trace_limits.max_events = a.trace_max_events;
+  const std::uint64_t link_gap = parse_duration(a.trace_link_gap, "--trace-link-gap");
 
   SimOptions options;
   options.timing_only = a.timing_only;
@@ -44,13 +134,25 @@ int run(const RunArgs& a) {
   options.seed = a.seed;
   options.stack_size = stack;
   options.trace_path = a.trace_file;
+  options.trace_limits = trace_limits;
+  options.trace_links = components::parse_link_trace(a.trace_links);
+  options.trace_link_gap_ps = link_gap;
+  options.trace_pes = a.trace_pes;
+  options.trace_flows = a.trace_flows;
   options.network = components::parse_network_model(a.network);
   options.record_accesses = false;  // the access log serves sharding checks in tests, not runs
+  auto interrupt = std::make_unique<InterruptCleanup>(a.trace_file);  // before the trace exists
   const std::unique_ptr<Simulation> sim = make_simulation(spec, options);
   sim->set_kernel_name(kernel.name);
 
   const auto wall0 = std::chrono::steady_clock::now();
   const kernels::Outcome outcome = kernel.run(*sim, params);
+  try {
+    sim->close_trace();
+  } catch (const std::runtime_error& e) {
+    throw UsageError(e.what());
+  }
+  interrupt.reset();
   const double harness_wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
 
@@ -63,6 +165,7 @@ int run(const RunArgs& a) {
   print_summary(std::cout, report, order);
   std::cout.flush();
   if (!a.json_file.empty()) write_json_file(a.json_file, report);
+  if (sim->trace()) warn_if_truncated(a, *sim->trace());
 
   if (outcome.verified.has_value() && !*outcome.verified) {
     std::cerr << "cubesim: verification failed: " << kernel.name << " max rel error "
@@ -101,10 +204,53 @@ Command add_run_command(CLI::App& app) {
   sub->add_option("--json", args->json_file,
                   "Write the full report (JSON) to FILE; written also when verification fails")
       ->type_name("FILE");
-  sub->add_option("--trace", args->trace_file,
-                  "Write a Chrome/Perfetto trace (one track per PE, GEMM engine and busy link) "
-                  "to FILE; open it in ui.perfetto.dev")
-      ->type_name("FILE");
+  CLI::Option* trace =
+      sub->add_option("--trace", args->trace_file,
+                      "Write a Chrome/Perfetto trace (one track per PE, GEMM engine and busy link) "
+                      "to FILE; open it in ui.perfetto.dev")
+          ->type_name("FILE");
+  sub->add_option("--trace-links", args->trace_links,
+                  "Links in the trace: busy (one slice per busy period of a link; idle gaps up to "
+                  "--trace-link-gap do not end it), all (every uninterrupted busy interval; "
+                  "large) or none")
+      ->check(CLI::IsMember({"none", "busy", "all"}))
+      ->needs(trace)
+      ->capture_default_str();
+  sub->add_option("--trace-link-gap", args->trace_link_gap,
+                  "Under --trace-links busy, the longest idle gap inside a busy period, with a "
+                  "unit (ps, ns, us, ms, s); raise it for fewer, longer link slices")
+      ->needs(trace)
+      ->type_name("DURATION")
+      ->capture_default_str();
+  sub->add_option("--trace-pes", args->trace_pes,
+                  "PEs whose tracks the trace has, by name pattern (* any text, ? one character, "
+                  "[0-3] one digit of a range), comma-separated: sip0.cube1.*,sip0.cube0.pe[0-3]; "
+                  "default all")
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->needs(trace)
+      ->type_name("PATTERNS");
+  sub->add_option("--trace-window", args->trace_window,
+                  "Trace only events in this span of simulated time, START:END with units, e.g. "
+                  "0:10us or 5us: (to the end)")
+      ->needs(trace)
+      ->type_name("START:END");
+  sub->add_option("--trace-max-bytes", args->trace_max_bytes,
+                  "Cap on the trace file, K/M/G suffixes (1024-based), 0 for none; at the cap the "
+                  "trace stops, stays valid, and the run ends with a warning")
+      ->needs(trace)
+      ->type_name("BYTES")
+      ->capture_default_str();
+  sub->add_option("--trace-max-events", args->trace_max_events,
+                  "Cap on the trace's events, 0 for none (as --trace-max-bytes)")
+      ->check(unsigned_64_validator("--trace-max-events 1000000"))
+      ->needs(trace)
+      ->type_name("N")
+      ->capture_default_str();
+  sub->add_flag("--trace-flows", args->trace_flows,
+                "Link each load and store in the trace to the link slices it occupies (flow "
+                "arrows; many events)")
+      ->needs(trace);
   sub->add_option("--network", args->network,
                   "Network model: packet (every packet and hop; the reference) or flow (one "
                   "reservation per transfer and link: far faster on large systems, approximate "
@@ -112,7 +258,7 @@ Command add_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"packet", "flow"}))
       ->capture_default_str();
   sub->add_option("--seed", args->seed, "Seed of the harness's random inputs")
-      ->check(CLI::NonNegativeNumber)  // CLI11 would wrap -1 to 2^64 - 1 silently
+      ->check(unsigned_64_validator("--seed 7"))
       ->capture_default_str();
   sub->add_option("--stack-size", args->stack_size,
                   "Fiber stack per PE program, in bytes with an optional K/M/G suffix "
@@ -129,6 +275,8 @@ Command add_run_command(CLI::App& app) {
       "  cubesim run specs/default.json sharded_gemm --set system.ucie.bandwidth_GBps=512 "
       "--timing-only\n"
       "  cubesim run specs/tiny.json vector_add --json report.json --trace trace.json\n"
+      "  cubesim run specs/default.json sharded_gemm --trace t.json --trace-pes 'sip0.cube0.*' "
+      "--trace-window 0:20us\n"
       "Global options (--log-level L) may follow the subcommand.\n"
       "Exit codes: 0 ok, 1 verification failed, 2 usage or spec error, 3 kernel fault, "
       "4 deadlock.");
