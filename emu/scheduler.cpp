@@ -307,7 +307,10 @@ RunResult Scheduler::run(RunLimits limits) {
   // SIGSEGV.
   detail::OverflowRecovery recovery;
   detail::RecoveryScope armed(&recovery);
-  if (sigsetjmp(recovery.env, 1) != 0) abandon_overflowed(recovery.fault);
+  if (sigsetjmp(recovery.env, 1) != 0) {
+    detail::back_on_thread_stack(__builtin_frame_address(0));
+    abandon_overflowed(recovery.fault);
+  }
   return run_loop(limits);
 }
 

@@ -1,5 +1,6 @@
 #include "emu/stack_overflow.hpp"
 
+#include <pthread.h>
 #include <signal.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -9,6 +10,11 @@
 #include <mutex>
 
 #include "emu/fiber.hpp"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
 
 namespace cubesim::emu::detail {
 namespace {
@@ -142,6 +148,30 @@ FaultAttribution attribute_fault(std::uintptr_t fault_addr, std::uintptr_t stack
   f.guard_hit = at.region == running.region && at.slot == running.slot && at.in_guard &&
                 running.region->guarded;
   return f;
+}
+
+void back_on_thread_stack(const void* live_frame) {
+#if defined(__SANITIZE_ADDRESS__)
+  // ASan still believes the thread runs on the fiber's stack (the jump bypassed the switch
+  // annotations), and the frames the jump skipped are still poisoned: switch it back to the
+  // thread's own stack, then forget those frames, as its longjmp interceptor would have.
+  pthread_attr_t attr;
+  void* low = nullptr;
+  std::size_t size = 0;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    pthread_attr_getstack(&attr, &low, &size);
+    pthread_attr_destroy(&attr);
+  }
+  __sanitizer_start_switch_fiber(nullptr, low, size);
+  __sanitizer_finish_switch_fiber(nullptr, nullptr, nullptr);
+  // Everything below the caller's frame is dead. (Not __asan_handle_no_return(): it writes to
+  // the stack through an intercepted call first, which the stale poison would report.)
+  const auto* top = static_cast<const char*>(live_frame);
+  if (low != nullptr && top > static_cast<const char*>(low))
+    __asan_unpoison_memory_region(low, static_cast<std::size_t>(top - static_cast<char*>(low)));
+#else
+  (void)live_frame;
+#endif
 }
 
 RecoveryScope::RecoveryScope(OverflowRecovery* r) : previous_(t_recovery) {

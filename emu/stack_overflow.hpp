@@ -66,6 +66,11 @@ class RecoveryScope {
   OverflowRecovery* previous_;
 };
 
+// First thing after the jump back into Scheduler::run(): tells a sanitizer runtime the thread is
+// on its own stack again and that the stack below `live_frame` (run()'s frame) is dead; nothing
+// to do in other builds.
+void back_on_thread_stack(const void* live_frame);
+
 // Writes the overflow report for `label` and ends the program: for an overflow outside any run
 // (no recovery point armed).
 [[noreturn]] void report_stack_overflow(const char* label, std::size_t stack_size, const char* how);
