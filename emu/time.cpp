@@ -26,23 +26,23 @@ std::uint64_t round_to_u64(double x, const char* what) {
   return static_cast<std::uint64_t>(r);
 }
 
-std::uint64_t narrow(u128 v, const char* what) {
-  if (v > kTickMax) throw TimeError(fmt::format("{} does not fit in simulated time", what));
-  return static_cast<std::uint64_t>(v);
-}
-
 }  // namespace
 
 namespace detail {
 
 void throw_unit_overflow(std::uint64_t n, const char* unit) {
-  throw TimeError(fmt::format("{} {} does not fit in simulated time (max {} ps, about 213 days)", n,
-                              unit, kTickMax));
+  throw TimeOverflow(fmt::format("{} {} does not fit in simulated time (max {} ps, about 213 days)",
+                                 n, unit, kTickMax));
 }
 
 void throw_add_overflow(Tick a, Tick b, const char* what) {
-  throw TimeError(fmt::format("{}: {} + {} overflows simulated time (max {} ps)", what,
-                              format_time(a), format_time(b), kTickMax));
+  throw TimeOverflow(fmt::format("{}: {} + {} overflows simulated time (max {} ps)", what,
+                                 format_time(a), format_time(b), kTickMax));
+}
+
+void throw_mul_overflow(std::uint64_t n, Tick t, const char* what) {
+  throw TimeOverflow(fmt::format("{}: {} x {} overflows simulated time (max {} ps)", what, n,
+                                 format_time(t), kTickMax));
 }
 
 }  // namespace detail
@@ -89,7 +89,14 @@ Tick Frequency::period() const {
 
 Tick Frequency::cycles_to_ticks(Cycles c) const {
   const u128 num = static_cast<u128>(c.count) * kPsPerSecond;
-  return narrow((num + hz_ - 1) / hz_, "a cycle count");
+  const u128 ticks = (num + hz_ - 1) / hz_;
+  if (ticks > kTickMax) {
+    throw TimeOverflow(
+        fmt::format("{} cycles at {} Hz take longer than simulated time can "
+                    "represent (max {} ps, about 213 days)",
+                    c.count, hz_, kTickMax));
+  }
+  return static_cast<Tick>(ticks);
 }
 
 Cycles Frequency::ticks_to_cycles(Tick t) const {
@@ -113,9 +120,9 @@ Tick Bandwidth::transfer_time_wide(std::uint64_t bytes) const {
   const u128 num = static_cast<u128>(bytes) * kPsPerSecond;
   const u128 ticks = (num + bytes_per_s_ - 1) / bytes_per_s_;
   if (ticks > kTickMax) {
-    throw TimeError(
+    throw TimeOverflow(
         fmt::format("moving {} bytes at {} B/s takes longer than simulated time can "
-                    "represent (max {} ps)",
+                    "represent (max {} ps, about 213 days)",
                     bytes, bytes_per_s_, kTickMax));
   }
   return static_cast<Tick>(ticks);

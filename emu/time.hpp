@@ -22,12 +22,21 @@ class TimeError : public std::domain_error {
   using std::domain_error::domain_error;
 };
 
+// A time past kTickMax (2^64 ps, about 213 days): thrown where the arithmetic happens, never
+// wrapped or clamped. A layer that knows which spec field the operands came from throws it with
+// that field's name (components/network/fabric.cpp names the link and its bandwidth).
+class TimeOverflow : public TimeError {
+ public:
+  using TimeError::TimeError;
+};
+
 namespace detail {
 [[noreturn]] void throw_unit_overflow(std::uint64_t n, const char* unit);
 [[noreturn]] void throw_add_overflow(Tick a, Tick b, const char* what);
+[[noreturn]] void throw_mul_overflow(std::uint64_t n, Tick t, const char* what);
 }  // namespace detail
 
-// Whole-unit constructors. They throw TimeError instead of wrapping around. Inline: they sit on
+// Whole-unit constructors. They throw TimeOverflow instead of wrapping around. Inline: they sit on
 // the hot path of every timed wait.
 inline Tick ns(std::uint64_t n) {
   if (n > kTickMax / kPsPerNs) detail::throw_unit_overflow(n, "ns");
@@ -38,14 +47,22 @@ inline Tick us(std::uint64_t n) {
   return n * kPsPerUs;
 }
 
-// Fractional spec values ("latency_ns": 0.5), rounded to the nearest picosecond.
+// Fractional spec values ("latency_ns": 0.5), rounded to the nearest picosecond; TimeError when
+// negative, NaN or past kTickMax.
 Tick from_ns(double n);
 Tick from_us(double n);
 
-// a + b, or TimeError naming `what` when the sum would not fit in a Tick.
+// a + b, or TimeOverflow naming `what` when the sum would not fit in a Tick.
 inline Tick checked_add(Tick a, Tick b, const char* what = "time") {
   if (b > kTickMax - a) detail::throw_add_overflow(a, b, what);
   return a + b;
+}
+
+// n * t, or TimeOverflow naming `what` when the product would not fit in a Tick.
+inline Tick checked_mul(std::uint64_t n, Tick t, const char* what = "time") {
+  Tick product;
+  if (__builtin_mul_overflow(n, t, &product)) detail::throw_mul_overflow(n, t, what);
+  return product;
 }
 
 // "12.345 ns", "3 us", "1.000001 ms": exact (no float), for messages and logs.
@@ -67,7 +84,7 @@ class Frequency {
 
   std::uint64_t hz() const { return hz_; }
   Tick period() const;                   // rounded to the nearest ps, for display
-  Tick cycles_to_ticks(Cycles c) const;  // ceil(c * 1e12 / hz)
+  Tick cycles_to_ticks(Cycles c) const;  // ceil(c * 1e12 / hz); TimeOverflow past kTickMax
   Cycles ticks_to_cycles(Tick t) const;  // floor(t * hz / 1e12): whole cycles elapsed
 
  private:
@@ -85,7 +102,7 @@ class Bandwidth {
   static Bandwidth from_GBps(double gbps);  // rounded to the nearest B/s
 
   std::uint64_t bytes_per_s() const { return bytes_per_s_; }
-  // ceil(bytes * 1e12 / bytes_per_s), exact; TimeError past kTickMax. Up to 18 MB the product
+  // ceil(bytes * 1e12 / bytes_per_s), exact; TimeOverflow past kTickMax. Up to 18 MB the product
   // fits 64 bits (the hot case: a 128-bit division is a slow library call).
   Tick transfer_time(std::uint64_t bytes) const {
     if (bytes <= kMaxBytes64) {

@@ -28,8 +28,4 @@ Tick GemmTimingModel::compute_time(std::uint64_t m, std::uint64_t n, std::uint64
   return static_cast<Tick>(ps);
 }
 
-Tick GemmTimingModel::total(Tick compute, Tick streaming) const {
-  return emu::checked_add(startup_, std::max(compute, streaming), "GEMM time");
-}
-
 }  // namespace cubesim::components

@@ -7,8 +7,10 @@
 //               (measured by the caller on the fabric, so contention counts)
 //   total     = startup + max(compute, streaming)
 //
-// The engine overlaps streaming with compute perfectly; what is not modelled: tile-shape
-// efficiency, partial tiles, SRAM bank conflicts (docs/hardware-model.md).
+// This unit gives compute and startup; the engine (triton_emu/gemm_engine.cpp) waits out the
+// startup, then runs the compute timer and the streaming side by side. The engine overlaps
+// streaming with compute perfectly; what is not modelled: tile-shape efficiency, partial tiles,
+// SRAM bank conflicts (docs/hardware-model.md).
 
 #include <cstdint>
 
@@ -26,7 +28,6 @@ class GemmTimingModel {
   // Throws TimeError if the result does not fit a Tick; std::invalid_argument if the dtype has
   // no peak rate (0 in the spec).
   Tick compute_time(std::uint64_t m, std::uint64_t n, std::uint64_t k, DType dtype) const;
-  Tick total(Tick compute, Tick streaming) const;
   Tick startup() const { return startup_; }
   std::uint64_t peak_flops_per_s(DType dtype) const { return peak_[static_cast<int>(dtype)]; }
 

@@ -20,6 +20,17 @@ constexpr std::uint64_t kRouteSlots = 128;
 // Flow model: the range layouts cached (channel and group entries) before the cache restarts.
 constexpr std::size_t kLayoutEntries = std::size_t{1} << 20;
 
+constexpr const char* kEndOfTime = "simulated time (2^64 ps = 213 days)";
+
+// The value of link_bandwidth_field(kind) in the spec, in GB/s.
+double spec_GBps(const SystemConfig& c, LinkKind kind) {
+  Bandwidth b = c.cube.noc.link_bandwidth;
+  if (kind == LinkKind::ucie) b = c.ucie.bandwidth;
+  if (kind == LinkKind::inter_sip) b = c.inter_sip.bandwidth;
+  if (kind == LinkKind::hbm_channel) b = c.cube.hbm.bandwidth;
+  return static_cast<double>(b.bytes_per_s()) / 1e9;
+}
+
 }  // namespace
 
 const char* network_model_name(NetworkModel m) {
@@ -517,9 +528,15 @@ void Fabric::begin_flow(Kind kind, std::uint32_t pe, std::uint32_t peer, std::ui
     if (k + kAhead < loads_.size()) prefetch(loads_[k + kAhead].link);
     const LinkLoad& f = loads_[k];
     Link& l = links_[f.link];
-    const emu::Tick ser = l.bandwidth.transfer_time(f.bytes);
+    const emu::Tick ser = flow_serialisation(f.link, f.bytes);
+    if (f.lead > emu::kTickMax - t0) [[unlikely]]
+      request_overflow(pe, t0, f.lead);
     const emu::Tick start = std::max(t0 + f.lead, l.free_at);
+    if (ser > emu::kTickMax - start) [[unlikely]]
+      busy_overflow(f.link, f.bytes, start);
     const emu::Tick end = start + ser;
+    if (f.tail > emu::kTickMax - end) [[unlikely]]
+      arrival_overflow(f.link, end, f.tail);
     l.free_at = end;
     l.busy += ser;
     l.bytes += f.bytes;
@@ -541,8 +558,13 @@ void Fabric::begin_flow(Kind kind, std::uint32_t pe, std::uint32_t peer, std::ui
   // its packets have gone through the window round by round. A latency-bound PE is limited so.
   const std::uint64_t packets = (bytes + packet_bytes_ - 1) / packet_bytes_;
   const emu::Tick round_trip = latency + packet_time;
-  d.flow_free_at = t0 + (packets * round_trip + window_ - 1) / window_;
-  done_at = std::max(done_at, t0 + (packets + window_ - 1) / window_ * round_trip);
+  __extension__ using u128 = unsigned __int128;  // packets x round trip may pass 64 bits
+  const u128 share = (u128{packets} * round_trip + window_ - 1) / window_;
+  const u128 rounds = u128{(packets + window_ - 1) / window_} * round_trip;
+  if (std::max(share, rounds) > emu::kTickMax - t0) [[unlikely]]
+    window_overflow(pe, packets, t0, round_trip);
+  d.flow_free_at = t0 + static_cast<emu::Tick>(share);
+  done_at = std::max(done_at, t0 + static_cast<emu::Tick>(rounds));
   packets_ += packets;
   sched_.schedule_at(done_at, finish, 0, "flow delivery");
 }
@@ -552,6 +574,8 @@ void Fabric::issue_packet(Transfer& t) {
   p.transfer = &t;
   p.route = &route_for(t, t.addr + t.issued, &p.bytes);
   p.hop = 0;
+  if (p.route->pre_delay > emu::kTickMax - sched_.now()) [[unlikely]]
+    request_overflow(t.pe, sched_.now(), p.route->pre_delay);
   p.tail = sched_.now() + p.route->pre_delay;
   t.issued += p.bytes;
   ++t.in_flight;
@@ -573,14 +597,18 @@ void Fabric::advance(Packet& p) {
     const emu::Tick ser =
         p.bytes == packet_bytes_ ? l.full_packet_time : l.bandwidth.transfer_time(p.bytes);
     const emu::Tick start = std::max(now, l.free_at);
+    if (ser > emu::kTickMax - start) [[unlikely]]
+      busy_overflow(id, p.bytes, start);
     const emu::Tick end = std::max(start + ser, p.tail);
+    const emu::Tick lat = r.latency[p.hop];
+    if (lat > emu::kTickMax - end) [[unlikely]]
+      arrival_overflow(id, end, lat);
     l.free_at = end;
     l.busy += end - start;
     l.bytes += p.bytes;
     ++l.packets;
     ++packet_hops_;
     if (trace_) trace_busy(id, start, end, p.bytes, *p.transfer);
-    const emu::Tick lat = r.latency[p.hop];
     if (++p.hop == r.links.size()) {
       sched_.schedule_at(
           end + lat, [this, &p] { delivered(p); }, 0, "noc delivery");
@@ -647,6 +675,53 @@ Fabric::Packet* Fabric::new_packet() {
     p = &packet_store_.emplace_back();
   }
   return p;
+}
+
+emu::Tick Fabric::flow_serialisation(LinkId id, std::uint64_t bytes) const {
+  try {
+    return links_[id].bandwidth.transfer_time(bytes);
+  } catch (const emu::TimeOverflow&) {
+    busy_overflow(id, bytes, 0);
+  }
+}
+
+void Fabric::busy_overflow(LinkId id, std::uint64_t bytes, emu::Tick from) const {
+  const Link& l = links_[id];
+  const char* field = link_bandwidth_field(l.kind);
+  const std::string busy =
+      from == 0 ? std::string() : fmt::format(" after being busy until {}", emu::format_time(from));
+  throw emu::TimeOverflow(fmt::format(
+      "the transfer time of {} bytes over {} = {} overflows {}: link {} would carry them at {} "
+      "B/s{}. Raise {} or move fewer bytes over that link",
+      bytes, field, spec_GBps(topology_.config(), l.kind), kEndOfTime, topology_.link_name(id),
+      l.bandwidth.bytes_per_s(), busy, field));
+}
+
+void Fabric::arrival_overflow(LinkId id, emu::Tick from, emu::Tick latency) const {
+  const Link& l = links_[id];
+  const char* field = link_bandwidth_field(l.kind);
+  throw emu::TimeOverflow(fmt::format(
+      "a packet leaving link {} at {} would arrive {} later, past the end of {}: the links on its "
+      "way ({} = {} here) are busy that long. Raise their bandwidth or move fewer bytes",
+      topology_.link_name(id), emu::format_time(from), emu::format_time(latency), kEndOfTime, field,
+      spec_GBps(topology_.config(), l.kind)));
+}
+
+void Fabric::window_overflow(std::uint32_t pe, std::uint64_t packets, emu::Tick from,
+                             emu::Tick round_trip) const {
+  throw emu::TimeOverflow(fmt::format(
+      "the DMA engine of PE {} (global index) would still hold packets past the end of {}: from "
+      "{}, {} packets, {} in flight at a time (system.pe.dma.max_outstanding_packets), each for "
+      "a round trip of {}. Raise the bandwidths on the transfer's way or move fewer bytes",
+      pe, kEndOfTime, emu::format_time(from), packets, window_, emu::format_time(round_trip)));
+}
+
+void Fabric::request_overflow(std::uint32_t pe, emu::Tick from, emu::Tick delay) const {
+  throw emu::TimeOverflow(fmt::format(
+      "a transfer of PE {} (global index) starting at {} would reach its first link {} later "
+      "(the hop latencies and system.cube.hbm.latency_ns on the way), past the end of {}: the "
+      "links before it are busy that long. Raise their bandwidth or move fewer bytes",
+      pe, emu::format_time(from), emu::format_time(delay), kEndOfTime));
 }
 
 void Fabric::set_trace(emu::TraceWriter* trace, LinkTrace mode, emu::Tick busy_gap) {

@@ -255,6 +255,15 @@ class Fabric {
   void add_forest(PrefixForest& f);
   const ReadGroup& read_group(std::uint32_t pe, std::uint32_t cube, std::uint32_t node,
                               std::uint32_t channel);
+  // Simulated time would pass emu::kTickMax: emu::TimeOverflow naming the link or PE, the spec
+  // field behind it and what would fix it. A run cannot go on past the end of time.
+  [[noreturn]] void busy_overflow(LinkId id, std::uint64_t bytes, emu::Tick from) const;
+  [[noreturn]] void arrival_overflow(LinkId id, emu::Tick from, emu::Tick latency) const;
+  [[noreturn]] void window_overflow(std::uint32_t pe, std::uint64_t packets, emu::Tick from,
+                                    emu::Tick round_trip) const;
+  [[noreturn]] void request_overflow(std::uint32_t pe, emu::Tick from, emu::Tick delay) const;
+  // Flow model: the link's serialisation of `bytes`, which may pass the end of time on its own.
+  emu::Tick flow_serialisation(LinkId id, std::uint64_t bytes) const;
   // A link's slice being built for the trace.
   struct LinkTraceSlice {
     emu::Tick start = 0, end = 0, busy = 0;

@@ -29,6 +29,24 @@ inline constexpr const char* link_kind_name(LinkKind k) {
   return "?";
 }
 
+// The spec field a link's bandwidth comes from, for error messages. Ports run at the NOC link
+// bandwidth; an HBM channel gets its cube's bandwidth divided by the channel count.
+inline constexpr const char* link_bandwidth_field(LinkKind k) {
+  switch (k) {
+    case LinkKind::noc:
+    case LinkKind::inject:
+    case LinkKind::eject:
+      return "system.cube.noc.link_bandwidth_GBps";
+    case LinkKind::ucie:
+      return "system.ucie.bandwidth_GBps";
+    case LinkKind::inter_sip:
+      return "system.inter_sip.bandwidth_GBps";
+    case LinkKind::hbm_channel:
+      return "system.cube.hbm.bandwidth_GBps";
+  }
+  return "?";
+}
+
 struct Link {
   emu::Bandwidth bandwidth = emu::Bandwidth::from_bytes_per_s(1);
   emu::Tick full_packet_time = 0;  // serialisation of one full packet, computed once

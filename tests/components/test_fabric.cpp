@@ -1,12 +1,15 @@
 // Transfer timing on the fabric. Every expectation is computed from the configuration (hop
 // counts x latencies + the serialisation of the narrowest link), never copied from a run.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
 
 #include "components/network/fabric.hpp"
 #include "components/system/system.hpp"
+#include "emu/errors.hpp"
 #include "emu/scheduler.hpp"
 #include "fabric_bench.hpp"
 #include "system_config_for_tests.hpp"
@@ -133,6 +136,54 @@ TEST(Fabric, OutOfRangeTransferNamesTheAddress) {
   Bench b(testing::small_config());
   EXPECT_THAT([&] { b.fabric().read(0, 0x42, 16, [] {}); },
               ::testing::ThrowsMessage<AddressError>(::testing::HasSubstr("0x42")));
+}
+
+// Runs to the end and returns the message of the emu::TimeOverflow that stopped the run.
+std::string time_overflow_of(Bench& b) {
+  try {
+    b.sched.run();
+  } catch (const emu::CallbackError& e) {
+    try {
+      std::rethrow_exception(e.cause());
+    } catch (const emu::TimeOverflow& overflow) {
+      return overflow.what();
+    } catch (const std::exception& other) {
+      return std::string("not a TimeOverflow: ") + other.what();
+    }
+  }
+  return "the run ended without an error at " + emu::format_time(b.sched.now());
+}
+
+// At 1 B/s (a spec's 1e-9 GB/s) simulated time holds floor(kTickMax / 1e12) bytes of one link's
+// traffic; one byte more cannot be carried before the end of time.
+constexpr std::uint64_t kBytesPastTheEndOfTimeAtOneBytePerSecond =
+    emu::kTickMax / emu::kPsPerSecond + 1;
+
+TEST(Fabric, UcieTrafficPastTheEndOfTimeIsAnErrorNamingTheLinkAndTheSpecField) {
+  SystemConfig c = testing::small_config(1, 2);
+  c.ucie.bandwidth = Bandwidth::from_bytes_per_s(1);
+  Bench b(c);
+  // PE 0 of cube 1: every byte crosses the UCIe link cube0->cube1.
+  b.fabric().send(0, c.cube.pes, kBytesPastTheEndOfTimeAtOneBytePerSecond, [] {});
+  const std::string what = time_overflow_of(b);
+  EXPECT_THAT(what, ::testing::HasSubstr(fmt::format(
+                        "bytes over system.ucie.bandwidth_GBps = {} overflows simulated time "
+                        "(2^64 ps = 213 days)",
+                        1e-9)));
+  EXPECT_THAT(what, ::testing::HasSubstr("link sip0.ucie.cube0->cube1"));
+  EXPECT_THAT(what, ::testing::HasSubstr("Raise system.ucie.bandwidth_GBps"));
+}
+
+TEST(Fabric, NocTrafficPastTheEndOfTimeIsAnErrorNamingTheSpecFieldNotThePast) {
+  SystemConfig c = testing::small_config(1, 1);
+  c.cube.noc.link_bandwidth = Bandwidth::from_bytes_per_s(1);
+  Bench b(c);
+  b.fabric().send(0, 1, kBytesPastTheEndOfTimeAtOneBytePerSecond, [] {});
+  const std::string what = time_overflow_of(b);
+  EXPECT_THAT(what,
+              ::testing::HasSubstr(fmt::format("system.cube.noc.link_bandwidth_GBps = {}", 1e-9)));
+  EXPECT_THAT(what, ::testing::HasSubstr("simulated time (2^64 ps = 213 days)"));
+  EXPECT_THAT(what, ::testing::Not(::testing::HasSubstr("lies in the past")));
 }
 
 TEST(Fabric, IdenticalRunsGiveIdenticalTimes) {

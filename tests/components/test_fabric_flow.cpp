@@ -2,6 +2,7 @@
 // packet model's closed form (path latency + bytes over the narrowest link, or the DMA window's
 // round trips when those are longer); every link must carry exactly the bytes the packet model
 // puts on it; contending flows queue whole. Expectations come from the configuration.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -250,6 +251,55 @@ TEST(FlowModel, ReadsHoldEachLinkFromTheEarliestRouteThroughIt) {
   }
   EXPECT_EQ(link_slices(file), want);
   std::filesystem::remove(file);
+}
+
+TEST(FlowModel, AFlowQueuedPastTheEndOfTimeIsAnErrorNamingTheLinkAndTheSpecField) {
+  auto c = testing::small_config(1, 2);
+  c.ucie.bandwidth = Bandwidth::from_bytes_per_s(1);
+  Bench b(c, model());
+  // Each flow fits simulated time alone (two thirds of it at 1 B/s); the second queues behind
+  // the first on the UCIe link and would end past 2^64 ps.
+  const std::uint64_t bytes = emu::kTickMax / emu::kPsPerSecond / 3 * 2;
+  b.fabric().send(0, c.cube.pes, bytes, [] {});
+  EXPECT_THAT([&] { b.fabric().send(0, c.cube.pes, bytes, [] {}); },
+              ::testing::ThrowsMessage<emu::TimeOverflow>(::testing::AllOf(
+                  HasSubstr(fmt::format("the transfer time of {} bytes over "
+                                        "system.ucie.bandwidth_GBps = {} overflows simulated time",
+                                        bytes, 1e-9)),
+                  HasSubstr("link sip0.ucie.cube0->cube1"),
+                  // The first flow reached the link after three mesh hops from (0,0) to the
+                  // UCIe port at (3,0).
+                  HasSubstr("after being busy until " +
+                            emu::format_time(3 * c.cube.noc.hop_latency +
+                                             c.ucie.bandwidth.transfer_time(bytes))))));
+}
+
+TEST(FlowModel, AReadTooLongForOneHbmChannelNamesTheHbmBandwidthField) {
+  auto c = testing::small_config();
+  c.cube.hbm.bandwidth = Bandwidth::from_bytes_per_s(c.cube.hbm.channels);  // 1 B/s each
+  Bench b(c, model());
+  // Interleaved over the channels, each gets more than simulated time can carry at 1 B/s.
+  const std::uint64_t bytes = c.cube.hbm.channels * (emu::kTickMax / emu::kPsPerSecond + 4096);
+  EXPECT_THAT([&] { b.fabric().read(0, b.addr(0, 0), bytes, [] {}); },
+              ::testing::ThrowsMessage<emu::TimeOverflow>(::testing::AllOf(
+                  HasSubstr(fmt::format("over system.cube.hbm.bandwidth_GBps = {} overflows "
+                                        "simulated time",
+                                        static_cast<double>(c.cube.hbm.channels) / 1e9)),
+                  HasSubstr("link sip0.cube0.hbm.ch"))));
+}
+
+TEST(FlowModel, DmaRoundTripsPastTheEndOfTimeAreAnErrorNamingTheWindow) {
+  auto c = testing::small_config(1, 2);
+  c.pe.dma.max_outstanding_packets = 1;
+  c.ucie.latency = emu::kTickMax / 8;  // a round trip crosses UCIe twice: a quarter of time
+  Bench b(c, model());
+  // Eight round trips, one packet at a time: twice the length of simulated time.
+  const std::uint64_t bytes = 8 * c.cube.noc.packet_bytes;
+  EXPECT_THAT([&] { b.fabric().read(0, b.addr(1, 0), bytes, [] {}); },
+              ::testing::ThrowsMessage<emu::TimeOverflow>(
+                  ::testing::AllOf(HasSubstr("8 packets, 1 in flight at a time "
+                                             "(system.pe.dma.max_outstanding_packets)"),
+                                   HasSubstr("simulated time (2^64 ps = 213 days)"))));
 }
 
 TEST(FlowModel, AZeroByteTransferCompletesAtOnce) {

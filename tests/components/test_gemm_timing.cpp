@@ -17,13 +17,6 @@ TEST(GemmTiming, ComputeTimeIsFlopsOverPeakRoundedUpOnce) {
   EXPECT_EQ(g.compute_time(0, 5, 7, DType::f32), 0u);
 }
 
-TEST(GemmTiming, TotalIsStartupPlusTheLongerOfComputeAndStreaming) {
-  const SystemConfig c = testing::small_config();
-  const GemmTimingModel g(c.pe.gemm);
-  EXPECT_EQ(g.total(1000, 400), c.pe.gemm.startup + 1000);
-  EXPECT_EQ(g.total(400, 1000), c.pe.gemm.startup + 1000);
-}
-
 TEST(GemmTiming, HugeShapesDoNotOverflow) {
   const SystemConfig c = testing::small_config();
   const GemmTimingModel g(c.pe.gemm);

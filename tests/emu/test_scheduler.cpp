@@ -174,7 +174,7 @@ TEST(Scheduler, SchedulingPastTheEndOfTimeIsAnError) {
     s.wait_for(kTickMax);
   });
   EXPECT_THROW_WITH(s.run(), ProcessError, "process 'overflow'", "overflows simulated time");
-  EXPECT_THROW(s.schedule_in(kTickMax, [] {}), TimeError);
+  EXPECT_THROW(s.schedule_in(kTickMax, [] {}), TimeOverflow);
 }
 
 TEST(Scheduler, AThrowingCallbackEndsTheRunNamingItAndTheTime) {

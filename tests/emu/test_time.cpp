@@ -14,8 +14,8 @@ TEST(Time, WholeUnitsConvertToPicoseconds) {
 
 TEST(Time, WholeUnitsRefuseOverflowInsteadOfWrapping) {
   EXPECT_EQ(ns(kTickMax / 1000), kTickMax / 1000 * 1000);
-  EXPECT_THROW(ns(kTickMax / 1000 + 1), TimeError);
-  EXPECT_THROW(us(kTickMax / 1'000'000 + 1), TimeError);
+  EXPECT_THROW(ns(kTickMax / 1000 + 1), TimeOverflow);
+  EXPECT_THROW(us(kTickMax / 1'000'000 + 1), TimeOverflow);
 }
 
 TEST(Time, FractionalNanosecondsRoundToNearestPicosecond) {
@@ -36,7 +36,26 @@ TEST(Time, FractionalValuesRejectNegativeNanAndHuge) {
 TEST(Time, CheckedAddDetectsOverflow) {
   EXPECT_EQ(checked_add(5, 7), 12u);
   EXPECT_EQ(checked_add(kTickMax - 1, 1), kTickMax);
-  EXPECT_THROW(checked_add(kTickMax, 1), TimeError);
+  EXPECT_THROW(checked_add(kTickMax, 1), TimeOverflow);
+}
+
+TEST(Time, OverflowErrorsNameTheQuantityAndTheOperands) {
+  try {
+    checked_add(kTickMax - ns(1), ns(2), "a packet's arrival");
+    FAIL() << "no TimeOverflow";
+  } catch (const TimeOverflow& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("a packet's arrival: "), std::string::npos) << what;
+    EXPECT_NE(what.find(" + 2 ns overflows simulated time"), std::string::npos) << what;
+  }
+}
+
+TEST(Time, CheckedMulDetectsOverflow) {
+  EXPECT_EQ(checked_mul(3, 7), 21u);
+  EXPECT_EQ(checked_mul(kTickMax / 5, 5), kTickMax / 5 * 5);
+  EXPECT_EQ(checked_mul(0, kTickMax), 0u);
+  EXPECT_THROW(checked_mul(kTickMax / 5 + 1, 5), TimeOverflow);
+  EXPECT_THROW(checked_mul(2, kTickMax / 2 + 1, "round trips"), TimeOverflow);
 }
 
 TEST(Time, FormatTimeIsExact) {
@@ -63,6 +82,15 @@ TEST(Frequency, CyclesConvertExactlyWithoutAccumulatingPeriodRounding) {
   EXPECT_EQ(f.cycles_to_ticks({1'000'000}), 666'666'667u);
   EXPECT_EQ(f.ticks_to_cycles(2'000).count, 3u);
   EXPECT_EQ(f.ticks_to_cycles(1'999).count, 2u);
+}
+
+TEST(Frequency, CyclesPastTheEndOfTimeAreRefusedNotWrapped) {
+  // At 1 Hz a cycle is 10^12 ps: floor(kTickMax / 10^12) cycles fit, one more does not.
+  const Frequency f = Frequency::from_hz(1);
+  const std::uint64_t fit = kTickMax / kPsPerSecond;
+  EXPECT_EQ(f.cycles_to_ticks({fit}), fit * kPsPerSecond);
+  EXPECT_THROW(f.cycles_to_ticks({fit + 1}), TimeOverflow);
+  EXPECT_THROW(Frequency::from_GHz(1).cycles_to_ticks({UINT64_MAX}), TimeOverflow);
 }
 
 TEST(Frequency, RejectsZeroAndNegative) {
@@ -93,7 +121,7 @@ TEST(Bandwidth, HugeValuesDoNotOverflowTheIntermediate) {
   const auto b = Bandwidth::from_bytes_per_s(1ull << 63);
   EXPECT_EQ(b.transfer_time(1ull << 63), kPsPerSecond);
   // A result past 2^64 ps is refused, not wrapped.
-  EXPECT_THROW(Bandwidth::from_bytes_per_s(1).transfer_time(UINT64_MAX), TimeError);
+  EXPECT_THROW(Bandwidth::from_bytes_per_s(1).transfer_time(UINT64_MAX), TimeOverflow);
 }
 
 TEST(Bandwidth, SameResultEitherSideOfThe64BitPath) {
