@@ -1,5 +1,6 @@
 #include "components/traffic/uniform_traffic.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <vector>
@@ -32,7 +33,8 @@ struct Generator {
   std::vector<Lcg> rng{};
   double latency_sum = 0;
   std::uint64_t measured = 0;
-  std::uint64_t delivered_bytes = 0;  // delivered during the window (closed loop)
+  std::uint64_t generated = 0;        // messages generated during the window
+  std::uint64_t delivered_bytes = 0;  // delivered during the window
 
   std::uint32_t destination(std::uint32_t src) {
     auto d = static_cast<std::uint32_t>(rng[src].next() % (pes - 1));
@@ -41,6 +43,7 @@ struct Generator {
 
   void send(std::uint32_t src) {
     const Tick born = sched.now();
+    if (born >= opt.warmup && born < window_end) ++generated;
     const std::uint32_t dst = destination(src);
     fabric.send(first_pe + src, first_pe + dst, packet_bytes, [this, src, born] {
       const Tick now = sched.now();
@@ -84,6 +87,7 @@ UniformTrafficResult run_uniform_traffic(emu::Scheduler& scheduler, Fabric& fabr
               {},
               0.0,
               0,
+              0,
               0};
   g.window_end = options.warmup + options.measure;
   const double link_bytes_per_ps =
@@ -106,11 +110,19 @@ UniformTrafficResult run_uniform_traffic(emu::Scheduler& scheduler, Fabric& fabr
   UniformTrafficResult r;
   r.messages = g.measured;
   r.mean_latency_ps = g.measured ? g.latency_sum / static_cast<double>(g.measured) : 0.0;
-  const double bytes = options.offered_load > 0 ? static_cast<double>(g.measured) * g.packet_bytes
-                                                : static_cast<double>(g.delivered_bytes);
-  r.accepted_fraction = bytes / (static_cast<double>(g.pes) * static_cast<double>(options.measure) *
-                                 link_bytes_per_ps);
+  const double capacity =
+      static_cast<double>(g.pes) * static_cast<double>(options.measure) * link_bytes_per_ps;
+  r.offered_fraction = static_cast<double>(g.generated) * g.packet_bytes / capacity;
+  r.accepted_fraction = static_cast<double>(g.delivered_bytes) / capacity;
   return r;
+}
+
+double uniform_saturation_bound(std::uint32_t k) {
+  if (k < 2) throw std::invalid_argument("uniform_saturation_bound: a mesh of 2 x 2 or more");
+  const double n = double(k) * k;
+  const double left = double(k / 2), right = double(k - k / 2);  // nodes each side of the middle
+  const double max_load = left * right * k / (n - 1);  // of a node's rate, on a middle link
+  return std::min(1.0, 1.0 / max_load);
 }
 
 }  // namespace cubesim::components

@@ -65,7 +65,7 @@ void BM_BuildLargeSystem(benchmark::State& state) {
 }
 BENCHMARK(BM_BuildLargeSystem)->Unit(benchmark::kMillisecond)->Iterations(1);
 
-// Args: mesh k, offered load in percent of the saturation bound min(4/k, 1).
+// Args: mesh k, offered load in percent of the channel-load bound (uniform_saturation_bound).
 void BM_UniformTrafficLatency(benchmark::State& state) {
   const auto k = static_cast<std::uint32_t>(state.range(0));
   const std::string ks = std::to_string(k);
@@ -74,7 +74,7 @@ void BM_UniformTrafficLatency(benchmark::State& state) {
       "system.cube.noc.packet_bytes=256", "system.cube.noc.hbm_nodes=[[0,0]]",
       "system.cube.noc.ucie_nodes=[[0,0]]"};
   const Spec spec = Spec::load(spec_path("default.json")).with_assignments(set);
-  const double bound = std::min(4.0 / k, 1.0);
+  const double bound = uniform_saturation_bound(k);
   UniformTrafficResult r;
   for (auto _ : state) {
     cubesim::emu::Scheduler sched;
@@ -85,12 +85,12 @@ void BM_UniformTrafficLatency(benchmark::State& state) {
     o.measure = cubesim::emu::us(20);
     r = run_uniform_traffic(sched, sys.fabric(), o);
   }
-  state.counters["offered"] = double(state.range(1)) / 100.0 * bound;
+  state.counters["offered"] = r.offered_fraction;
   state.counters["accepted"] = r.accepted_fraction;
   state.counters["latency_ns"] = r.mean_latency_ps / 1000.0;
 }
 BENCHMARK(BM_UniformTrafficLatency)
-    ->ArgsProduct({{4, 8}, {10, 20, 40, 60, 80, 90, 95}})
+    ->ArgsProduct({{4, 8}, {10, 20, 40, 60, 80, 90, 95, 110}})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
 
