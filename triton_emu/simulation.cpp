@@ -420,6 +420,17 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
     throw DeadlockError(msg, std::move(blocked), e.time());
   } catch (const emu::CallbackError& e) {
     recover_after_abort(I);
+    try {
+      std::rethrow_exception(e.cause());
+    } catch (const emu::TimeOverflow& overflow) {
+      // A transfer's or GEMM's end would lie past the end of simulated time: not the
+      // composite's doing, whatever event found it.
+      throw KernelError("the run reached the end of simulated time at " +
+                            emu::format_time(e.time()) + " (in '" + e.label() +
+                            "'): " + overflow.what(),
+                        "", e.time());
+    } catch (...) {
+    }
     throw composite_failure(e.time(), emu::describe_exception(e.cause()));
   }
   const double wall =

@@ -209,5 +209,22 @@ TEST(Faults, HugeAndNegativeShapesAreRefusedBeforeAnyTransferIsPlanned) {
               AllOf(HasSubstr("[-4] has a negative dimension"), Not(HasSubstr("stride"))));
 }
 
+TEST(Faults, ALoadPastTheEndOfSimulatedTimeSaysSoAndNamesTheSpecField) {
+  const Spec spec =
+      Spec::load(spec_path("tiny.json")).with("system.cube.noc.link_bandwidth_GBps", 1e-9);
+  Simulation sim(spec, {.timing_only = true});
+  const Ptr p = sim.alloc(1 << 16);
+  // 1e-9 GB/s is a byte a second: 300 loads of 64 KiB take 2^24.2 s, past the 2^64 ps (213
+  // days) of simulated time.
+  const auto msg = error_of<KernelError>([&] {
+    sim.launch_on(Grid{.pes = 1, .cubes = 1}, [&](tl::Context& tl) {
+      for (int i = 0; i < 300; ++i) (void)tl.load(p, {1 << 14}, DType::f32);
+    });
+  });
+  EXPECT_THAT(msg, AllOf(HasSubstr("end of simulated time"),
+                         HasSubstr("system.cube.noc.link_bandwidth_GBps"),
+                         Not(HasSubstr("composite operation failed"))));
+}
+
 }  // namespace
 }  // namespace cubesim
