@@ -1,5 +1,7 @@
 #include "components/gemm/gemm_timing.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -24,7 +26,13 @@ Tick GemmTimingModel::compute_time(std::uint64_t m, std::uint64_t n, std::uint64
   __extension__ using u128 = unsigned __int128;
   const u128 f = u128{2} * m * n * k;
   const u128 ps = (f * emu::kPsPerSecond + peak - 1) / peak;
-  if (ps > emu::kTickMax) throw emu::TimeError("GEMM compute time does not fit in simulated time");
+  if (ps > emu::kTickMax) {
+    const std::string field = "system.pe.gemm.peak_TFLOPS." + std::string(dtype_name(dtype));
+    throw emu::TimeOverflow(fmt::format(
+        "the compute time of a {} x {} x {} {} GEMM at {} = {} overflows simulated time (2^64 "
+        "ps = 213 days); raise {} or split the GEMM",
+        m, n, k, dtype_name(dtype), field, static_cast<double>(peak) / 1e12, field));
+  }
   return static_cast<Tick>(ps);
 }
 
