@@ -74,6 +74,27 @@ class CliTest : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
+// Starts cubesim with `args` in the background, its stdout and stderr going to the two files;
+// the caller signals and waits for the returned pid (tests of interrupts).
+inline pid_t spawn_cubesim(std::vector<std::string> args, const std::filesystem::path& out,
+                           const std::filesystem::path& err) {
+  args.insert(args.begin(), CUBESIM_BINARY);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) throw std::runtime_error("cannot start " + args.front());
+  return pid;
+}
+
 inline std::string spec_file(const std::string& name) {
   return std::string(CUBESIM_SOURCE_DIR) + "/specs/" + name;
 }

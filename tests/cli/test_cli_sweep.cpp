@@ -268,21 +268,9 @@ TEST_F(CliSweep, InterruptKeepsFinishedPointsAndResumes) {
   std::vector<std::string> args = {
       "sweep",  spec_file("default.json"),     "sharded_gemm", "-p", "M=512",
       "--vary", "system.ucie.latency_ns=1:12", "--out",        out};
-  std::vector<std::string> storage = {CUBESIM_BINARY};
-  storage.insert(storage.end(), args.begin(), args.end());
+  std::vector<std::string> storage = args;
   storage.insert(storage.end(), {"--jobs", "1"});
-  std::vector<char*> argv;
-  for (auto& a : storage) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, path("stdout.txt").c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, path("stderr.txt").c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = 0;
-  ASSERT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&actions);
+  const pid_t pid = spawn_cubesim(storage, path("stdout.txt"), path("stderr.txt"));
   // Wait for a finished point, then Ctrl-C.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   const fs::path points = fs::path(out) / "points";

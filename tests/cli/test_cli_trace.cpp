@@ -153,33 +153,10 @@ TEST_F(CliTrace, WindowedTraceHoldsOnlyItsSpan) {
 TEST_F(CliTrace, InterruptedRunLeavesThePreviousTraceAndNoTemporaryFile) {
   const std::string previous = R"({"traceEvents":[]})";
   std::ofstream(path("t.json")) << previous;
-  std::vector<std::string> storage = {CUBESIM_BINARY,
-                                      "run",
-                                      spec_file("default.json"),
-                                      "sharded_gemm",
-                                      "-p",
-                                      "M=2048",
-                                      "-p",
-                                      "K=2048",
-                                      "-p",
-                                      "N=8192",
-                                      "--timing-only",
-                                      "--trace",
-                                      path("t.json").string(),
-                                      "--trace-links",
-                                      "all"};
-  std::vector<char*> argv;
-  for (auto& a : storage) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, path("stdout.txt").c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, path("stderr.txt").c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = 0;
-  ASSERT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&actions);
+  const pid_t pid = spawn_cubesim(
+      {"run", spec_file("default.json"), "sharded_gemm", "-p", "M=2048", "-p", "K=2048", "-p",
+       "N=8192", "--timing-only", "--trace", path("t.json").string(), "--trace-links", "all"},
+      path("stdout.txt"), path("stderr.txt"));
   // Wait until the trace is being written (its temporary file has grown), then interrupt.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   auto writing = [&] {
