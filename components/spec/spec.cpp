@@ -47,6 +47,10 @@ namespace {
 
 constexpr std::uintmax_t kMaxSpecFileBytes = 16 << 20;  // a spec is a few KiB; refuse a mistake
 constexpr std::size_t kMaxExtendsDepth = 64;
+// A spec nests six levels (system.cube.noc.hbm_nodes[i][j]); merging, copying and validating a
+// document recurse once per level, so a limit far above any real spec keeps them off the
+// bottom of the stack.
+constexpr std::size_t kMaxSpecNesting = 64;
 
 std::string display(const fs::path& p) {
   return p.lexically_normal().generic_string();
@@ -74,6 +78,70 @@ std::string parse_reason(const std::string& what) {
   return bracket == std::string::npos ? what : what.substr(bracket + 2);
 }
 
+// A character iterator that records how far nlohmann's lexer has read, so errors the parser
+// reports without a position (a callback's refusal, a number out of range) can say where.
+class TrackedIterator {
+ public:
+  using iterator_category = std::forward_iterator_tag;
+  using value_type = char;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const char*;
+  using reference = const char&;
+
+  TrackedIterator(const char* at, const char* begin, std::size_t* read)
+      : at_(at), begin_(begin), read_(read) {}
+  reference operator*() const { return *at_; }
+  TrackedIterator& operator++() {
+    ++at_;
+    *read_ = std::max(*read_, static_cast<std::size_t>(at_ - begin_));
+    return *this;
+  }
+  TrackedIterator operator++(int) {
+    TrackedIterator before = *this;
+    ++*this;
+    return before;
+  }
+  bool operator==(const TrackedIterator& o) const { return at_ == o.at_; }
+
+ private:
+  const char* at_;
+  const char* begin_;
+  std::size_t* read_;
+};
+
+// Thrown out of the parser's callback when the document nests too deeply.
+struct TooDeep {
+  std::size_t byte;  // 1-based position of the opening bracket
+};
+
+// Parses JSON text like json::parse, refusing (TooDeep) an object or array nested more than
+// kMaxSpecNesting levels as soon as the parser opens it, before anything recurses on it.
+// `on_event` sees every other parse event, as a json::parser_callback_t would. `read` is set to
+// the number of characters the lexer has read.
+template <typename OnEvent>
+json parse_bounded(const std::string& text, std::size_t& read, OnEvent&& on_event) {
+  std::size_t depth = 0;
+  read = 0;
+  auto callback = [&](int d, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) {
+      depth = static_cast<std::size_t>(d) + 1;
+      if (depth > kMaxSpecNesting) throw TooDeep{read};
+    }
+    return on_event(d, event, parsed);
+  };
+  const TrackedIterator first(text.data(), text.data(), &read);
+  const TrackedIterator last(text.data() + text.size(), text.data(), &read);
+  return json::parse(first, last, callback);
+}
+
+std::string too_deep_detail(const std::string& text, std::size_t byte) {
+  const auto [line, column] = line_column(text, byte);
+  return fmt::format(
+      "line {}, column {}: nested deeper than {} levels of objects and arrays; a "
+      "spec needs a handful, so check for a runaway or generated structure",
+      line, column, kMaxSpecNesting);
+}
+
 // Parses a spec's text. Besides syntax errors, refuses a key given twice in one object: the
 // parser would silently keep one of them, which hides exactly the mistakes validation is for.
 json parse_document(const std::string& text, const std::string& file) {
@@ -92,7 +160,7 @@ json parse_document(const std::string& text, const std::string& file) {
                                      : spec::pointer_token(frames[i].key));
     return p + "/" + spec::pointer_token(last);
   };
-  auto callback = [&](int, json::parse_event_t event, json& parsed) {
+  auto on_event = [&](int, json::parse_event_t event, json& parsed) {
     switch (event) {
       case json::parse_event_t::object_start:
         frames.push_back({});
@@ -124,31 +192,74 @@ json parse_document(const std::string& text, const std::string& file) {
     return true;
   };
   json doc;
+  std::size_t read = 0;
   try {
-    doc = json::parse(text, callback);
+    doc = parse_bounded(text, read, on_event);
+  } catch (const TooDeep& e) {
+    throw SpecError(file, "", too_deep_detail(text, e.byte));
   } catch (const json::parse_error& e) {
     const auto [line, column] = line_column(text, e.byte);
     throw SpecError(
         file, "",
         fmt::format("line {}, column {}: invalid JSON: {}", line, column, parse_reason(e.what())));
+  } catch (const json::out_of_range& e) {
+    // A number beyond a double (1e400): nlohmann names the token but not where it is; the
+    // lexer has read it and at most one character more.
+    const std::string reason = parse_reason(e.what());
+    const auto quote = reason.find('\'');
+    const std::string token =
+        quote == std::string::npos ? "" : reason.substr(quote + 1, reason.rfind('\'') - quote - 1);
+    const std::size_t at = token.empty() ? std::string::npos : text.rfind(token, read);
+    const auto [line, column] = line_column(text, at == std::string::npos ? read : at + 1);
+    const std::string pointer =
+        frames.empty() ? ""
+                       : pointer_to(frames.back().is_array ? std::to_string(frames.back().index)
+                                                           : frames.back().key);
+    throw SpecError(file, pointer,
+                    fmt::format("line {}, column {}: the number {} is out of range (a JSON number "
+                                "must stay within about ±1.8e308); write the value in range",
+                                line, column, token.empty() ? reason : token));
   }
   if (!duplicates.empty()) throw SpecError(std::move(duplicates));
   return doc;
 }
 
+std::string_view file_kind(fs::file_type t) {
+  switch (t) {
+    case fs::file_type::directory:
+      return "a directory";
+    case fs::file_type::character:
+      return "a character device";
+    case fs::file_type::block:
+      return "a block device";
+    case fs::file_type::fifo:
+      return "a pipe (FIFO)";
+    case fs::file_type::socket:
+      return "a socket";
+    default:
+      return "not a regular file";
+  }
+}
+
+// Reads a spec file (a regular file: load_chain checks) of at most kMaxSpecFileBytes. The cap
+// holds while reading too, as a file may grow (or, in /proc, report size 0).
 std::string read_file(const fs::path& path, const std::string& shown) {
   std::error_code ec;
+  const auto too_large = [&](const std::string& size) {
+    return SpecError(shown, "",
+                     fmt::format("file is {} bytes, too large for a spec (limit {} bytes)", size,
+                                 kMaxSpecFileBytes));
+  };
   const auto size = fs::file_size(path, ec);
-  if (!ec && size > kMaxSpecFileBytes) {
-    throw SpecError(shown, "",
-                    fmt::format("file is {} bytes, too large for a spec (limit {} bytes)", size,
-                                kMaxSpecFileBytes));
-  }
+  if (!ec && size > kMaxSpecFileBytes) throw too_large(std::to_string(size));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw SpecError(shown, "", "cannot open the file for reading");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  std::string text(kMaxSpecFileBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > kMaxSpecFileBytes)
+    throw too_large("more than " + std::to_string(kMaxSpecFileBytes));
+  return text;
 }
 
 // Who named a file in its "extends", for the error when that file is missing.
@@ -208,7 +319,19 @@ void load_chain(const fs::path& file, const Reference* ref, std::vector<ChainEnt
         shown, "",
         fmt::format("spec file not found (looked for {})", display(fs::absolute(file, ec))));
   }
-  if (fs::is_directory(file, ec)) throw SpecError(shown, "", "is a directory, not a spec file");
+  // Only regular files: a device such as /dev/zero never ends and a FIFO blocks until someone
+  // writes, so both are refused before they are opened.
+  const fs::file_type type = fs::status(file, ec).type();
+  if (!ec && type != fs::file_type::regular) {
+    const std::string fix =
+        "a spec must be a JSON file (write generated JSON to a file and give its path)";
+    if (ref) {
+      throw SpecError(ref->file, "/extends",
+                      fmt::format("extends \"{}\", which is {}, not a regular file; {}", ref->value,
+                                  file_kind(type), fix));
+    }
+    throw SpecError(shown, "", fmt::format("is {}, not a regular file; {}", file_kind(type), fix));
+  }
 
   const fs::path canonical = fs::weakly_canonical(file, ec);
   for (const ChainEntry& e : chain) {
@@ -406,9 +529,29 @@ std::pair<std::string, nlohmann::json> parse_assignment(std::string_view assignm
                                 "system.ucie.bandwidth_GBps=512",
                                 assignment));
   }
+  try {
+    (void)nlohmann::json(std::string(assignment)).dump();
+  } catch (const nlohmann::json::type_error& e) {
+    // Every value ends up in reports and keys as JSON text, which must be UTF-8.
+    throw SpecError(
+        origin, "",
+        fmt::format("override {} is not valid UTF-8 ({}); write the value as UTF-8 text",
+                    nlohmann::json(std::string(assignment))
+                        .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                    parse_reason(e.what())));
+  }
   const std::string text(assignment.substr(eq + 1));
-  nlohmann::json value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (value.is_discarded()) value = trim(text);  // not JSON: a bare word such as ring
+  nlohmann::json value;
+  std::size_t read = 0;
+  try {
+    value = parse_bounded(text, read, [](int, json::parse_event_t, json&) { return true; });
+  } catch (const TooDeep& e) {
+    throw SpecError(
+        origin, "",
+        fmt::format("override {}=...: the value, {}", path, too_deep_detail(text, e.byte)));
+  } catch (const json::exception&) {
+    value = trim(text);  // not JSON: a bare word such as ring
+  }
   return {path, std::move(value)};
 }
 

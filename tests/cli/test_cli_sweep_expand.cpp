@@ -123,6 +123,14 @@ TEST(SweepProduct, PointCarriesItsAssignments) {
   EXPECT_EQ(p.values["param.n"], 200);
 }
 
+TEST(SweepProduct, VariedParameterRecordsTheValueTheKernelRuns) {
+  // The CSV shows p.values: it must be the number the point ran with, not --vary's spelling.
+  Definition d = vector_add_sweep({"param.temperature=1e1,.5"});
+  d.kernel = "attention_similarity";
+  EXPECT_EQ(make_point(d, 0).values["param.temperature"], 10.0);
+  EXPECT_EQ(make_point(d, 1).values["param.temperature"], 0.5);
+}
+
 TEST(SweepProduct, VaryingTheKernel) {
   Definition d = vector_add_sweep({"kernel=vector_add,softmax_rows"});
   d.kernel.clear();

@@ -2,12 +2,16 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <set>
 #include <system_error>
 
 #include "triton_emu/errors.hpp"
@@ -31,6 +35,71 @@ components::Spec load_spec(const std::string& file, const std::vector<std::strin
   auto spec = components::Spec::load(file);
   if (!sets.empty()) spec = spec.with_assignments(sets);
   return spec;
+}
+
+namespace {
+
+// Whether `text` is a decimal integer as a person writes it: an optional minus sign, then digits
+// with no leading zero (a leading zero is how C, and std::stoll, mark octal).
+bool plain_decimal_integer(std::string_view text) {
+  const std::string_view digits = text.starts_with('-') ? text.substr(1) : text;
+  if (digits.empty() || (digits.size() > 1 && digits[0] == '0')) return false;
+  return std::all_of(digits.begin(), digits.end(),
+                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+}
+
+// Whether `text` is a decimal number, whole: no hex float, no leading blank or plus sign.
+bool plain_decimal_number(std::string_view text) {
+  double x = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), x);
+  return ec == std::errc() && end == text.data() + text.size() && std::isfinite(x);
+}
+
+}  // namespace
+
+kernels::Params parse_kernel_params(const kernels::KernelInfo& kernel,
+                                    const std::vector<std::string>& assignments) {
+  std::set<std::string> seen;
+  for (const auto& a : assignments) {
+    const auto eq = a.find('=');
+    if (eq == std::string::npos || eq == 0) continue;  // parse_params says what is wrong
+    const std::string name = a.substr(0, eq), value = a.substr(eq + 1);
+    if (!seen.insert(name).second) {
+      std::string given;
+      for (const auto& b : assignments)
+        if (b.compare(0, eq + 1, name + "=") == 0) given += (given.empty() ? "" : ", ") + b;
+      throw UsageError("-p " + name + " is given more than once (" + given +
+                       "); give each parameter once");
+    }
+    const auto spec = std::find_if(kernel.params.begin(), kernel.params.end(),
+                                   [&](const kernels::ParamSpec& p) { return p.name == name; });
+    if (spec == kernel.params.end()) continue;  // parse_params lists the parameters
+    const std::string where = "parameter " + name + " of kernel " + kernel.name;
+    const bool number = spec->type == kernels::ParamSpec::Type::integer ||
+                        spec->type == kernels::ParamSpec::Type::real;
+    // Text the kernel's parser refuses anyway ('lots') gets its message; only what it would
+    // misread gets ours.
+    if (number && !plain_decimal_number(value)) (void)kernels::parse_params(kernel, {a});
+    if (spec->type == kernels::ParamSpec::Type::integer && !plain_decimal_integer(value)) {
+      const std::string sign = value.starts_with('-') ? "-" : "";
+      const std::string digits = value.substr(sign.size());
+      const auto first = digits.find_first_not_of('0');
+      const std::string without_zeros = first == std::string::npos ? "0" : digits.substr(first);
+      if (digits.starts_with('0') && plain_decimal_integer(without_zeros))
+        throw UsageError(where + ": '" + value +
+                         "' has a leading zero; integers are decimal only (not octal), so write "
+                         "it without the zeros, e.g. -p " +
+                         name + "=" + sign + without_zeros);
+      throw UsageError(where + ": '" + value +
+                       "' is not a decimal integer; write digits only (no 0x, octal, exponent "
+                       "or blanks), e.g. -p " +
+                       name + "=" + spec->default_value.dump());
+    }
+    if (spec->type == kernels::ParamSpec::Type::real && !plain_decimal_number(value))
+      throw UsageError(where + ": '" + value + "' is not a decimal number; write e.g. -p " + name +
+                       "=" + spec->default_value.dump());
+  }
+  return kernels::parse_params(kernel, assignments);
 }
 
 std::uint64_t parse_byte_size(std::string_view text, std::string_view flag) {

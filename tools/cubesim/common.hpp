@@ -16,6 +16,7 @@
 
 #include "components/spec/spec.hpp"
 #include "components/system/system.hpp"
+#include "kernels/registry.hpp"
 #include "triton_emu/simulation.hpp"
 
 namespace cubesim::cli {
@@ -50,6 +51,13 @@ std::string ops_unit(std::string_view dtype);
 
 // Spec::load, then every --set at once (so fields that must change together can).
 components::Spec load_spec(const std::string& file, const std::vector<std::string>& sets);
+
+// -p NAME=VALUE assignments -> the kernel's parameters (kernels::parse_params), after checking
+// what that parser would accept silently: a NAME given twice (the last would win) and numbers
+// that are not plain decimal (std::stoll's base 0 reads 016 as octal 14 and 0x10 as 16, stod
+// reads hex floats). UsageError naming the assignment and the form to write.
+kernels::Params parse_kernel_params(const kernels::KernelInfo& kernel,
+                                    const std::vector<std::string>& assignments);
 
 // "65536", "64K", "64KiB", "1M", "1MiB", "2G": bytes, with binary (1024) multipliers.
 // UsageError naming `flag` for anything else.

@@ -115,7 +115,7 @@ int run(const RunArgs& a) {
   // Everything the command line can get wrong is checked before the simulation starts.
   const components::Spec spec = load_spec(a.spec, a.sets);
   const kernels::KernelInfo& kernel = kernels::find_kernel(a.kernel);
-  const kernels::Params params = kernels::parse_params(kernel, a.params);
+  const kernels::Params params = parse_kernel_params(kernel, a.params);
   const std::uint64_t stack = parse_stack_size(a.stack_size);
   if (!a.json_file.empty()) check_output_path(a.json_file, "--json");
   if (!a.trace_file.empty()) check_output_path(a.trace_file, "--trace");

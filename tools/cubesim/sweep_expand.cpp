@@ -9,6 +9,7 @@
 #include "components/spec/schema.hpp"
 #include "components/spec/spec.hpp"
 #include "kernels/registry.hpp"
+#include "tools/cubesim/common.hpp"
 #include "triton_emu/errors.hpp"
 
 namespace cubesim::cli::sweep {
@@ -312,6 +313,15 @@ Point make_point(const Definition& def, std::uint64_t index) {
     p.values[dim.field] = dim.kind == Dimension::Kind::kernel ? json(v) : value_json(v);
     p.label += (p.label.empty() ? "" : ", ") + dim.field + "=" + v;
   }
+  // A varied parameter's column holds the value the point runs with, as the kernel parsed it,
+  // not the text of --vary (which may spell it differently, e.g. 1e3 for a real).
+  bool any_param = false;
+  for (const Dimension& dim : def.dims) any_param = any_param || dim.kind == Dimension::Kind::param;
+  if (any_param) {
+    const kernels::Params used = parse_kernel_params(kernels::find_kernel(p.kernel), p.params);
+    for (const Dimension& dim : def.dims)
+      if (dim.kind == Dimension::Kind::param) p.values[dim.field] = used.at(dim.name);
+  }
   return p;
 }
 
@@ -366,7 +376,7 @@ std::vector<std::uint64_t> validate(const Definition& def) {
   }
   for (const auto* k : kernel_infos) {
     try {
-      kernels::parse_params(*k, def.params);
+      parse_kernel_params(*k, def.params);
     } catch (const UsageError& e) {
       std::string hint;
       for (const auto& p : def.params)
@@ -381,7 +391,7 @@ std::vector<std::uint64_t> validate(const Definition& def) {
         std::vector<std::string> one = def.params;
         one.push_back(d.name + "=" + v);
         try {
-          kernels::parse_params(*k, one);
+          parse_kernel_params(*k, one);
         } catch (const UsageError& e) {
           throw UsageError("--vary " + d.field + "=" + v + ": " + e.what());
         }
@@ -440,7 +450,7 @@ std::vector<std::uint64_t> validate(const Definition& def) {
         if (def.dims[d].kind == Kind::param)
           params.push_back(def.dims[d].name + "=" + def.dims[d].values[c[d]]);
       param_hash[k][p] = fnv1a(kernel_infos[k]->name + "\n" +
-                               kernels::parse_params(*kernel_infos[k], params).dump());
+                               parse_kernel_params(*kernel_infos[k], params).dump());
     }
   }
 

@@ -120,7 +120,7 @@ json failed_row(const Point& point, const std::string& status, int exit_code,
                   {"sets", point.sets}};
   json row = base_row(request);
   try {
-    row["params"] = kernels::parse_params(kernels::find_kernel(point.kernel), point.params);
+    row["params"] = parse_kernel_params(kernels::find_kernel(point.kernel), point.params);
   } catch (const std::exception&) {
     // validated before the sweep started; leave the parameters out rather than fail here
   }
@@ -137,7 +137,7 @@ json run_point(const json& request) {
     const kernels::KernelInfo& kernel =
         kernels::find_kernel(request.at("kernel").get<std::string>());
     const kernels::Params params =
-        kernels::parse_params(kernel, request.at("params").get<std::vector<std::string>>());
+        parse_kernel_params(kernel, request.at("params").get<std::vector<std::string>>());
     row["params"] = params;
     const std::string spec_file = request.at("spec_file").get<std::string>();
     const auto sets = request.at("sets").get<std::vector<std::string>>();
