@@ -65,10 +65,15 @@ TEST_F(CliTrace, OutputUnderAFileIsRefusedSayingItIsAFile) {
 }
 
 TEST_F(CliTrace, NegativeSeedSaysTheRangeInDigitsOneCanRead) {
-  const auto r = cubesim({"run", tiny, "vector_add", "--seed", "-1"});
-  EXPECT_EQ(r.code, 2) << show(r);
-  EXPECT_THAT(r.err, HasSubstr("-1 must be a whole number from 0 to 18446744073709551615"));
-  EXPECT_LT(r.err.size(), 300u) << r.err;
+  for (const auto& command :
+       {std::vector<std::string>{"run", tiny, "vector_add", "--seed", "-1"},
+        std::vector<std::string>{"sweep", tiny, "vector_add", "--vary",
+                                 "system.ucie.latency_ns=1,2", "--seed", "-1"}}) {
+    const auto r = cubesim(command);
+    EXPECT_EQ(r.code, 2) << show(r);
+    EXPECT_THAT(r.err, HasSubstr("-1 must be a whole number from 0 to 18446744073709551615"));
+    EXPECT_LT(r.err.size(), 300u) << r.err;
+  }
   const auto big = cubesim({"run", tiny, "vector_add", "--seed", "18446744073709551616"});
   EXPECT_EQ(big.code, 2) << show(big);
   EXPECT_THAT(big.err, HasSubstr("18446744073709551616 is too large"));

@@ -112,7 +112,7 @@ Command add_sweep_command(CLI::App& app) {
       ->check(CLI::IsMember({"packet", "flow"}))
       ->capture_default_str();
   sub->add_option("--seed", args->seed, "Seed of every point's random inputs")
-      ->check(CLI::NonNegativeNumber)
+      ->check(unsigned_64_validator("--seed 7"))
       ->capture_default_str();
   sub->add_option("--stack-size", args->stack_size, "Fiber stack per PE program, as for run")
       ->type_name("BYTES")
