@@ -198,22 +198,21 @@ void TraceWriter::counter(std::string_view group, std::string_view name, Tick at
 }
 
 // Perfetto matches flow events by (id, cat, name): every event of a flow uses the same two.
-void TraceWriter::flow_start(Track track, std::uint64_t id, Tick at) {
+void TraceWriter::flow_event(char phase, Track track, std::uint64_t id, Tick at) {
   if (file_ == nullptr) throw std::logic_error("trace '" + path_.string() + "' is closed");
   if (!wants(at, at)) return;
-  emit(fmt::format(R"({{"ph":"s","pid":{},"tid":{},"ts":{},"id":{},"name":"transfer",)"
+  emit(fmt::format(R"({{"ph":"{}","pid":{},"tid":{},"ts":{},"id":{},"name":"transfer",)"
                    R"("cat":"flow"}})",
-                   track.pid, track.tid, micros(at), id),
+                   phase, track.pid, track.tid, micros(at), id),
        at);
 }
 
+void TraceWriter::flow_start(Track track, std::uint64_t id, Tick at) {
+  flow_event('s', track, id, at);
+}
+
 void TraceWriter::flow_step(Track track, std::uint64_t id, Tick at) {
-  if (file_ == nullptr) throw std::logic_error("trace '" + path_.string() + "' is closed");
-  if (!wants(at, at)) return;
-  emit(fmt::format(R"({{"ph":"t","pid":{},"tid":{},"ts":{},"id":{},"name":"transfer",)"
-                   R"("cat":"flow"}})",
-                   track.pid, track.tid, micros(at), id),
-       at);
+  flow_event('t', track, id, at);
 }
 
 void TraceWriter::finish_file() {

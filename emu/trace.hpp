@@ -100,6 +100,7 @@ class TraceWriter {
   static void remove_unfinished() noexcept;
 
  private:
+  void flow_event(char phase, Track track, std::uint64_t id, Tick at);  // "s" or "t"
   std::uint32_t group_pid(std::string_view group);
   // Writes one event (without the separator); false when a cap is reached at simulated time
   // `at`, after which nothing more is written.

@@ -3,6 +3,7 @@
 // code, stdout and stderr. The binary's path comes from CMake (CUBESIM_BINARY).
 
 #include <fcntl.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -70,6 +71,8 @@ class CliTest : public ::testing::Test {
     if (!HasFailure()) std::filesystem::remove_all(dir_, ec);  // kept for a look on failure
   }
   CliResult cubesim(const std::vector<std::string>& args) const;
+  // A usage error: exit 2, one "cubesim: " message naming `what`, nothing on stdout.
+  void expect_usage_error(const std::vector<std::string>& args, const std::string& what) const;
   std::filesystem::path path(const std::string& name) const { return dir_ / name; }
   std::filesystem::path dir_;
 };
@@ -168,6 +171,15 @@ inline CliResult CliTest::cubesim(const std::vector<std::string>& args) const {
 inline std::string show(const CliResult& r) {
   return r.command + "\n--- exit " + std::to_string(r.code) + "\n--- stdout\n" + r.out +
          "--- stderr\n" + r.err;
+}
+
+inline void CliTest::expect_usage_error(const std::vector<std::string>& args,
+                                        const std::string& what) const {
+  const auto r = cubesim(args);
+  EXPECT_EQ(r.code, 2) << show(r);
+  EXPECT_THAT(r.err, ::testing::StartsWith("cubesim: ")) << show(r);
+  EXPECT_THAT(r.err, ::testing::HasSubstr(what)) << show(r);
+  EXPECT_EQ(r.out, "") << show(r);
 }
 
 }  // namespace cubesim::test

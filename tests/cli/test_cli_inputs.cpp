@@ -19,14 +19,6 @@ using ::testing::StartsWith;
 
 class CliInputs : public CliTest {
  protected:
-  // Exit 2 with one "cubesim: " message that says `what`, nothing on stdout.
-  void expect_usage_error(const std::vector<std::string>& args, const std::string& what) {
-    const auto r = cubesim(args);
-    EXPECT_EQ(r.code, 2) << show(r);
-    EXPECT_THAT(r.err, StartsWith("cubesim: ")) << show(r);
-    EXPECT_THAT(r.err, HasSubstr(what)) << show(r);
-    EXPECT_EQ(r.out, "") << show(r);
-  }
   const std::string tiny = spec_file("tiny.json");
 };
 
