@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <set>
@@ -259,6 +260,70 @@ TEST_F(CliSweep, ResumeSkipsFinishedPoints) {
   const auto rows_after = lines_of(read_text(fs::path(out) / "results.jsonl"));
   ASSERT_EQ(rows_after.size(), 8u);
   for (std::size_t i = 0; i < 6; ++i) EXPECT_EQ(rows_after[i], rows_before[i]) << i;
+}
+
+TEST_F(CliSweep, DamagedPointFilesAreNamedAndTheirPointsRunAgain) {
+  const std::string out = path("study").string();
+  const auto first = cubesim(small_sweep({"--out", out}));
+  ASSERT_EQ(first.code, 0) << show(first);
+  const auto rows_before = lines_of(read_text(fs::path(out) / "results.jsonl"));
+  std::vector<fs::path> files;
+  for (const auto& f : fs::directory_iterator(fs::path(out) / "points")) files.push_back(f.path());
+  std::sort(files.begin(), files.end());
+  ASSERT_EQ(files.size(), 6u);
+
+  // Six kinds of damage, one per point file; each keeps the file's own key where it has one.
+  auto doc = [&](const fs::path& f) { return nlohmann::json::parse(read_text(f)); };
+  auto rewrite = [](const fs::path& f, const std::string& text) {
+    std::ofstream(f, std::ios::trunc) << text;
+  };
+  nlohmann::json d = doc(files[0]);
+  d["row"] = nlohmann::json::object();
+  rewrite(files[0], d.dump());
+  d = doc(files[1]);
+  d["row"] = nullptr;
+  rewrite(files[1], d.dump());
+  d = doc(files[2]);
+  d["row"]["status"] = "crashed";
+  d["row"]["exit_code"] = 139;
+  rewrite(files[2], d.dump());
+  d = doc(files[3]);
+  d["row"]["sim_time_ps"] = "fast";
+  rewrite(files[3], d.dump());
+  rewrite(files[4], "{\"key\": ");
+  fs::remove(files[5]);
+  fs::create_directory(files[5]);
+
+  const auto again = cubesim(small_sweep({"--out", out}));
+  EXPECT_EQ(again.code, 0) << show(again);
+  for (const auto& f : files)
+    EXPECT_THAT(again.err, HasSubstr(f.string() + " ")) << "names the damaged file";
+  EXPECT_THAT(again.err, HasSubstr("its row has no \"status\""));
+  EXPECT_THAT(again.err, HasSubstr("its row is null, not an object"));
+  EXPECT_THAT(again.err, HasSubstr("status \"crashed\" with exit code 139"));
+  EXPECT_THAT(again.err, HasSubstr("\"sim_time_ps\" is string"));
+  EXPECT_THAT(again.err, HasSubstr("is not JSON"));
+  EXPECT_THAT(again.err, HasSubstr("is a folder, not a file"));
+  // The folder cannot be replaced: a warning, and the sweep still finishes every point.
+  EXPECT_THAT(again.err, HasSubstr("is not kept (cannot write " + files[5].string()));
+  EXPECT_THAT(again.out, HasSubstr("6 of 6 points (3 x 2) finished;"));
+  EXPECT_THAT(again.out, Not(HasSubstr("kept from")));
+  // The rerun rows equal the first run's, wall time aside.
+  const auto strip_wall = [](const std::string& line) {
+    auto j = nlohmann::json::parse(line);
+    j.erase("wall_seconds");
+    return j;
+  };
+  const auto rows_after = lines_of(read_text(fs::path(out) / "results.jsonl"));
+  ASSERT_EQ(rows_after.size(), rows_before.size());
+  for (std::size_t i = 0; i < rows_after.size(); ++i)
+    EXPECT_EQ(strip_wall(rows_after[i]), strip_wall(rows_before[i])) << i;
+
+  // The five repaired files are kept now; the folder's point runs again, with a warning.
+  const auto third = cubesim(small_sweep({"--out", out}));
+  EXPECT_EQ(third.code, 0) << show(third);
+  EXPECT_THAT(third.out, HasSubstr("; 5 kept from " + out));
+  EXPECT_THAT(third.err, HasSubstr(files[5].string() + " is a folder, not a file"));
 }
 
 TEST_F(CliSweep, InterruptKeepsFinishedPointsAndResumes) {

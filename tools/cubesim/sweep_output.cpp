@@ -156,7 +156,10 @@ void RowStore::put(std::uint64_t index, const json& row) {
                              std::strerror(errno));
   if (slots_[index].length == 0) {
     ++finished_;
-    const int code = row.value("exit_code", 0);
+    // Rows come from our workers or from files row_problem() accepted; anything else counts
+    // as a failure rather than ending the sweep.
+    const json& c = row.is_object() ? row.value("exit_code", json(3)) : json(3);
+    const int code = c.is_number_integer() ? c.get<int>() : 3;
     failed_ += code != 0 ? 1 : 0;
     worst_ = std::max(worst_, code);
   }
@@ -199,20 +202,44 @@ fs::path PointStore::file(std::uint64_t key) const {
   return dir_ / "points" / (key_hex(key) + ".json");
 }
 
-std::optional<json> PointStore::load(std::uint64_t key) const {
-  std::ifstream in(file(key), std::ios::binary);
-  if (!in) return std::nullopt;
+PointStore::Kept PointStore::load(std::uint64_t key) const {
+  const fs::path path = file(key);
+  std::error_code ec;
+  const fs::file_status st = fs::symlink_status(path, ec);
+  if (!fs::exists(st)) return {};
+  if (fs::is_directory(st)) return {std::nullopt, "is a folder, not a file"};
+  if (!fs::is_regular_file(st)) return {std::nullopt, "is not a regular file"};
+  std::ifstream in(path, std::ios::binary);
   const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  json j = json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.contains("row") || j.value("key", "") != key_hex(key))
-    return std::nullopt;
-  return std::move(j["row"]);
+  if (!in.good() && !in.eof())
+    return {std::nullopt, std::string("cannot be read: ") + std::strerror(errno)};
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    return {std::nullopt, "is not JSON (" +
+                              (text.empty() ? std::string("empty")
+                                            : "byte " + std::to_string(e.byte) + " is wrong") +
+                              ")"};
+  }
+  if (!doc.is_object() || !doc.contains("row"))
+    return {std::nullopt, "is not a kept point (no \"row\")"};
+  if (!doc.contains("key") || doc["key"] != key_hex(key))
+    return {std::nullopt, "holds another point's key"};
+  if (std::string problem = row_problem(doc["row"]); !problem.empty())
+    return {std::nullopt, std::move(problem)};
+  return {std::move(doc["row"]), ""};
 }
 
-void PointStore::save(std::uint64_t key, const json& row, const json& report) const {
-  if (row.value("status", "") == "crashed") return;
+std::string PointStore::save(std::uint64_t key, const json& row, const json& report) const {
+  if (row.value("status", "") == "crashed") return "";
   const json doc = {{"key", key_hex(key)}, {"row", row}, {"report", report}};
-  write_file(file(key).string(), [&](std::ostream& out) { out << dump(doc) << "\n"; });
+  try {
+    write_file(file(key).string(), [&](std::ostream& out) { out << dump(doc) << "\n"; });
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
 }
 
 // ---- CSV, JSON lines, table ---------------------------------------------------------------

@@ -51,17 +51,25 @@ class RowStore {
 
 // A --out folder: DIR/points/KEY.json holds one finished point ({"key", "row", "report"}), so a
 // sweep run again with the same --out skips it. A point whose worker crashed is not kept (it
-// runs again).
+// runs again), and neither is one whose file is damaged: load() says why, and the sweep warns
+// and runs the point again.
 class PointStore {
  public:
   // Creates DIR and DIR/points; UsageError when it cannot or cannot write there.
   explicit PointStore(std::filesystem::path dir);
   const std::filesystem::path& dir() const { return dir_; }
-  std::optional<nlohmann::json> load(std::uint64_t key) const;  // the row, if kept
-  void save(std::uint64_t key, const nlohmann::json& row, const nlohmann::json& report) const;
+
+  struct Kept {
+    std::optional<nlohmann::json> row;  // the row, when the point's file holds a sound one
+    std::string damage;  // why the file that is there cannot be used; "" when none is there
+  };
+  Kept load(std::uint64_t key) const;
+  // Keeps a finished point; returns why it could not ("" when it did).
+  std::string save(std::uint64_t key, const nlohmann::json& row,
+                   const nlohmann::json& report) const;
+  std::filesystem::path file(std::uint64_t key) const;
 
  private:
-  std::filesystem::path file(std::uint64_t key) const;
   std::filesystem::path dir_;
 };
 

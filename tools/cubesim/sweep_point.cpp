@@ -104,6 +104,41 @@ std::string status_of(int exit_code) {
   }
 }
 
+std::string row_problem(const json& row) {
+  if (!row.is_object()) return std::string("its row is ") + row.type_name() + ", not an object";
+  const auto typed = [&](const char* key, bool (json::*is)() const noexcept,
+                         const char* want) -> std::string {
+    if (!row.contains(key)) return std::string("its row has no \"") + key + "\"";
+    if (!(row[key].*is)())
+      return std::string("its row's \"") + key + "\" is " + row[key].type_name() + ", not " + want;
+    return "";
+  };
+  for (const std::string& problem :
+       {typed("status", &json::is_string, "a string"),
+        typed("exit_code", &json::is_number_integer, "an integer"),
+        typed("error", &json::is_string, "a string"), typed("kernel", &json::is_string, "a string"),
+        typed("params", &json::is_object, "an object")})
+    if (!problem.empty()) return problem;
+  const std::string status = row["status"].get<std::string>();
+  const std::int64_t code = row["exit_code"].get<std::int64_t>();
+  if (code < 0 || code > 4 || status_of(static_cast<int>(code)) != status)
+    return "its row's status \"" + status + "\" with exit code " + std::to_string(code) +
+           " is not the outcome of a finished run";
+  for (const auto& m : metric_columns()) {
+    const json v = row.value(m, json(nullptr));
+    const bool ok = v.is_null() || (m == "busiest_link" ? v.is_string()
+                                    : m == "verified"   ? v.is_boolean()
+                                                        : v.is_number());
+    if (!ok) return "its row's \"" + m + "\" is " + v.type_name() + ", of the wrong type";
+  }
+  if (status == "ok" && !row.value("sim_time_ps", json(nullptr)).is_number_unsigned())
+    return "its row finished ok without a simulated time";
+  for (const auto& [k, v] : row.items())
+    if (k.rfind("details.", 0) == 0 && !v.is_number())
+      return "its row's \"" + k + "\" is " + v.type_name() + ", not a number";
+  return "";
+}
+
 json point_request(const Definition& def, const Point& point, bool want_report) {
   return {
       {"index", point.index},           {"values", point.values}, {"spec_file", def.spec_file},

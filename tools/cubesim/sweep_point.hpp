@@ -34,6 +34,11 @@ const std::vector<std::string>& metric_columns();
 // Whether `name` can be plotted: a numeric metric or details.NAME.
 bool is_numeric_metric(const std::string& name);
 
+// Why a row read back from disk cannot stand for its point ("" when it can): not an object, a
+// status or exit code that is not one a finished run gives (a crash is never kept), or a field
+// of the wrong type.
+std::string row_problem(const nlohmann::json& row);
+
 // The status word of an exit code: 0 ok, 1 verification_failed, 2 usage_error, 3 kernel_fault,
 // 4 deadlock.
 std::string status_of(int exit_code);

@@ -303,14 +303,17 @@ int run_sweep(const Options& o) {
   RowStore rows(total);
   std::vector<std::uint64_t> pending;
   for (std::uint64_t i = 0; i < total; ++i) {
-    std::optional<json> kept = store ? store->load(keys[i]) : std::nullopt;
-    if (!kept) {
+    PointStore::Kept kept = store ? store->load(keys[i]) : PointStore::Kept{};
+    if (!kept.damage.empty())
+      std::cerr << "cubesim: warning: --out " << o.out_dir << ": " << store->file(keys[i]).string()
+                << " " << kept.damage << "; point " << i << " runs again\n";
+    if (!kept.row) {
       pending.push_back(i);
       continue;
     }
-    (*kept)["index"] = i;
-    (*kept)["values"] = make_point(def, i).values;
-    rows.put(i, *kept);
+    (*kept.row)["index"] = i;
+    (*kept.row)["values"] = make_point(def, i).values;
+    rows.put(i, *kept.row);
   }
   const std::uint64_t resumed = total - pending.size();
 
@@ -326,7 +329,10 @@ int run_sweep(const Options& o) {
   auto record = [&](std::uint64_t index, const json& row, const json& report) {
     if (index >= total || rows.has(index)) return;
     rows.put(index, row);
-    if (store) store->save(keys[index], row, report);
+    if (!store) return;
+    if (const std::string why = store->save(keys[index], row, report); !why.empty())
+      progress.log("cubesim: warning: --out " + o.out_dir + ": point " + std::to_string(index) +
+                   " is not kept (" + why + "); the sweep goes on, and a rerun runs it again");
   };
 
   const auto wall0 = Clock::now();
