@@ -2,11 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <new>
+
 namespace cubesim::emu {
 
 std::string describe_exception(const std::exception_ptr& e) {
   try {
     std::rethrow_exception(e);
+  } catch (const std::bad_alloc&) {
+    return "out of host memory (std::bad_alloc)";
   } catch (const std::exception& ex) {
     return ex.what();
   } catch (...) {

@@ -11,6 +11,7 @@
 #include "emu/log.hpp"
 #include "triton_emu/backends/gemm_backend.hpp"
 #include "triton_emu/gemm_engine.hpp"
+#include "triton_emu/host_memory.hpp"
 #include "triton_emu/launch_state.hpp"
 #include "triton_emu/operand_cache.hpp"
 
@@ -137,8 +138,15 @@ struct SimulationImpl {
 
 }  // namespace detail
 
+namespace {
+std::unique_ptr<detail::SimulationImpl> make_impl(const Spec& spec, SimOptions options) {
+  check_host_memory(spec.config(), options.stack_size, options.host_memory_limit);
+  return std::make_unique<detail::SimulationImpl>(spec, std::move(options));
+}
+}  // namespace
+
 Simulation::Simulation(const Spec& spec, SimOptions options)
-    : impl_(std::make_unique<detail::SimulationImpl>(spec, std::move(options))) {}
+    : impl_(make_impl(spec, std::move(options))) {}
 Simulation::~Simulation() = default;
 
 const Spec& Simulation::spec() const {

@@ -55,6 +55,9 @@ struct SimOptions {
   // packet (default): every packet and hop; flow: one reservation per transfer and link, far
   // fewer events for large what-if runs, approximate under contention (fabric.hpp).
   components::NetworkModel network = components::NetworkModel::packet;
+  // Host memory the simulation may take (bytes; 0 = what the host has available): a system
+  // whose estimate exceeds it is refused with a UsageError before it is built (host_memory.hpp).
+  std::uint64_t host_memory_limit = 0;
 };
 
 // Where alloc() puts a buffer.

@@ -19,6 +19,7 @@ constexpr std::uint64_t kFewPieces = 2;
 constexpr std::uint64_t kRouteSlots = 128;
 // Flow model: the range layouts cached (channel and group entries) before the cache restarts.
 constexpr std::size_t kLayoutEntries = std::size_t{1} << 20;
+constexpr std::size_t kReadGroupSlots = std::size_t{1} << 21;  // of ReadGroup: some 100 MB
 
 constexpr const char* kEndOfTime = "simulated time (2^64 ps = 213 days)";
 
@@ -138,22 +139,23 @@ void Fabric::pump(std::uint32_t pe) {
   }
 }
 
-std::uint64_t Fabric::route_key(Kind kind, std::uint32_t pe, std::uint32_t peer, Location loc,
-                                std::uint32_t channel) const {
-  const std::uint64_t pes = topology_.total_pes();
-  if (kind == Kind::send) return (2 * pes + pe) * pes + peer;
-  return ((std::uint64_t{kind == Kind::read} * pes + pe) * map_.cubes() + loc.global_cube) *
-             map_.hbm_channels() +
-         channel;
+Fabric::RouteKey Fabric::route_key(Kind kind, std::uint32_t pe, std::uint32_t peer, Location loc,
+                                   std::uint32_t channel) {
+  const std::uint64_t who = std::uint64_t{static_cast<std::uint32_t>(kind)} << 32 | pe;
+  if (kind == Kind::send) return {who, peer};
+  return {who, std::uint64_t{loc.global_cube} << 32 | channel};
 }
 
 const Route& Fabric::cached_route(Kind kind, std::uint32_t pe, std::uint32_t peer, Location loc,
                                   std::uint32_t channel) {
-  const std::uint64_t key = route_key(kind, pe, peer, loc, channel);
+  const RouteKey key = route_key(kind, pe, peer, loc, channel);
   Dma& d = dma_[pe];
   if (key == d.last.key) return *d.last.route;
   if (d.routes.empty()) d.routes.resize(kRouteSlots);
-  Dma::RouteSlot& slot = d.routes[key & (kRouteSlots - 1)];
+  // The PE is the same for all of its slots: index by where the route goes (low bits: the
+  // channel, or the peer), the kind mixed in.
+  Dma::RouteSlot& slot =
+      d.routes[(key.where + (key.where >> 29) + (key.who >> 32) * 0x9e37) & (kRouteSlots - 1)];
   if (key != slot.key) {
     auto it = routes_.find(key);
     if (it == routes_.end()) {
@@ -301,10 +303,18 @@ const Fabric::ReadGroup& Fabric::read_group(std::uint32_t pe, std::uint32_t cube
   // One slot per (PE, cube, controller): this runs for every controller of every cube a long
   // read touches.
   const std::size_t controllers = topology_.config().cube.noc.hbm_nodes.size();
-  if (read_groups_.empty())
-    read_groups_.resize(std::size_t{topology_.total_pes()} * topology_.cubes() * controllers);
-  ReadGroup& g = read_groups_[(std::size_t{pe} * topology_.cubes() + cube) * controllers +
-                              channel % controllers];
+  const std::size_t slots = std::size_t{topology_.cubes()} * controllers;
+  if (read_groups_.empty()) read_groups_.resize(topology_.total_pes());
+  std::unique_ptr<ReadGroup[]>& block = read_groups_[pe];
+  if (!block) {
+    if (read_group_slots_ + slots > kReadGroupSlots) {
+      for (auto& b : read_groups_) b.reset();
+      read_group_slots_ = 0;
+    }
+    block = std::make_unique<ReadGroup[]>(slots);
+    read_group_slots_ += slots;
+  }
+  ReadGroup& g = block[std::size_t{cube} * controllers + channel % controllers];
   if (g.prefix) return g;
 
   // route_nodes(controller -> PE's node) = prefix (up to the UCIe / inter-SIP link entering the

@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_map>
@@ -124,15 +125,31 @@ class Fabric {
     std::uint64_t trace_flow = 0;
     std::vector<LinkId> traced_links;  // links its flow has a step on
   };
+  // What a route is cached by: a send's peer PE, or a read's or write's cube and channel. Two
+  // words, so no system size can make two routes meet in one key.
+  struct RouteKey {
+    std::uint64_t who = ~std::uint64_t{0};    // kind << 32 | PE
+    std::uint64_t where = ~std::uint64_t{0};  // peer PE, or global cube << 32 | channel
+    friend bool operator==(const RouteKey&, const RouteKey&) = default;
+  };
+  struct RouteKeyHash {
+    std::size_t operator()(const RouteKey& k) const noexcept {
+      // splitmix64's finaliser over both words: keys differ in few, low bits
+      std::uint64_t x = k.who * 0x9e3779b97f4a7c15ULL ^ k.where;
+      x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+      x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+      return static_cast<std::size_t>(x ^ (x >> 31));
+    }
+  };
+
   struct Dma {  // one per PE
     std::uint32_t in_flight = 0;
     std::deque<Transfer*> ready;  // transfers with packets left to send, round-robin
     // The PE's recent routes, direct-mapped by route key (made on first use): the packets of
     // one long transfer hop between cubes and channels, and small transfers repeat routes;
-    // either way most skip the hash lookup (a division and a cache miss: 10 % of the
-    // simulation thread's time on default.json's sharded_gemm).
+    // either way most skip the hash lookup in routes_ (a division and a cache miss).
     struct RouteSlot {
-      std::uint64_t key = ~std::uint64_t{0};
+      RouteKey key;
       const Route* route = nullptr;
     };
     RouteSlot last;  // checked first: small transfers repeat one route
@@ -235,8 +252,8 @@ class Fabric {
   const Route& route_for(Transfer& t, std::uint64_t addr, std::uint32_t* bytes);
   const Route& cached_route(Kind kind, std::uint32_t pe, std::uint32_t peer, Location loc,
                             std::uint32_t channel);
-  std::uint64_t route_key(Kind kind, std::uint32_t pe, std::uint32_t peer, Location loc,
-                          std::uint32_t channel) const;
+  static RouteKey route_key(Kind kind, std::uint32_t pe, std::uint32_t peer, Location loc,
+                            std::uint32_t channel);
   // Flow model.
   void begin_flow(Kind kind, std::uint32_t pe, std::uint32_t peer, std::uint64_t addr,
                   std::uint64_t bytes, Done done);
@@ -286,7 +303,7 @@ class Fabric {
   std::uint32_t packet_bytes_;
   Divisor packets_of_;  // packet_bytes_, divided by for every link a flow crosses
   std::uint32_t window_;
-  std::unordered_map<std::uint64_t, Route> routes_;
+  std::unordered_map<RouteKey, Route, RouteKeyHash> routes_;
   std::vector<Dma> dma_;
   std::deque<Transfer> transfer_store_;
   std::deque<Packet> packet_store_;
@@ -308,8 +325,12 @@ class Fabric {
   std::size_t layout_entries_ = 0;
   std::unordered_map<std::uint64_t, Segment> prefixes_, suffixes_;
   std::vector<Tail> tails_;
-  std::vector<ReadGroup> read_groups_;  // [(PE * cubes + cube) * controllers + controller]
-  std::vector<PrefixForest> forests_;   // per destination cube
+  // Per PE, made on its first long read: [cube * controllers + controller]. Every PE of a large
+  // system reading from every cube would need PEs x cubes x controllers slots, so past a budget
+  // the slots are dropped and made again as needed (they are a cache of routes).
+  std::vector<std::unique_ptr<ReadGroup[]>> read_groups_;
+  std::size_t read_group_slots_ = 0;   // made since the last drop
+  std::vector<PrefixForest> forests_;  // per destination cube
   std::uint64_t packets_ = 0, packet_hops_ = 0, transfers_ = 0, live_transfers_ = 0;
 };
 

@@ -254,9 +254,13 @@ std::string read_file(const fs::path& path, const std::string& shown) {
   if (!ec && size > kMaxSpecFileBytes) throw too_large(std::to_string(size));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw SpecError(shown, "", "cannot open the file for reading");
-  std::string text(kMaxSpecFileBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
+  // Read in pieces up to one byte past the cap: a spec is small, the cap is not.
+  std::string text;
+  char piece[1 << 16];
+  while (text.size() <= kMaxSpecFileBytes && in) {
+    in.read(piece, sizeof piece);
+    text.append(piece, static_cast<std::size_t>(in.gcount()));
+  }
   if (text.size() > kMaxSpecFileBytes)
     throw too_large("more than " + std::to_string(kMaxSpecFileBytes));
   return text;

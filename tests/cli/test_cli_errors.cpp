@@ -10,6 +10,7 @@ namespace cubesim::test {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 class CliErrors : public CliTest {
@@ -99,6 +100,37 @@ TEST_F(CliErrors, UnwritableOutputFailsBeforeRunning) {
   expect_usage_error({"run", tiny, "vector_add", "--json", path("no/such/dir/r.json").string()},
                      "does not exist");
   expect_usage_error({"run", tiny, "vector_add", "--trace", dir_.string()}, "is a folder");
+}
+
+TEST_F(CliErrors, ASystemTooLargeForTheHostIsRefusedBeforeItIsBuilt) {
+  // tiny.json needs some 8 MiB; a limit of 1 MiB stands for a host that has less.
+  const auto r = run_cubesim({"run", tiny, "vector_add"}, dir_, {"CUBESIM_MEMORY_LIMIT=1M"});
+  EXPECT_EQ(r.code, 2) << show(r);
+  EXPECT_THAT(r.err, HasSubstr("cubesim: this system needs at least "));
+  EXPECT_THAT(r.err, HasSubstr("and 1 MiB is available (CUBESIM_MEMORY_LIMIT); reduce "
+                               "system.sips.count (1), system.sips.cubes_per_sip (2) or "
+                               "system.cube.pes (4)"));
+  EXPECT_THAT(r.out, Not(HasSubstr("sim time")));
+  const auto bad = run_cubesim({"run", tiny, "vector_add"}, dir_, {"CUBESIM_MEMORY_LIMIT=lots"});
+  EXPECT_EQ(bad.code, 2) << show(bad);
+  EXPECT_THAT(bad.err, HasSubstr("CUBESIM_MEMORY_LIMIT lots: not a size"));
+  const auto ok = run_cubesim({"run", tiny, "vector_add"}, dir_, {"CUBESIM_MEMORY_LIMIT=1G"});
+  EXPECT_EQ(ok.code, 0) << show(ok);
+}
+
+TEST_F(CliErrors, RunningOutOfHostMemorySaysWhatWasBeingDone) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer needs more address space than the limit leaves";
+#endif
+  // 512 MiB per vector, under 1 GB of address space: the harness cannot draw its inputs.
+  const auto r = run_program("sh",
+                             {"-c", "ulimit -v 1000000 && exec \"$0\" \"$@\"", CUBESIM_BINARY,
+                              "run", spec_file("default.json"), "vector_add", "-p", "n=134217728"},
+                             dir_);
+  EXPECT_EQ(r.code, 3) << show(r);
+  EXPECT_THAT(r.err, HasSubstr("cubesim: error: out of host memory while running vector_add "
+                               "(its inputs, launches and checks); run a smaller system or "
+                               "problem, use --timing-only"));
 }
 
 TEST_F(CliErrors, UnknownSubcommand) {

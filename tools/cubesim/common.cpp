@@ -102,10 +102,25 @@ kernels::Params parse_kernel_params(const kernels::KernelInfo& kernel,
   return kernels::parse_params(kernel, assignments);
 }
 
+namespace {
+std::string& phase_text() {
+  static std::string text = "reading the command line";
+  return text;
+}
+}  // namespace
+
+void set_phase(std::string phase) {
+  phase_text() = std::move(phase);
+}
+
+const std::string& phase() {
+  return phase_text();
+}
+
 std::uint64_t parse_byte_size(std::string_view text, std::string_view flag) {
   const auto bad = [&](const std::string& why) {
     return UsageError(std::string(flag) + " " + std::string(text) + ": " + why +
-                      "; give bytes with an optional K, M or G suffix (1024-based), e.g. 65536, "
+                      "; give bytes with an optional K, M, G or T suffix (1024-based), e.g. 65536, "
                       "64K or 1M");
   };
   std::size_t i = 0;
@@ -129,6 +144,8 @@ std::uint64_t parse_byte_size(std::string_view text, std::string_view flag) {
     shift = 20;
   else if (suffix == "G" || suffix == "GB" || suffix == "GIB")
     shift = 30;
+  else if (suffix == "T" || suffix == "TB" || suffix == "TIB")
+    shift = 40;
   else
     throw bad("unknown suffix '" + std::string(text.substr(i)) + "'");
   if (shift > 0 && value > (std::numeric_limits<std::uint64_t>::max() >> shift))
@@ -321,8 +338,11 @@ void write_json_file(const std::string& path, const nlohmann::json& j) {
 
 std::unique_ptr<Simulation> make_simulation(const components::Spec& spec,
                                             const SimOptions& options) {
+  SimOptions o = options;
+  if (const char* limit = std::getenv("CUBESIM_MEMORY_LIMIT"); limit != nullptr && *limit != '\0')
+    o.host_memory_limit = parse_byte_size(limit, "CUBESIM_MEMORY_LIMIT");
   try {
-    return std::make_unique<Simulation>(spec, options);
+    return std::make_unique<Simulation>(spec, o);
   } catch (const Error&) {
     throw;
   } catch (const std::runtime_error& e) {

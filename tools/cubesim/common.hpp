@@ -49,6 +49,11 @@ nlohmann::json describe_system(const components::System& system);
 // The rate unit for a dtype's peak: integer GEMMs do operations, not floating-point ones.
 std::string ops_unit(std::string_view dtype);
 
+// What the command is doing now, for the message when the host runs out of memory: main reports
+// a std::bad_alloc as "out of host memory while PHASE" (exit 3). Commands set it as they go.
+void set_phase(std::string phase);
+const std::string& phase();
+
 // Spec::load, then every --set at once (so fields that must change together can).
 components::Spec load_spec(const std::string& file, const std::vector<std::string>& sets);
 

@@ -8,6 +8,8 @@
 #include "tools/cubesim/common.hpp"
 #include "tools/cubesim/format.hpp"
 #include "tools/cubesim/summary.hpp"
+#include "triton_emu/host_memory.hpp"
+#include "triton_emu/simulation.hpp"
 
 namespace cubesim::cli {
 
@@ -39,7 +41,9 @@ int info(const InfoArgs& a) {
   emu::Scheduler scheduler;
   const components::System system(spec.config(), scheduler, components::SystemOptions{true});
   nlohmann::json d = describe_system(system);
+  const HostMemoryEstimate memory = estimate_host_memory(spec.config(), SimOptions{}.stack_size);
   if (a.as_json) {
+    d["host_memory_estimate_bytes"] = memory.bytes;
     d["spec_file"] = a.spec;
     d["overrides"] = a.sets;
     std::cout << to_pretty_json(d);
@@ -79,6 +83,12 @@ int info(const InfoArgs& a) {
                        (one_sip ? " (unused: 1 SIP)" : ""));
   row("SRAM", format_bytes(num(d, "sram_bytes_per_pe")) + " per PE");
   row("links", std::to_string(static_cast<long long>(num(d, "links"))) + " modelled links");
+  const HostMemoryLimit limit = host_memory_limit(0);
+  row("host memory",
+      "at least " + format_bytes(static_cast<double>(memory.bytes)) +
+          " to simulate, before a kernel's data" +
+          (limit.bytes != 0 ? "; " + format_bytes(static_cast<double>(limit.bytes)) + " available"
+                            : ""));
   return 0;
 }
 

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -127,6 +128,11 @@ int main(int argc, char** argv) {
   } catch (const cubesim::Error& e) {
     std::cerr << "cubesim: " << e.what() << "\n";
     return code(e.exit_code());
+  } catch (const std::bad_alloc&) {
+    std::cerr << "cubesim: error: out of host memory while " << cubesim::cli::phase()
+              << "; run a smaller system or problem, use --timing-only (no data is stored), "
+                 "or free memory\n";
+    return code(ExitCode::kernel_fault);
   } catch (const std::exception& e) {
     // Anything else ended the run (a time overflow, memory exhaustion): a failed run, not a
     // wrong command line.

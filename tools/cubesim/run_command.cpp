@@ -113,6 +113,7 @@ void warn_if_truncated(const RunArgs& a, const emu::TraceWriter& trace) {
 
 int run(const RunArgs& a) {
   // Everything the command line can get wrong is checked before the simulation starts.
+  set_phase("reading the spec " + a.spec);
   const components::Spec spec = load_spec(a.spec, a.sets);
   const kernels::KernelInfo& kernel = kernels::find_kernel(a.kernel);
   const kernels::Params params = parse_kernel_params(kernel, a.params);
@@ -142,9 +143,11 @@ int run(const RunArgs& a) {
   options.network = components::parse_network_model(a.network);
   options.record_accesses = false;  // the access log serves sharding checks in tests, not runs
   auto interrupt = std::make_unique<InterruptCleanup>(a.trace_file);  // before the trace exists
+  set_phase("building the system of " + std::to_string(spec.config().total_pes()) + " PEs");
   const std::unique_ptr<Simulation> sim = make_simulation(spec, options);
   sim->set_kernel_name(kernel.name);
 
+  set_phase("running " + kernel.name + " (its inputs, launches and checks)");
   const auto wall0 = std::chrono::steady_clock::now();
   const kernels::Outcome outcome = kernel.run(*sim, params);
   try {
@@ -156,6 +159,7 @@ int run(const RunArgs& a) {
   const double harness_wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
 
+  set_phase("writing the report");
   RunRequest request{a.spec, a.sets, kernel.name, params, a.seed, stack, a.trace_file};
   const nlohmann::json report =
       build_report(request, spec, describe_system(sim->system()), outcome, harness_wall);

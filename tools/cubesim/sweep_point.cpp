@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <new>
 
 #include "kernels/registry.hpp"
 #include "tools/cubesim/common.hpp"
@@ -176,6 +177,7 @@ json run_point(const json& request) {
     row["params"] = params;
     const std::string spec_file = request.at("spec_file").get<std::string>();
     const auto sets = request.at("sets").get<std::vector<std::string>>();
+    set_phase("reading the spec " + spec_file);
     const components::Spec spec = load_spec(spec_file, sets);
 
     SimOptions options;
@@ -185,8 +187,10 @@ json run_point(const json& request) {
     options.seed = request.at("seed").get<std::uint64_t>();
     options.stack_size = request.at("stack_size").get<std::uint64_t>();
     options.record_accesses = false;  // sharding checks are for tests, not sweeps
+    set_phase("building the system of " + std::to_string(spec.config().total_pes()) + " PEs");
     const std::unique_ptr<Simulation> sim = make_simulation(spec, options);
     sim->set_kernel_name(kernel.name);
+    set_phase("running " + kernel.name + " (its inputs, launches and checks)");
     const auto wall0 = std::chrono::steady_clock::now();
     const kernels::Outcome outcome = kernel.run(*sim, params);
     const double wall =
@@ -205,6 +209,8 @@ json run_point(const json& request) {
     set_status(row, 2, e.what());
   } catch (const Error& e) {
     set_status(row, static_cast<int>(e.exit_code()), e.what());
+  } catch (const std::bad_alloc&) {
+    set_status(row, 3, "out of host memory while " + phase());
   } catch (const std::exception& e) {
     set_status(row, 3, std::string("error: ") + e.what());
   }

@@ -1,0 +1,117 @@
+// The host memory a Simulation needs: a system the host cannot hold is refused before it is
+// built, with the estimate and the fields to reduce, and the estimate is close to what building a
+// system and launching a program on every PE really takes.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cubesim/cubesim.hpp>
+#include <fstream>
+
+#include "spec_path.hpp"
+#include "triton_emu/host_memory.hpp"
+
+namespace cubesim {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+// large.json's cubes (8x8 meshes, 4 HBM controllers, 128 channels) in `sips` SIPs of 8 cubes.
+Spec large_system(std::uint32_t sips, std::uint32_t pes, std::uint32_t mesh_x,
+                  std::uint32_t mesh_y) {
+  const std::vector<std::string> sets = {
+      "system.sips.count=" + std::to_string(sips), "system.cube.pes=" + std::to_string(pes),
+      "system.cube.noc.mesh=[" + std::to_string(mesh_x) + "," + std::to_string(mesh_y) + "]"};
+  return Spec::load(spec_path("large.json")).with_assignments(sets);
+}
+
+std::uint64_t resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  std::uint64_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+TEST(HostMemory, ASystemOverTheLimitIsRefusedBeforeItIsBuilt) {
+  const Spec spec = large_system(64, 2048, 32, 64);  // 1,048,576 PEs: the most a spec allows
+  SimOptions options;
+  options.timing_only = true;
+  options.host_memory_limit = std::uint64_t{1} << 30;
+  const HostMemoryEstimate e = estimate_host_memory(spec.config(), options.stack_size);
+  ASSERT_GT(e.bytes, options.host_memory_limit);
+  const std::uint64_t before = resident_bytes();
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    Simulation sim(spec, options);
+    FAIL() << "a system needing " << e.bytes << " bytes was built under a 1 GiB limit";
+  } catch (const UsageError& err) {
+    EXPECT_EQ(err.exit_code(), ExitCode::usage);
+    EXPECT_THAT(err.what(),
+                AllOf(HasSubstr("needs at least"), HasSubstr("1048576 PEs"),
+                      HasSubstr("1.0 GiB is available (CUBESIM_MEMORY_LIMIT)"),
+                      HasSubstr("reduce system.sips.count (64), system.sips.cubes_per_sip (8) "
+                                "or system.cube.pes (2048)")));
+  }
+  // Refused before anything was built: building these PEs alone takes over a GiB and seconds.
+  EXPECT_LT(resident_bytes(), before + (std::uint64_t{64} << 20));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+}
+
+TEST(HostMemory, StacksThatCannotFitTheAddressSpaceAreRefused) {
+  const Spec spec = large_system(64, 2048, 32, 64);
+  SimOptions options;
+  options.timing_only = true;
+  options.stack_size = std::size_t{1} << 30;
+  options.host_memory_limit = std::uint64_t{1} << 50;  // memory is not what stops it
+  try {
+    Simulation sim(spec, options);
+    FAIL() << "1,048,576 stacks of 1 GiB were reserved";
+  } catch (const UsageError& err) {
+    EXPECT_THAT(err.what(),
+                AllOf(HasSubstr("1024.0 TiB of address space"), HasSubstr("lower --stack-size")));
+  }
+}
+
+// What building a system and launching a program on every PE that loads and stores a tile adds
+// to the process, against the estimate less its fixed part (the process's libraries are loaded
+// already): the estimate is a floor, but not far below.
+void expect_estimate_holds(const Spec& spec) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer's shadow and redzones are not what the estimate is for";
+#endif
+  const std::uint64_t before = resident_bytes();
+  SimOptions options;
+  options.timing_only = true;
+  options.record_accesses = false;  // the access log grows with what the kernel does
+  Simulation sim(spec, options);
+  const std::uint64_t pes = spec.config().total_pes();
+  const Ptr buffer = sim.alloc(pes * 1024);
+  sim.launch([&](tl::Context& tl) {
+    const std::int64_t pid = tl.program_id(1) * tl.num_programs(0) + tl.program_id(0);
+    const auto t = tl.load(buffer + pid * 1024, {256}, DType::f32);
+    tl.store(buffer + pid * 1024, t);
+    tl.barrier();
+  });
+  const double used = static_cast<double>(resident_bytes() - before);
+  const HostMemoryEstimate e = estimate_host_memory(spec.config(), options.stack_size);
+  const double estimated = static_cast<double>(e.bytes - e.fixed);
+  EXPECT_GT(used, estimated) << "the floor is above what a launch takes: a system that fits "
+                                "would be refused";
+  EXPECT_LT(used, 3 * estimated) << "the floor is too far below what a simple launch takes to "
+                                    "refuse what cannot fit";
+  ::testing::Test::RecordProperty("used_bytes", std::to_string(used));
+  ::testing::Test::RecordProperty("estimated_bytes", std::to_string(estimated));
+}
+
+TEST(HostMemory, TheFloorHoldsForManyCubes) {
+  expect_estimate_holds(large_system(16, 64, 8, 8));  // 8192 PEs in 128 cubes
+}
+
+TEST(HostMemory, TheFloorHoldsForLargeCubes) {
+  expect_estimate_holds(large_system(1, 1024, 32, 32));  // 8192 PEs in 8 cubes
+}
+
+}  // namespace
+}  // namespace cubesim
