@@ -32,10 +32,10 @@ struct NocConfig {
   std::uint32_t mesh_y = 4;  // rows; PE i sits on node (i % mesh_x, i / mesh_x)
   Bandwidth link_bandwidth = Bandwidth::from_GBps(64);  // each direction of each link
   Tick hop_latency = 1000;                              // per link traversed (router + wire)
-  std::uint32_t packet_bytes = 4096;  // transfers are split into packets of this size
-  std::vector<MeshCoord> hbm_nodes;   // where HBM controllers attach (>= 1)
-  std::vector<MeshCoord> ucie_nodes;  // where UCIe ports attach (>= 1)
-  MeshCoord inter_sip_node;           // where the inter-SIP port attaches
+  std::uint32_t packet_bytes = 4096;               // transfers are split into packets of this size
+  std::vector<MeshCoord> hbm_nodes;                // where HBM controllers attach (>= 1)
+  std::vector<MeshCoord> ucie_nodes;               // where UCIe connections attach (>= 1)
+  std::vector<MeshCoord> inter_sip_nodes{{0, 0}};  // where inter-SIP connections attach (>= 1)
 };
 
 struct HbmConfig {
@@ -81,6 +81,7 @@ struct UcieConfig {
   std::uint32_t mesh_y = 0;                         //   and rows (mesh_x * mesh_y == cubes_per_sip)
   Tick latency = 0;                                 // per die-to-die crossing
   Bandwidth bandwidth = Bandwidth::from_GBps(256);  // per link, per direction
+  std::uint32_t connections = 1;  // links between two neighbouring cubes, on distinct nodes
 };
 
 struct InterSipConfig {
@@ -88,6 +89,7 @@ struct InterSipConfig {
   std::uint32_t port_cube = 0;                      // the cube of each SIP that holds the port
   Tick latency = 0;                                 // per SIP-to-SIP crossing
   Bandwidth bandwidth = Bandwidth::from_GBps(100);  // per link, per direction
+  std::uint32_t connections = 1;  // links between two neighbouring SIPs, on distinct nodes
 };
 
 struct MemoryConfig {

@@ -1,6 +1,7 @@
 #include "kernels/vector_add.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <vector>
 
 #include "kernels/harness.hpp"
@@ -37,13 +38,26 @@ namespace {
 constexpr std::uint64_t kStreamX = 1, kStreamY = 2;
 constexpr std::int64_t kHostChunk = std::int64_t{1} << 20;  // elements per host-side pass
 
+// block = 0: the largest power of two whose tiles fit the SRAM, but no larger than a program's
+// share of n (rounded up to a power of two), so that every program streams with as many bytes
+// in flight as its SRAM allows.
+std::int64_t automatic_block(std::uint64_t sram_bytes, std::int64_t element_bytes, std::int64_t n,
+                             std::uint64_t programs) {
+  const auto fits = sram_bytes / static_cast<std::uint64_t>(3 * element_bytes + 8);
+  const auto share = (static_cast<std::uint64_t>(n) + programs - 1) / programs;
+  return static_cast<std::int64_t>(
+      std::max<std::uint64_t>(1, std::min(std::bit_floor(fits), std::bit_ceil(share))));
+}
+
 Outcome run_vector_add(Simulation& sim, const Params& p) {
   const std::int64_t n = get_int(p, "n");
-  const std::int64_t block = get_int(p, "block");
   const DType dtype = get_dtype(p);
   const std::int64_t size = dtype_size(dtype);
   const auto& cfg = sim.config();
   const GridShape grid = hardware_grid(cfg);
+  std::int64_t block = get_int(p, "block");
+  if (block == 0)
+    block = automatic_block(cfg.pe.sram_bytes, size, n, static_cast<std::uint64_t>(grid.total()));
 
   // x, y and x + y; the tail chunk adds its i32 offsets and mask.
   const auto sram = static_cast<std::uint64_t>(block * (3 * size + 8));
@@ -80,6 +94,7 @@ Outcome run_vector_add(Simulation& sim, const Params& p) {
   o.useful_bytes = static_cast<std::uint64_t>(3 * n * size);
   const std::int64_t chunks = (n + block - 1) / block;
   o.details = {{"dtype", dtype_name(dtype)},
+               {"block", block},
                {"chunks", chunks},
                {"programs", grid.str()},
                {"chunks_per_program_max", (chunks + grid.total() - 1) / grid.total()}};
@@ -134,9 +149,10 @@ KernelInfo vector_add_info() {
           {
               int_param("n", std::int64_t{1} << 20, 1, std::int64_t{1} << 36,
                         "elements of x, y and out"),
-              int_param("block", 4096, 1, std::int64_t{1} << 24,
+              int_param("block", 0, 0, std::int64_t{1} << 24,
                         "elements per chunk (BLOCK); a program holds about block * (3 * element "
-                        "size + 8) bytes of SRAM"),
+                        "size + 8) bytes of SRAM; 0 = the largest power of two that fits, at "
+                        "most a program's share of n"),
               dtype_param(DType::f32, {DType::f16, DType::bf16, DType::f32, DType::i32},
                           "element type"),
           },

@@ -57,6 +57,7 @@ struct Link {
   std::uint32_t owner = 0;
   std::uint32_t from = 0;
   std::uint32_t to = 0;
+  std::uint32_t connection = 0;  // UCIe / inter-SIP: which of the parallel links
 
   // State and statistics.
   emu::Tick free_at = 0;  // when the tail of the last packet has left

@@ -10,6 +10,11 @@ namespace {
 constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 enum Dir : std::uint32_t { kEast = 0, kWest = 1, kSouth = 2, kNorth = 3 };  // +x, -x, +y, -y
 const char* const kDirName[] = {"east", "west", "south", "north"};
+
+// ".c2" for the third of several parallel links; nothing when there is one.
+std::string connection_suffix(const Link& l, std::uint32_t connections) {
+  return connections > 1 ? ".c" + std::to_string(l.connection) : "";
+}
 }  // namespace
 
 Topology::Topology(const SystemConfig& config)
@@ -59,7 +64,7 @@ Topology::Topology(const SystemConfig& config)
   const auto edges = cube_edges(config.ucie, cubes_per_sip_);
   for (std::uint32_t s = 0; s < sips_; ++s)
     build_graph(ucie_[s], cubes_per_sip_, edges, LinkKind::ucie, config.ucie.bandwidth,
-                config.ucie.latency, s);
+                config.ucie.latency, s, config.ucie.connections);
   std::vector<std::pair<std::uint32_t, std::uint32_t>> sip_edges;
   if (sips_ > 1) {
     if (config.inter_sip.topology == SipTopology::ring) {
@@ -73,12 +78,13 @@ Topology::Topology(const SystemConfig& config)
   // SIP counts can be large, so the SIP graph gets adjacency only; next hops are computed.
   inter_sip_.n = sips_;
   inter_sip_.adj.resize(sips_);
+  inter_sip_.connections = config.inter_sip.connections;
   for (auto [a, b] : sip_edges) {
     const auto& is = config.inter_sip;
     inter_sip_.adj[a].emplace_back(
-        b, add_link(LinkKind::inter_sip, is.bandwidth, is.latency, 0, a, b));
+        b, add_graph_links(LinkKind::inter_sip, is.bandwidth, is.latency, 0, a, b, is.connections));
     inter_sip_.adj[b].emplace_back(
-        a, add_link(LinkKind::inter_sip, is.bandwidth, is.latency, 0, b, a));
+        a, add_graph_links(LinkKind::inter_sip, is.bandwidth, is.latency, 0, b, a, is.connections));
   }
   for (auto& v : inter_sip_.adj) std::sort(v.begin(), v.end());
 
@@ -96,6 +102,16 @@ LinkId Topology::add_link(LinkKind kind, Bandwidth bw, Tick latency, std::uint32
   l.to = to;
   links_.push_back(l);
   return static_cast<LinkId>(links_.size() - 1);
+}
+
+LinkId Topology::add_graph_links(LinkKind kind, Bandwidth bw, Tick latency, std::uint32_t owner,
+                                 std::uint32_t from, std::uint32_t to, std::uint32_t connections) {
+  const auto first = static_cast<LinkId>(links_.size());
+  for (std::uint32_t j = 0; j < connections; ++j) {
+    add_link(kind, bw, latency, owner, from, to);
+    links_.back().connection = j;
+  }
+  return first;
 }
 
 std::vector<std::pair<std::uint32_t, std::uint32_t>> Topology::cube_edges(const UcieConfig& u,
@@ -123,12 +139,14 @@ std::vector<std::pair<std::uint32_t, std::uint32_t>> Topology::cube_edges(const 
 
 void Topology::build_graph(Graph& g, std::uint32_t n,
                            const std::vector<std::pair<std::uint32_t, std::uint32_t>>& edges,
-                           LinkKind kind, Bandwidth bw, Tick latency, std::uint32_t owner) {
+                           LinkKind kind, Bandwidth bw, Tick latency, std::uint32_t owner,
+                           std::uint32_t connections) {
   g.n = n;
+  g.connections = connections;
   g.adj.assign(n, {});
   for (auto [a, b] : edges) {
-    g.adj[a].emplace_back(b, add_link(kind, bw, latency, owner, a, b));
-    g.adj[b].emplace_back(a, add_link(kind, bw, latency, owner, b, a));
+    g.adj[a].emplace_back(b, add_graph_links(kind, bw, latency, owner, a, b, connections));
+    g.adj[b].emplace_back(a, add_graph_links(kind, bw, latency, owner, b, a, connections));
   }
   for (auto& v : g.adj) std::sort(v.begin(), v.end());
   // Breadth-first search from every destination gives distances; the next hop from `s` is the
@@ -167,14 +185,26 @@ std::uint32_t Topology::neighbour_rank(const Graph& g, std::uint32_t from, std::
   throw std::logic_error("Topology: no link between neighbours");
 }
 
-LinkId Topology::graph_link(const Graph& g, std::uint32_t from, std::uint32_t to) const {
-  return g.adj[from][neighbour_rank(g, from, to)].second;
+LinkId Topology::graph_link(const Graph& g, std::uint32_t from, std::uint32_t to,
+                            std::uint32_t connection) const {
+  return g.adj[from][neighbour_rank(g, from, to)].second + connection;
 }
 
-std::uint32_t Topology::ucie_node(std::uint32_t cube_in_sip, std::uint32_t neighbour) const {
+std::uint32_t Topology::ucie_node(std::uint32_t cube_in_sip, std::uint32_t neighbour,
+                                  std::uint32_t connection) const {
   const auto& nodes = config_.cube.noc.ucie_nodes;
   const std::uint32_t rank = neighbour_rank(ucie_[0], cube_in_sip, neighbour);
-  return node(nodes[rank % nodes.size()]);
+  return node(nodes[(std::size_t{rank} * ucie_[0].connections + connection) % nodes.size()]);
+}
+
+std::uint32_t Topology::ucie_connection(std::uint32_t cube_in_sip, std::uint32_t neighbour,
+                                        std::uint32_t at) const {
+  std::uint32_t best = 0, best_hops = kNone;
+  for (std::uint32_t j = 0; j < ucie_[0].connections; ++j) {
+    const std::uint32_t hops = mesh_hops(at, ucie_node(cube_in_sip, neighbour, j));
+    if (hops < best_hops) best = j, best_hops = hops;
+  }
+  return best;
 }
 
 // One routing algorithm, walked link by link: route_nodes records the links, route_latency
@@ -213,9 +243,10 @@ void Topology::walk_in_sip(std::uint32_t sip, std::uint32_t src_cube, std::uint3
   const std::uint32_t base = sip * cubes_per_sip_;
   while (cube != dst_cube) {
     const std::uint32_t next = g.next[std::size_t{cube} * g.n + dst_cube];
-    walk_mesh(base + cube, at, ucie_node(cube, next), visit);
-    visit(graph_link(g, cube, next));
-    at = ucie_node(next, cube);
+    const std::uint32_t j = ucie_connection(cube, next, at);
+    walk_mesh(base + cube, at, ucie_node(cube, next, j), visit);
+    visit(graph_link(g, cube, next, j));
+    at = ucie_node(next, cube, j);
     cube = next;
   }
   walk_mesh(base + cube, at, dst_node, visit);
@@ -232,7 +263,9 @@ void Topology::walk_nodes(std::uint32_t src_cube, std::uint32_t src_node, std::u
     return;
   }
   const std::uint32_t port_cube = config_.inter_sip.port_cube;
-  const std::uint32_t port_node = node(config_.cube.noc.inter_sip_node);
+  const std::uint32_t connection = src_node % config_.inter_sip.connections;
+  const auto& port_nodes = config_.cube.noc.inter_sip_nodes;
+  const std::uint32_t port_node = node(port_nodes[connection % port_nodes.size()]);
   walk_in_sip(sip, src_cube % cubes_per_sip_, src_node, port_cube, port_node, visit);
   while (sip != dst_sip) {
     std::uint32_t next;
@@ -248,7 +281,7 @@ void Topology::walk_nodes(std::uint32_t src_cube, std::uint32_t src_node, std::u
       else
         next = std::min(up, down);
     }
-    visit(graph_link(inter_sip_, sip, next));
+    visit(graph_link(inter_sip_, sip, next, connection));
     sip = next;
   }
   walk_in_sip(sip, port_cube, port_node, dst_cube % cubes_per_sip_, dst_node, visit);
@@ -348,9 +381,10 @@ std::string Topology::link_name(LinkId id) const {
       return cube_name(l.owner) + ".hbm.ch" + std::to_string(l.from);
     case LinkKind::ucie:
       return "sip" + std::to_string(l.owner) + ".ucie.cube" + std::to_string(l.from) + "->cube" +
-             std::to_string(l.to);
+             std::to_string(l.to) + connection_suffix(l, config_.ucie.connections);
     case LinkKind::inter_sip:
-      return "inter_sip.sip" + std::to_string(l.from) + "->sip" + std::to_string(l.to);
+      return "inter_sip.sip" + std::to_string(l.from) + "->sip" + std::to_string(l.to) +
+             connection_suffix(l, config_.inter_sip.connections);
   }
   return "?";
 }

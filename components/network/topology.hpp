@@ -5,11 +5,17 @@
 //    directed links between neighbouring nodes, and per PE an injection and an ejection port.
 //    HBM channel c is reached through the controller on hbm_nodes[c % hbm_nodes.size()].
 //    Routing is dimension-order: X first, then Y.
-//  - Between the cubes of a SIP: UCIe links (ring, 2D mesh or all-to-all). Cube c's link to
-//    its k-th neighbour (neighbours in increasing index) leaves from ucie_nodes[k % size].
-//    Routes are shortest paths; among equals the lowest-numbered next cube is taken.
-//  - Between SIPs: links (ring or all-to-all) from the inter-SIP port, which sits on cube
-//    inter_sip.port_cube at node inter_sip_node of every SIP; shortest paths, same tie-break.
+//  - Between the cubes of a SIP: UCIe links (ring, 2D mesh or all-to-all), ucie.connections
+//    parallel links per pair of neighbours. Connection j of cube c's side toward its r-th
+//    neighbour (neighbours in increasing index) leaves from ucie_nodes[(r * connections + j) %
+//    size] and enters the neighbour on the node of its own side's connection j. Routes are
+//    shortest paths over cubes (among equals the lowest-numbered next cube); in each cube a
+//    packet leaves by the connection whose node is fewest mesh hops from where it is (the
+//    lowest-numbered on a tie), so the choice never depends on where in the last cube it goes.
+//  - Between SIPs: links (ring or all-to-all) from the inter-SIP port on cube
+//    inter_sip.port_cube of every SIP, inter_sip.connections parallel links per pair of SIPs;
+//    connection j attaches at inter_sip_nodes[j % size] and a route takes connection (its
+//    source node % connections). Shortest paths, same tie-break.
 //
 // Every route is a list of link ids, plus the head latency of each hop.
 
@@ -74,11 +80,14 @@ class Topology {
   std::uint32_t sip_hops(std::uint32_t a, std::uint32_t b) const;
 
  private:
-  struct Graph {  // an undirected graph of cubes or SIPs with its directed link ids
+  // An undirected graph of cubes or SIPs with its directed links: `connections` parallel links
+  // per ordered pair of neighbours, with consecutive ids from the one in adj.
+  struct Graph {
     std::vector<std::vector<std::pair<std::uint32_t, LinkId>>> adj;  // sorted by neighbour
     std::vector<std::uint32_t> next;  // next[src * n + dst], shortest path, lowest index first
     std::vector<std::uint32_t> dist;
     std::uint32_t n = 0;
+    std::uint32_t connections = 1;
   };
   static std::vector<std::pair<std::uint32_t, std::uint32_t>> cube_edges(const UcieConfig& u,
                                                                          std::uint32_t n);
@@ -86,9 +95,10 @@ class Topology {
                   std::uint32_t from, std::uint32_t to);
   void build_graph(Graph& g, std::uint32_t n,
                    const std::vector<std::pair<std::uint32_t, std::uint32_t>>& edges, LinkKind kind,
-                   Bandwidth bw, Tick latency, std::uint32_t owner);
+                   Bandwidth bw, Tick latency, std::uint32_t owner, std::uint32_t connections);
   std::uint32_t neighbour_rank(const Graph& g, std::uint32_t from, std::uint32_t to) const;
-  LinkId graph_link(const Graph& g, std::uint32_t from, std::uint32_t to) const;
+  LinkId graph_link(const Graph& g, std::uint32_t from, std::uint32_t to,
+                    std::uint32_t connection) const;
   // The route from (src_cube, src_node) to (dst_cube, dst_node), one visit(LinkId) per hop.
   template <class Visit>
   void walk_nodes(std::uint32_t src_cube, std::uint32_t src_node, std::uint32_t dst_cube,
@@ -98,7 +108,13 @@ class Topology {
   template <class Visit>
   void walk_in_sip(std::uint32_t sip, std::uint32_t src_cube, std::uint32_t src_node,
                    std::uint32_t dst_cube, std::uint32_t dst_node, Visit& visit) const;
-  std::uint32_t ucie_node(std::uint32_t cube_in_sip, std::uint32_t neighbour) const;
+  std::uint32_t ucie_node(std::uint32_t cube_in_sip, std::uint32_t neighbour,
+                          std::uint32_t connection) const;
+  // The connection toward `neighbour` a packet on node `at` of the cube takes.
+  std::uint32_t ucie_connection(std::uint32_t cube_in_sip, std::uint32_t neighbour,
+                                std::uint32_t at) const;
+  LinkId add_graph_links(LinkKind kind, Bandwidth bw, Tick latency, std::uint32_t owner,
+                         std::uint32_t from, std::uint32_t to, std::uint32_t connections);
 
   SystemConfig config_;
   std::uint32_t mesh_x_, mesh_y_, pes_, cubes_, cubes_per_sip_, sips_, channels_;

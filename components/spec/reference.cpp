@@ -30,10 +30,8 @@ std::string type_cell(const SpecField& f) {
       return "string (choice)";
     case FieldType::extent:
       return "[x, y]";
-    case FieldType::coord:
-      return "[x, y] node";
     case FieldType::coord_list:
-      return "[[x, y], ...] nodes";
+      return "[[x, y], ...] nodes, [x, y] or \"every_node\"";
   }
   return "";
 }
@@ -70,7 +68,6 @@ std::string allowed_cell(const SpecField& f) {
       case FieldType::extent:
         parts.push_back("each of x, y in " + r);
         break;
-      case FieldType::coord:
       case FieldType::coord_list:
         parts.push_back("x, y in " + r + ", inside the mesh");
         break;

@@ -117,9 +117,6 @@ SpecField choice(std::string path, std::vector<std::string> choices) {
 SpecField extent(std::string path) {
   return std::move(field(std::move(path), FieldType::extent).range(1, kMaxMeshDim));
 }
-SpecField coord(std::string path) {
-  return std::move(field(std::move(path), FieldType::coord).range(0, kMaxMeshDim - 1));
-}
 SpecField coord_list(std::string path) {
   return std::move(field(std::move(path), FieldType::coord_list).range(0, kMaxMeshDim - 1));
 }
@@ -165,13 +162,17 @@ std::vector<SpecField> build_schema() {
                 "path for "
                 "its serialisation time."));
   add(coord_list("system.cube.noc.hbm_nodes")
-          .desc("Mesh nodes [x, y] where HBM controllers attach; at least one, no repeats."));
+          .desc("Mesh nodes [x, y] where HBM controllers attach, no repeats; channel c is served "
+                "by the controller on node c mod (number of nodes). `\"every_node\"`: one "
+                "HBM slice at every router."));
   add(coord_list("system.cube.noc.ucie_nodes")
-          .desc("Mesh nodes [x, y] where UCIe ports attach; at least one, no repeats."));
-  add(coord("system.cube.noc.inter_sip_node")
+          .desc("Mesh nodes [x, y] where UCIe connections attach, no repeats: connection j of "
+                "the side toward a cube's r-th neighbour (neighbours in increasing index) sits "
+                "on node (r * `ucie.connections` + j) mod (number of nodes)."));
+  add(coord_list("system.cube.noc.inter_sip_node")
           .def(nlohmann::json::array({0, 0}))
-          .desc("Mesh node [x, y] where the inter-SIP port attaches (used on "
-                "`inter_sip.port_cube`)."));
+          .desc("Mesh node [x, y], or nodes, where the inter-SIP port's connections attach "
+                "(on `inter_sip.port_cube`): connection j on node j mod (number of nodes)."));
 
   add(object("system.cube.hbm").desc("The cube's HBM: capacity, bandwidth over channels."));
   add(size("system.cube.hbm.capacity_GiB", "GiB", kGiB)
@@ -228,7 +229,14 @@ std::vector<SpecField> build_schema() {
           .when("required when `topology` is `mesh`, rejected otherwise")
           .desc("Cube grid [x, y] for the mesh topology; x * y == `sips.cubes_per_sip`."));
   add(latency("system.ucie.latency_ns").desc("Latency of one die-to-die crossing."));
-  add(bandwidth("system.ucie.bandwidth_GBps").desc("Bandwidth of each link, per direction."));
+  add(bandwidth("system.ucie.bandwidth_GBps")
+          .desc("Bandwidth of each link (each connection of a side), per direction."));
+  add(integer("system.ucie.connections", "links")
+          .range(1, 64)
+          .def(1)
+          .desc("Links between two neighbouring cubes, each on its own mesh node of either "
+                "cube (`noc.ucie_nodes`); a packet takes the one nearest the node it is on, "
+                "the lowest-numbered on a tie."));
 
   add(object("system.inter_sip").desc("Links between SIPs (unused when `sips.count` is 1)."));
   add(choice("system.inter_sip.topology", {"ring", "all_to_all"})
@@ -239,7 +247,14 @@ std::vector<SpecField> build_schema() {
           .def(0)
           .desc("The cube of each SIP that holds the inter-SIP port; < `sips.cubes_per_sip`."));
   add(latency("system.inter_sip.latency_ns").desc("Latency of one SIP-to-SIP crossing."));
-  add(bandwidth("system.inter_sip.bandwidth_GBps").desc("Bandwidth of each link, per direction."));
+  add(bandwidth("system.inter_sip.bandwidth_GBps")
+          .desc("Bandwidth of each link (each connection), per direction."));
+  add(integer("system.inter_sip.connections", "links")
+          .range(1, 64)
+          .def(1)
+          .desc("Links between two neighbouring SIPs, each on its own node of the port cube "
+                "(`noc.inter_sip_node`); a transfer takes connection (source node mod "
+                "connections)."));
 
   add(object("system.memory").optional().desc("The flat address space and functional storage."));
   add(size("system.memory.interleave_KiB", "KiB", kKiB)
@@ -291,6 +306,8 @@ const std::vector<std::string>& cross_field_rules() {
       "`ucie.mesh` is given exactly when `ucie.topology` is `mesh`, and its x * y equals "
       "`sips.cubes_per_sip`.",
       "`inter_sip.port_cube` < `sips.cubes_per_sip`.",
+      "`ucie.connections` <= the number of `noc.ucie_nodes`, and `inter_sip.connections` <= the "
+      "number of `noc.inter_sip_node`: each connection of a side has a node of its own.",
       "`hbm.bandwidth_GBps` / `hbm.channels` is at least 1 B/s per channel.",
       "`hbm.capacity_GiB` is a whole multiple of `hbm.channel_interleave_bytes` and of "
       "`memory.interleave_KiB`.",

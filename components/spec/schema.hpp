@@ -20,8 +20,7 @@ enum class FieldType {
   size,        // a real number of KiB / GiB / bytes that must come to a whole number of bytes
   choice,      // one of `choices`
   extent,      // [x, y]: two integers, each in the field's range (a mesh's columns and rows)
-  coord,       // [x, y]: a node of the cube's mesh
-  coord_list,  // [[x, y], ...]: at least one node of the cube's mesh
+  coord_list,  // [[x, y], ...] (at least one), [x, y] (one) or "every_node" of the cube's mesh
 };
 
 enum class Presence {

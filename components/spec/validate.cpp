@@ -130,10 +130,8 @@ std::string expected_phrase(const SpecField& f) {
       return fmt::format("one of {}", join({f.choices.begin(), f.choices.end()}, "\""));
     case FieldType::extent:
       return "[x, y], two integers";
-    case FieldType::coord:
-      return "a mesh node [x, y]";
     case FieldType::coord_list:
-      return "a list of mesh nodes [[x, y], ...]";
+      return "a list of mesh nodes [[x, y], ...], one node [x, y] or \"every_node\"";
   }
   return "a value";
 }
@@ -284,9 +282,11 @@ class Validator {
         return json();
       }
       case FieldType::extent:
-      case FieldType::coord:
         return check_pair(f, v, ptr);
       case FieldType::coord_list: {
+        if (v == "every_node") return v;
+        if (v.is_array() && !v.empty() && v[0].is_number())  // one node: [x, y]
+          return check_pair(f, v, ptr);
         if (!v.is_array()) return type_error(f, v, ptr), json();
         if (v.empty())
           return add(ptr, fmt::format("needs at least one mesh node; e.g. [[0, 0]] ({})",
@@ -417,8 +417,7 @@ class Builder {
     noc.packet_bytes = u32(doc_, "/system/cube/noc/packet_bytes");
     noc.hbm_nodes = nodes("/system/cube/noc/hbm_nodes", noc);
     noc.ucie_nodes = nodes("/system/cube/noc/ucie_nodes", noc);
-    noc.inter_sip_node = coord_of(doc_.at(json::json_pointer("/system/cube/noc/inter_sip_node")));
-    inside_mesh("/system/cube/noc/inter_sip_node", noc.inter_sip_node, noc);
+    noc.inter_sip_nodes = nodes("/system/cube/noc/inter_sip_node", noc);
 
     HbmConfig& hbm = cube.hbm;
     hbm.capacity_bytes = size_bytes("/system/cube/hbm/capacity_GiB");
@@ -542,6 +541,8 @@ class Builder {
     }
     u.latency = ticks("/system/ucie/latency_ns");
     u.bandwidth = bandwidth("/system/ucie/bandwidth_GBps");
+    u.connections = connections("/system/ucie/connections", " per side",
+                                "/system/cube/noc/ucie_nodes", c.cube.noc.ucie_nodes.size());
   }
 
   void build_inter_sip(SystemConfig& c) {
@@ -568,6 +569,21 @@ class Builder {
     }
     s.latency = ticks("/system/inter_sip/latency_ns");
     s.bandwidth = bandwidth("/system/inter_sip/bandwidth_GBps");
+    s.connections =
+        connections("/system/inter_sip/connections", "", "/system/cube/noc/inter_sip_node",
+                    c.cube.noc.inter_sip_nodes.size());
+  }
+
+  // A count of parallel links, each of which needs a node of its own among `nodes` (listed at
+  // nodes_ptr; 0 when that list was refused already).
+  std::uint32_t connections(const char* ptr, const char* per, const char* nodes_ptr,
+                            std::size_t nodes) {
+    const std::uint32_t n = u32(doc_, ptr);
+    if (n > nodes && nodes != 0)
+      v_.add(ptr, fmt::format("{} connections{} need as many distinct nodes, and {} names {}; "
+                              "list more nodes or use fewer connections",
+                              n, per, nodes_ptr, nodes));
+    return n;
   }
 
   bool inside_mesh(const std::string& ptr, MeshCoord n, const NocConfig& noc) {
@@ -581,6 +597,16 @@ class Builder {
   std::vector<MeshCoord> nodes(const char* ptr, const NocConfig& noc) {
     const json& list = doc_.at(json::json_pointer(ptr));
     std::vector<MeshCoord> out;
+    if (list == "every_node") {
+      for (std::uint32_t y = 0; y < noc.mesh_y; ++y)
+        for (std::uint32_t x = 0; x < noc.mesh_x; ++x) out.push_back({x, y});
+      return out;
+    }
+    if (list.is_array() && !list.empty() && list[0].is_number()) {  // one node: [x, y]
+      const MeshCoord n = coord_of(list);
+      if (inside_mesh(ptr, n, noc)) out.push_back(n);
+      return out;
+    }
     for (std::size_t i = 0; i < list.size(); ++i) {
       const MeshCoord n = coord_of(list[i]);
       const std::string p = fmt::format("{}/{}", ptr, i);

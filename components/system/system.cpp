@@ -65,6 +65,8 @@ nlohmann::json System::describe() const {
       {"total_pes", c.total_pes()},
       {"mesh", {c.cube.noc.mesh_x, c.cube.noc.mesh_y}},
       {"ucie_topology", to_string(c.ucie.topology)},
+      {"ucie_connections", c.ucie.connections},
+      {"inter_sip_connections", c.inter_sip.connections},
       {"inter_sip_topology", to_string(c.inter_sip.topology)},
       {"links", topology_.links().size()},
       {"peak_flops_per_s", peak},

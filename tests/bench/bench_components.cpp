@@ -69,10 +69,13 @@ BENCHMARK(BM_BuildLargeSystem)->Unit(benchmark::kMillisecond)->Iterations(1);
 void BM_UniformTrafficLatency(benchmark::State& state) {
   const auto k = static_cast<std::uint32_t>(state.range(0));
   const std::string ks = std::to_string(k);
-  const std::vector<std::string> set = {
-      "system.cube.noc.mesh=[" + ks + "," + ks + "]", "system.cube.pes=" + std::to_string(k * k),
-      "system.cube.noc.packet_bytes=256", "system.cube.noc.hbm_nodes=[[0,0]]",
-      "system.cube.noc.ucie_nodes=[[0,0]]"};
+  const std::vector<std::string> set = {"system.cube.noc.mesh=[" + ks + "," + ks + "]",
+                                        "system.cube.pes=" + std::to_string(k * k),
+                                        "system.cube.noc.packet_bytes=256",
+                                        "system.cube.noc.hbm_nodes=[[0,0]]",
+                                        "system.cube.noc.ucie_nodes=[[0,0]]",
+                                        "system.ucie.connections=1",
+                                        "system.cube.noc.link_bandwidth_GBps=128"};
   const Spec spec = Spec::load(spec_path("default.json")).with_assignments(set);
   const double bound = uniform_saturation_bound(k);
   UniformTrafficResult r;

@@ -133,6 +133,28 @@ TEST_F(CliInfo, JsonWithOverride) {
   EXPECT_EQ(j["sram_bytes_per_pe"], 256 * 1024);
 }
 
+// The shipped default is balanced: the mesh delivers every port's peak. Put its HBM back on
+// two corner nodes with 128 GB/s links (the first default) and the same ports are held at a
+// seventh of their peak: info says so, names the link and the fields, and still exits 0.
+TEST_F(CliInfo, SaysWhatTheMeshDeliversToEachPortAndWarnsBelowThePeak) {
+  const auto good = cubesim({"info", spec_file("default.json"), "--json"});
+  ASSERT_EQ(good.code, 0) << show(good);
+  EXPECT_EQ(good.err, "");
+  const auto j = nlohmann::json::parse(good.out);
+  for (const char* port : {"hbm_read", "hbm_write", "ucie"})
+    EXPECT_DOUBLE_EQ(j["mesh_delivers"][port]["fraction"].get<double>(), 1.0) << port;
+  const auto choked = cubesim({"info", spec_file("default.json"), "--set",
+                               "system.cube.noc.hbm_nodes=[[0,0],[3,3]]", "--set",
+                               "system.cube.noc.link_bandwidth_GBps=128"});
+  ASSERT_EQ(choked.code, 0) << show(choked);
+  EXPECT_THAT(choked.out, HasSubstr("HBM reads   2.40 TB/s   341 GB/s (14%)"));
+  EXPECT_THAT(choked.err,
+              HasSubstr("cubesim: warning: HBM reads: the mesh delivers at most 341 GB/s of the "
+                        "2.40 TB/s peak"));
+  EXPECT_THAT(choked.err, HasSubstr("(system.cube.noc.link_bandwidth_GBps) is the bound"));
+  EXPECT_THAT(choked.err, HasSubstr("list more system.cube.noc.hbm_nodes, or \"every_node\""));
+}
+
 TEST_F(CliInfo, BadSetPath) {
   const auto r = cubesim({"info", spec_file("tiny.json"), "--set", "system.ucie.bandwith_GBps=1"});
   EXPECT_EQ(r.code, 2) << show(r);

@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <string>
+#include <tuple>
+#include <vector>
+
 #include "components/network/topology.hpp"
 #include "system_config_for_tests.hpp"
 
@@ -54,6 +58,58 @@ TEST(Topology, InterSipRingAndAllToAll) {
   c.inter_sip.topology = SipTopology::all_to_all;
   const Topology full(c);
   EXPECT_EQ(full.sip_hops(0, 3), 1u);
+}
+
+// Two UCIe connections between two cubes of a 4x4 mesh, on (3,0) and (3,2) of each. A packet leaves
+// by the connection nearest where it is and enters the next cube on that connection's node of the
+// other side.
+TEST(Topology, SeveralUcieConnectionsPerSideEachTakenFromTheNearestNode) {
+  SystemConfig c = testing::small_config(1, 2, 4);
+  c.ucie.connections = 2;
+  c.cube.noc.ucie_nodes = {{3, 0}, {3, 2}};
+  const Topology t(c);
+  std::uint32_t ucie_links = 0;
+  for (const Link& l : t.links()) ucie_links += l.kind == LinkKind::ucie;
+  EXPECT_EQ(ucie_links, 4u);  // two each way
+  const auto ucie_of = [&](std::uint32_t src_node, std::uint32_t dst_node) {
+    Route r;
+    t.route_nodes(0, src_node, 1, dst_node, r);
+    std::vector<std::string> names;
+    for (LinkId id : r.links)
+      if (t.link(id).kind == LinkKind::ucie) names.push_back(t.link_name(id));
+    return std::pair{names, r.links.size()};
+  };
+  // From (0,0): (3,0) is 3 hops away, (3,2) 5: connection 0; then from (3,0) of cube 1 to (0,0).
+  auto [names, hops] = ucie_of(0, 0);
+  EXPECT_EQ(names, std::vector<std::string>{"sip0.ucie.cube0->cube1.c0"});
+  EXPECT_EQ(hops, 3u + 1u + 3u);
+  // From (1,3): (3,2) is 3 hops away, (3,0) 5: connection 1, entering cube 1 on (3,2).
+  std::tie(names, hops) = ucie_of(13, 14);  // to (2,3)
+  EXPECT_EQ(names, std::vector<std::string>{"sip0.ucie.cube0->cube1.c1"});
+  EXPECT_EQ(hops, 3u + 1u + 2u);
+  // A tie ((3,1) is one hop from both) goes to the lower-numbered connection.
+  std::tie(names, hops) = ucie_of(7, 7);
+  EXPECT_EQ(names, std::vector<std::string>{"sip0.ucie.cube0->cube1.c0"});
+}
+
+// Between SIPs a route takes connection (source node mod connections), on the port cube's node
+// of that connection in both SIPs.
+TEST(Topology, SeveralInterSipConnectionsChosenBySourceNode) {
+  SystemConfig c = testing::small_config(2, 1, 4);
+  c.inter_sip.connections = 2;
+  c.cube.noc.inter_sip_nodes = {{0, 0}, {3, 3}};
+  const Topology t(c);
+  for (std::uint32_t src = 0; src < 16; ++src) {
+    Route r;
+    t.route_nodes(0, src, 1, 5, r);
+    std::string via;
+    for (LinkId id : r.links)
+      if (t.link(id).kind == LinkKind::inter_sip) via = t.link_name(id);
+    const std::uint32_t j = src % 2;
+    EXPECT_EQ(via, "inter_sip.sip0->sip1.c" + std::to_string(j)) << src;
+    const std::uint32_t port = j == 0 ? 0 : 15;
+    EXPECT_EQ(r.links.size(), t.mesh_hops(src, port) + 1 + t.mesh_hops(port, 5)) << src;
+  }
 }
 
 // route_latency walks the same route as route_nodes without recording it: equal sums for

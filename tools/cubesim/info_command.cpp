@@ -2,8 +2,10 @@
 
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <memory>
 
+#include "components/network/port_capacity.hpp"
 #include "emu/scheduler.hpp"
 #include "tools/cubesim/common.hpp"
 #include "tools/cubesim/format.hpp"
@@ -14,6 +16,9 @@
 namespace cubesim::cli {
 
 namespace {
+
+// Below this fraction of its peak, a resource is one no kernel can approach.
+constexpr double kWellBelowPeak = 0.8;
 
 struct InfoArgs {
   std::string spec;
@@ -35,15 +40,62 @@ void row(const char* label, const std::string& text) {
   std::printf("  %-12s%s\n", label, text.c_str());
 }
 
+// What the mesh delivers to each resource against its peak, and a warning for each that the
+// mesh holds well below it.
+void print_port_capacities(const std::vector<components::PortCapacity>& ports) {
+  static const std::map<std::string, std::pair<std::string, std::string>> labels = {
+      {"hbm_read", {"HBM reads", "list more system.cube.noc.hbm_nodes, or \"every_node\""}},
+      {"hbm_write", {"HBM writes", "list more system.cube.noc.hbm_nodes, or \"every_node\""}},
+      {"ucie",
+       {"UCIe",
+        "raise system.ucie.connections, with that many system.cube.noc.ucie_nodes per "
+        "side"}},
+      {"inter_sip",
+       {"inter-SIP",
+        "raise system.inter_sip.connections, with that many "
+        "system.cube.noc.inter_sip_node"}}};
+  std::printf("  %-12s%-12s%-12s%-20s%s\n", "reachable", "resource", "peak", "through the mesh",
+              "bound by");
+  for (const auto& p : ports) {
+    const auto& [label, fields] = labels.at(p.resource);
+    const std::string delivered = format_si(p.delivered_bytes_per_s, "B/s") + " (" +
+                                  std::to_string(static_cast<int>(p.fraction() * 100 + 0.5)) + "%)";
+    std::printf("  %-12s%-12s%-12s%-20s%s\n", "", label.c_str(),
+                format_si(p.peak_bytes_per_s, "B/s").c_str(), delivered.c_str(),
+                p.bottleneck.c_str());
+  }
+  for (const auto& p : ports) {
+    if (p.fraction() >= kWellBelowPeak) continue;
+    const auto& [label, fields] = labels.at(p.resource);
+    std::cerr << "cubesim: warning: " << label << ": the mesh delivers at most "
+              << format_si(p.delivered_bytes_per_s, "B/s") << " of the "
+              << format_si(p.peak_bytes_per_s, "B/s") << " peak when " << p.pattern << "; the link "
+              << p.bottleneck << " (" << p.bottleneck_field
+              << ") is the bound. Spread the ports over more mesh nodes (" << fields
+              << "), or raise " << p.bottleneck_field << "\n";
+  }
+}
+
 int info(const InfoArgs& a) {
   const components::Spec spec = load_spec(a.spec, a.sets);
   // A timing-only system: describe() needs the built topology, not functional memory.
   emu::Scheduler scheduler;
   const components::System system(spec.config(), scheduler, components::SystemOptions{true});
   nlohmann::json d = describe_system(system);
+  const std::vector<components::PortCapacity> ports =
+      components::port_capacities(system.topology());
   const HostMemoryEstimate memory = estimate_host_memory(spec.config(), SimOptions{}.stack_size);
   if (a.as_json) {
     d["host_memory_estimate_bytes"] = memory.bytes;
+    nlohmann::json& reach = d["mesh_delivers"];
+    reach = nlohmann::json::object();
+    for (const auto& p : ports)
+      reach[p.resource] = {{"pattern", p.pattern},
+                           {"peak_bytes_per_s", p.peak_bytes_per_s},
+                           {"delivered_bytes_per_s", p.delivered_bytes_per_s},
+                           {"fraction", p.fraction()},
+                           {"bottleneck", p.bottleneck},
+                           {"bottleneck_field", p.bottleneck_field}};
     d["spec_file"] = a.spec;
     d["overrides"] = a.sets;
     std::cout << to_pretty_json(d);
@@ -77,12 +129,23 @@ int info(const InfoArgs& a) {
   std::string ucie_shape;
   if (d.contains("ucie_mesh") && d["ucie_mesh"].size() == 2)
     ucie_shape = " " + d["ucie_mesh"][0].dump() + "x" + d["ucie_mesh"][1].dump();
-  row("UCIe", gbps("ucie_link") + " per link, " + d.value("ucie_topology", "?") + ucie_shape +
+  // "512 GB/s per link, 4 links per side (2.05 TB/s)"
+  const auto links = [&](const char* bandwidth_key, const char* connections_key,
+                         const char* between) {
+    const double n = num(d, connections_key);
+    if (n <= 1) return gbps(bandwidth_key) + " per link";
+    return gbps(bandwidth_key) + " per link, " + std::to_string(static_cast<int>(n)) +
+           " links per " + between + " (" +
+           format_si(num(d, "bandwidth_GBps", bandwidth_key) * 1e9 * n, "B/s") + ")";
+  };
+  row("UCIe", links("ucie_link", "ucie_connections", "side") + ", " +
+                  d.value("ucie_topology", "?") + ucie_shape +
                   (one_cube ? " (unused: 1 cube per SIP)" : ""));
-  row("inter-SIP", gbps("inter_sip_link") + " per link, " + d.value("inter_sip_topology", "?") +
-                       (one_sip ? " (unused: 1 SIP)" : ""));
+  row("inter-SIP", links("inter_sip_link", "inter_sip_connections", "pair of SIPs") + ", " +
+                       d.value("inter_sip_topology", "?") + (one_sip ? " (unused: 1 SIP)" : ""));
   row("SRAM", format_bytes(num(d, "sram_bytes_per_pe")) + " per PE");
   row("links", std::to_string(static_cast<long long>(num(d, "links"))) + " modelled links");
+  print_port_capacities(ports);
   const HostMemoryLimit limit = host_memory_limit(0);
   row("host memory",
       "at least " + format_bytes(static_cast<double>(memory.bytes)) +

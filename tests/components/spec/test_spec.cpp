@@ -166,7 +166,9 @@ TEST(SpecDefaults, OmittedOptionalFieldsAreFilledIntoJson) {
   EXPECT_EQ(s.config().memory.page_bytes, 64 * kKiB);
   EXPECT_EQ(s.config().memory.interleave_bytes, 4 * kKiB);
   EXPECT_EQ(s.config().pe.vector.lanes, 64u);
-  EXPECT_EQ(s.config().cube.noc.inter_sip_node, (MeshCoord{0, 0}));
+  EXPECT_EQ(s.config().cube.noc.inter_sip_nodes, (std::vector<MeshCoord>{{0, 0}}));
+  EXPECT_EQ(s.config().ucie.connections, 1u);
+  EXPECT_EQ(s.config().inter_sip.connections, 1u);
 }
 
 TEST(SpecDefaults, WholeFloatsAreStoredAsIntegers) {

@@ -306,6 +306,36 @@ TEST(SpecRules, NodesLieInsideTheMesh) {
               HasSubstr("[0, 2] is outside the 2x2 mesh"));
 }
 
+TEST(SpecRules, NodeSetsTakeAListOneNodeOrEveryNode) {
+  const auto config = [](const json& doc) { return Spec::from_json(doc).config(); };
+  json doc = set(tiny(), "/system/cube/noc/hbm_nodes", "every_node");
+  EXPECT_EQ(config(doc).cube.noc.hbm_nodes,
+            (std::vector<MeshCoord>{{0, 0}, {1, 0}, {0, 1}, {1, 1}}));
+  doc = set(tiny(), "/system/cube/noc/ucie_nodes", {1, 0});
+  EXPECT_EQ(config(doc).cube.noc.ucie_nodes, (std::vector<MeshCoord>{{1, 0}}));
+  doc = set(tiny(), "/system/cube/noc/inter_sip_node", {{0, 0}, {1, 1}});
+  doc = set(doc, "/system/inter_sip/connections", 2);
+  EXPECT_EQ(config(doc).cube.noc.inter_sip_nodes, (std::vector<MeshCoord>{{0, 0}, {1, 1}}));
+  EXPECT_EQ(config(doc).inter_sip.connections, 2u);
+  EXPECT_THAT(issue_at(set(tiny(), "/system/cube/noc/hbm_nodes", "every_nod"),
+                       "/system/cube/noc/hbm_nodes"),
+              HasSubstr("\"every_node\""));
+}
+
+TEST(SpecRules, EachConnectionOfASideHasItsOwnNode) {
+  json doc = set(tiny(), "/system/ucie/connections", 2);  // tiny lists one UCIe node
+  EXPECT_THAT(issue_at(doc, "/system/ucie/connections"),
+              HasSubstr("2 connections per side need as many distinct nodes, and "
+                        "/system/cube/noc/ucie_nodes names 1; list more nodes or use fewer "
+                        "connections"));
+  doc = set(tiny(), "/system/inter_sip/connections", 3);
+  EXPECT_THAT(issue_at(doc, "/system/inter_sip/connections"),
+              HasSubstr("3 connections need as many distinct nodes, and "
+                        "/system/cube/noc/inter_sip_node names 1"));
+  EXPECT_THAT(issue_at(set(tiny(), "/system/ucie/connections", 0), "/system/ucie/connections"),
+              HasSubstr("out of range"));
+}
+
 TEST(SpecRules, NodeListsNameEachNodeOnce) {
   EXPECT_THAT(issue_at(set(tiny(), "/system/cube/noc/ucie_nodes", {{1, 1}, {0, 1}, {1, 1}}),
                        "/system/cube/noc/ucie_nodes/2"),
