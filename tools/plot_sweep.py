@@ -52,6 +52,7 @@ LABELS = {
     "busiest_link_utilisation": "busiest link utilisation",
     "wall_seconds": "wall time (s)",
     "details.pairs_per_second": "(query, key) pairs per second",
+    "latency_ps": "latency",
 }
 
 

@@ -1,8 +1,8 @@
 // Hardware-model benchmarks (docs/performance.md):
 //  - all-to-all among the 64 PEs of specs/default.json, 1 MiB per ordered pair, 4 KiB packets:
 //    packet-hops per wall second (target >= 5 M);
-//  - building specs/large.json (terabytes of HBM): RSS after construction (target < 200 MiB);
-//  - the latency-vs-load curve of uniform random traffic on 4x4 and 8x8 meshes.
+//  - building specs/large.json (terabytes of HBM): RSS after construction (target < 200 MiB).
+// (Latency against load: `cubesim traffic --sweep`.)
 #include <benchmark/benchmark.h>
 
 #include <fstream>
@@ -10,7 +10,6 @@
 
 #include "components/spec/spec.hpp"
 #include "components/system/system.hpp"
-#include "components/traffic/uniform_traffic.hpp"
 
 namespace {
 
@@ -64,38 +63,6 @@ void BM_BuildLargeSystem(benchmark::State& state) {
                               double(spec.config().total_cubes()) / double(1ull << 40);
 }
 BENCHMARK(BM_BuildLargeSystem)->Unit(benchmark::kMillisecond)->Iterations(1);
-
-// Args: mesh k, offered load in percent of the channel-load bound (uniform_saturation_bound).
-void BM_UniformTrafficLatency(benchmark::State& state) {
-  const auto k = static_cast<std::uint32_t>(state.range(0));
-  const std::string ks = std::to_string(k);
-  const std::vector<std::string> set = {"system.cube.noc.mesh=[" + ks + "," + ks + "]",
-                                        "system.cube.pes=" + std::to_string(k * k),
-                                        "system.cube.noc.packet_bytes=256",
-                                        "system.cube.noc.hbm_nodes=[[0,0]]",
-                                        "system.cube.noc.ucie_nodes=[[0,0]]",
-                                        "system.ucie.connections=1",
-                                        "system.cube.noc.link_bandwidth_GBps=128"};
-  const Spec spec = Spec::load(spec_path("default.json")).with_assignments(set);
-  const double bound = uniform_saturation_bound(k);
-  UniformTrafficResult r;
-  for (auto _ : state) {
-    cubesim::emu::Scheduler sched;
-    System sys(spec.config(), sched, {.timing_only = true});
-    UniformTrafficOptions o;
-    o.offered_load = double(state.range(1)) / 100.0 * bound;
-    o.warmup = cubesim::emu::us(2);
-    o.measure = cubesim::emu::us(20);
-    r = run_uniform_traffic(sched, sys.fabric(), o);
-  }
-  state.counters["offered"] = r.offered_fraction;
-  state.counters["accepted"] = r.accepted_fraction;
-  state.counters["latency_ns"] = r.mean_latency_ps / 1000.0;
-}
-BENCHMARK(BM_UniformTrafficLatency)
-    ->ArgsProduct({{4, 8}, {10, 20, 40, 60, 80, 90, 95, 110}})
-    ->Unit(benchmark::kMillisecond)
-    ->Iterations(1);
 
 }  // namespace
 

@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
   const std::vector<cubesim::cli::Command> commands = {
       cubesim::cli::add_run_command(app),      cubesim::cli::add_sweep_command(app),
       cubesim::cli::add_validate_command(app), cubesim::cli::add_info_command(app),
-      cubesim::cli::add_list_command(app),
+      cubesim::cli::add_list_command(app),     cubesim::cli::add_traffic_command(app),
   };
   const cubesim::cli::Command worker = cubesim::cli::add_sweep_worker_command(app);
 

@@ -1,0 +1,283 @@
+#include "components/traffic/synthetic_traffic.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace cubesim::components {
+namespace {
+
+constexpr std::uint64_t kMaxPairs = std::uint64_t{1} << 20;
+// Sources that sent fewer messages in the window say nothing about saturation.
+constexpr std::uint64_t kMinSent = 100;
+
+class Lcg {
+ public:
+  explicit Lcg(std::uint64_t seed) : s_(seed * 0x9E3779B97F4A7C15ull + 1) {}
+  std::uint64_t next() {
+    s_ = s_ * 6364136223846793005ull + 1442695040888963407ull;
+    return s_ >> 11;
+  }
+  double uniform01() { return (static_cast<double>(next()) + 0.5) / 9007199254740992.0; }  // (0,1)
+
+ private:
+  std::uint64_t s_;
+};
+
+// Where each node of a scope sends: for the bound, every destination with its probability;
+// for the generator, one draw.
+class Pattern {
+ public:
+  Pattern(const Topology& t, const TrafficOptions& o)
+      : o_(o),
+        nodes_(traffic_nodes(t, o.scope)),
+        pes_(t.pes_per_cube()),
+        mesh_x_(t.config().cube.noc.mesh_x),
+        mesh_y_(t.config().cube.noc.mesh_y) {
+    if (nodes_.count < 2) throw std::invalid_argument("traffic needs a scope of two PEs or more");
+    if (o.pattern == TrafficPattern::transpose &&
+        (o.scope != TrafficScope::cube || mesh_x_ != mesh_y_))
+      throw std::invalid_argument(
+          "transpose sends node (x, y) to (y, x): it needs --scope cube and a square mesh");
+    if (o.pattern == TrafficPattern::hotspot &&
+        (o.hotspot >= nodes_.count || !(o.hotspot_fraction >= 0 && o.hotspot_fraction <= 1)))
+      throw std::invalid_argument(
+          "hotspot: the node must lie in the scope and the fraction in "
+          "[0, 1]");
+  }
+  std::uint32_t nodes() const { return nodes_.count; }
+  std::uint32_t global(std::uint32_t node) const { return nodes_.first + node; }
+
+  // The destination of a pattern with one destination per source.
+  std::uint32_t fixed(std::uint32_t src) const {
+    switch (o_.pattern) {
+      case TrafficPattern::transpose: {
+        const std::uint32_t x = src % mesh_x_, y = src / mesh_x_;
+        return x * mesh_x_ + y;
+      }
+      case TrafficPattern::bit_complement:
+        return nodes_.count - 1 - src;
+      case TrafficPattern::neighbor:
+        if (o_.scope == TrafficScope::cube)
+          return src / mesh_x_ * mesh_x_ + (src % mesh_x_ + 1) % mesh_x_;
+        return (src + pes_) % nodes_.count;  // the same node of the next cube
+      default:
+        return src;
+    }
+  }
+
+  template <class Each>  // each(destination, probability)
+  void destinations(std::uint32_t src, Each each) const {
+    const double n = nodes_.count;
+    switch (o_.pattern) {
+      case TrafficPattern::uniform:
+        for (std::uint32_t d = 0; d < nodes_.count; ++d) each(d, 1.0 / n);
+        return;
+      case TrafficPattern::hotspot:
+        for (std::uint32_t d = 0; d < nodes_.count; ++d)
+          each(d, (1.0 - o_.hotspot_fraction) / n + (d == o_.hotspot ? o_.hotspot_fraction : 0));
+        return;
+      default:
+        each(fixed(src), 1.0);
+    }
+  }
+
+  std::uint32_t draw(std::uint32_t src, Lcg& rng) const {
+    switch (o_.pattern) {
+      case TrafficPattern::uniform:
+        return static_cast<std::uint32_t>(rng.next() % nodes_.count);
+      case TrafficPattern::hotspot:
+        if (rng.uniform01() < o_.hotspot_fraction) return o_.hotspot;
+        return static_cast<std::uint32_t>(rng.next() % nodes_.count);
+      default:
+        return fixed(src);
+    }
+  }
+
+ private:
+  const TrafficOptions& o_;
+  TrafficNodes nodes_;
+  std::uint32_t pes_, mesh_x_, mesh_y_;
+};
+
+struct Generator {
+  emu::Scheduler& sched;
+  Fabric& fabric;
+  const TrafficOptions& opt;
+  const Pattern& pattern;
+  std::uint32_t packet_bytes = 0;
+  Tick cycle = 0;  // one packet's serialisation on a NOC link
+  Tick window_start = 0, window_end = 0;
+  std::vector<Lcg> rng{};
+  std::vector<Tick> latencies{};
+  std::uint64_t generated = 0;                             // messages generated during the window
+  std::uint64_t delivered_bytes = 0;                       // delivered during the window
+  std::vector<std::uint64_t> sent_by{}, delivered_from{};  // per source, in the window
+
+  bool in_window(Tick t) const { return t >= window_start && t < window_end; }
+
+  void send(std::uint32_t src) {
+    const Tick born = sched.now();
+    if (in_window(born)) ++generated, ++sent_by[src];
+    const std::uint32_t dst = pattern.draw(src, rng[src]);
+    fabric.send(pattern.global(src), pattern.global(dst), packet_bytes, [this, src, born] {
+      const Tick now = sched.now();
+      if (in_window(born)) latencies.push_back(now - born);
+      if (in_window(now)) delivered_bytes += packet_bytes, ++delivered_from[src];
+      if (opt.offered_load == 0 && now < window_end) send(src);
+    });
+  }
+
+  // Bernoulli injection: the cycles to the next message are geometric with mean 1 / load.
+  Tick gap(std::uint32_t src) {
+    if (opt.offered_load >= 1) return cycle;
+    const double cycles = std::ceil(std::log(rng[src].uniform01()) / std::log1p(-opt.offered_load));
+    return static_cast<Tick>(std::max(1.0, cycles)) * cycle;
+  }
+
+  void open_loop(std::uint32_t src) {
+    send(src);
+    const Tick next = sched.now() + gap(src);
+    if (next < window_end)
+      sched.schedule_at(
+          next, [this, src] { open_loop(src); }, 0, "traffic source");
+  }
+};
+
+}  // namespace
+
+TrafficPattern parse_traffic_pattern(std::string_view name) {
+  for (const TrafficPattern p :
+       {TrafficPattern::uniform, TrafficPattern::transpose, TrafficPattern::bit_complement,
+        TrafficPattern::hotspot, TrafficPattern::neighbor})
+    if (name == to_string(p)) return p;
+  throw std::invalid_argument("unknown pattern '" + std::string(name) +
+                              "'; choose uniform, transpose, bit-complement, hotspot or neighbor");
+}
+
+TrafficScope parse_traffic_scope(std::string_view name) {
+  for (const TrafficScope s : {TrafficScope::cube, TrafficScope::sip, TrafficScope::system})
+    if (name == to_string(s)) return s;
+  throw std::invalid_argument("unknown scope '" + std::string(name) +
+                              "'; choose cube, sip or system");
+}
+
+const char* to_string(TrafficPattern p) {
+  switch (p) {
+    case TrafficPattern::uniform:
+      return "uniform";
+    case TrafficPattern::transpose:
+      return "transpose";
+    case TrafficPattern::bit_complement:
+      return "bit-complement";
+    case TrafficPattern::hotspot:
+      return "hotspot";
+    case TrafficPattern::neighbor:
+      return "neighbor";
+  }
+  return "?";
+}
+
+const char* to_string(TrafficScope s) {
+  switch (s) {
+    case TrafficScope::cube:
+      return "cube";
+    case TrafficScope::sip:
+      return "sip";
+    case TrafficScope::system:
+      return "system";
+  }
+  return "?";
+}
+
+TrafficNodes traffic_nodes(const Topology& t, TrafficScope scope) {
+  switch (scope) {
+    case TrafficScope::cube:
+      return {0, t.pes_per_cube()};
+    case TrafficScope::sip:
+      return {0, t.pes_per_cube() * t.config().cubes_per_sip};
+    case TrafficScope::system:
+      return {0, t.total_pes()};
+  }
+  return {};
+}
+
+TrafficBound traffic_bound(const Topology& t, const TrafficOptions& o) {
+  const Pattern pattern(t, o);
+  const std::uint32_t n = pattern.nodes();
+  // Sources sampled evenly when every pair would be too many; loads scale back by the stride.
+  const std::uint64_t pairs =
+      o.pattern == TrafficPattern::uniform || o.pattern == TrafficPattern::hotspot
+          ? std::uint64_t{n} * n
+          : n;
+  const std::uint32_t stride = static_cast<std::uint32_t>((pairs + kMaxPairs - 1) / kMaxPairs);
+  std::unordered_map<LinkId, double> load;  // per unit of every node's injection rate
+  for (std::uint32_t src = 0; src < n; src += stride)
+    pattern.destinations(src, [&](std::uint32_t dst, double p) {
+      if (p <= 0) return;
+      const Route r = t.pe_to_pe(pattern.global(src), pattern.global(dst));
+      for (const LinkId id : r.links) load[id] += p * stride;
+    });
+  const double link_bw = static_cast<double>(t.config().cube.noc.link_bandwidth.bytes_per_s());
+  TrafficBound b{std::numeric_limits<double>::infinity(), ""};
+  LinkId at = 0;
+  for (const auto& [id, l] : load) {
+    const double rate = static_cast<double>(t.link(id).bandwidth.bytes_per_s()) / l / link_bw;
+    if (rate < b.fraction_of_link || (rate == b.fraction_of_link && id < at))
+      b.fraction_of_link = rate, at = id;
+  }
+  b.bottleneck = t.link_name(at);
+  return b;
+}
+
+TrafficResult run_traffic(emu::Scheduler& scheduler, Fabric& fabric, const TrafficOptions& o) {
+  const Topology& topo = fabric.topology();
+  const Pattern pattern(topo, o);
+  if (o.offered_load < 0 || o.offered_load > 1 || o.measure == 0)
+    throw std::invalid_argument("traffic: an offered load in [0, 1] and a measurement window");
+  const auto& cfg = topo.config();
+  Generator g{scheduler, fabric, o, pattern};
+  g.packet_bytes = o.packet_bytes != 0 ? o.packet_bytes : cfg.cube.noc.packet_bytes;
+  g.cycle = std::max<Tick>(1, cfg.cube.noc.link_bandwidth.transfer_time(g.packet_bytes));
+  g.window_start = scheduler.now() + o.warmup;
+  g.window_end = g.window_start + o.measure;
+  const std::uint32_t n = pattern.nodes();
+  for (std::uint32_t i = 0; i < n; ++i) g.rng.emplace_back(o.seed * 1000003 + i);
+  g.sent_by.assign(n, 0);
+  g.delivered_from.assign(n, 0);
+  if (o.offered_load > 0) {
+    for (std::uint32_t i = 0; i < n; ++i)
+      scheduler.schedule_at(
+          scheduler.now() + g.gap(i), [&g, i] { g.open_loop(i); }, 0, "traffic source");
+  } else {
+    for (std::uint32_t i = 0; i < n; ++i)
+      for (std::uint32_t w = 0; w < o.window; ++w) g.send(i);
+  }
+  scheduler.run();  // open loop stops generating at window_end; everything in flight drains
+  TrafficResult r;
+  r.messages = g.latencies.size();
+  if (!g.latencies.empty()) {
+    double sum = 0;
+    for (const Tick l : g.latencies) sum += static_cast<double>(l);
+    r.mean_latency_ps = sum / static_cast<double>(g.latencies.size());
+    const std::size_t k = (g.latencies.size() * 99 + 99) / 100 - 1;  // nearest rank
+    std::nth_element(g.latencies.begin(), g.latencies.begin() + static_cast<std::ptrdiff_t>(k),
+                     g.latencies.end());
+    r.p99_latency_ps = static_cast<double>(g.latencies[k]);
+  }
+  const double capacity = static_cast<double>(n) * static_cast<double>(o.measure) *
+                          static_cast<double>(cfg.cube.noc.link_bandwidth.bytes_per_s()) / 1e12;
+  r.offered_fraction = static_cast<double>(g.generated) * g.packet_bytes / capacity;
+  for (std::uint32_t i = 0; i < n; ++i)
+    if (g.sent_by[i] >= kMinSent)
+      r.worst_source = std::min(r.worst_source, static_cast<double>(g.delivered_from[i]) /
+                                                    static_cast<double>(g.sent_by[i]));
+  r.delivered_fraction = static_cast<double>(g.delivered_bytes) / capacity;
+  return r;
+}
+
+}  // namespace cubesim::components

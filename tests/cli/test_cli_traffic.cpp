@@ -1,0 +1,75 @@
+// End-to-end tests of `cubesim traffic`: the JSON keys a study reads, delivered throughput
+// measured against the pattern's bound, a sweep whose curve saturates at the bound, and bad
+// input refused before anything runs.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/cli/cli_runner.hpp"
+
+namespace cubesim::test {
+namespace {
+
+using ::testing::HasSubstr;
+
+class CliTraffic : public CliTest {
+ protected:
+  const std::string spec = spec_file("default.json");
+};
+
+TEST_F(CliTraffic, OneLoadReportsOfferedAndDeliveredAgainstTheBound) {
+  const std::string out = path("t.json").string();
+  const auto r = cubesim({"traffic", spec, "--pattern", "bit-complement", "--load", "0.5",
+                          "--cycles", "1000", "--json", out});
+  ASSERT_EQ(r.code, 0) << show(r);
+  const auto j = nlohmann::json::parse(read_text(out));
+  // bit-complement on a 4x4 mesh: the middle link of each row carries two nodes' whole rate.
+  EXPECT_DOUBLE_EQ(j["bound_fraction_of_link"].get<double>(), 0.5);
+  EXPECT_NEAR(j["offered_load"].get<double>(), 0.5, 0.03);
+  EXPECT_NEAR(j["delivered_load"].get<double>(), j["offered_load"].get<double>(), 0.02);
+  EXPECT_NEAR(j["delivered_fraction_of_link"].get<double>(),
+              j["delivered_load"].get<double>() * 0.5, 1e-9);
+  EXPECT_GT(j["latency_ns_p99"].get<double>(), j["latency_ns_mean"].get<double>());
+  EXPECT_EQ(j["saturated"], false);
+  EXPECT_EQ(j["nodes"], 16);
+  EXPECT_THAT(r.out, HasSubstr("bit-complement traffic on default"));
+}
+
+TEST_F(CliTraffic, ASweepSaturatesPastTheBound) {
+  const std::string out = path("s.json").string();
+  const auto r = cubesim({"traffic", spec, "--pattern", "transpose", "--sweep", "--cycles", "1000",
+                          "--json", out, "--csv", path("s.csv").string()});
+  ASSERT_EQ(r.code, 0) << show(r);
+  const auto j = nlohmann::json::parse(read_text(out));
+  ASSERT_EQ(j["points"].size(), 13u);
+  for (const auto& p : j["points"]) {
+    const double load = p["load"].get<double>();
+    if (load <= 0.9) {
+      EXPECT_EQ(p["saturated"], false) << load;
+    } else if (load >= 1.1) {
+      EXPECT_EQ(p["saturated"], true) << load;
+    }
+  }
+  EXPECT_THAT(read_text(path("s.csv")), HasSubstr("offered_load,statistic,latency_ps"));
+}
+
+TEST_F(CliTraffic, BadInputIsAnErrorBeforeAnythingRuns) {
+  expect_usage_error({"traffic", spec, "--pattern", "tornado", "--load", "0.5"},
+                     "--pattern: unknown pattern 'tornado'; choose uniform, transpose, "
+                     "bit-complement, hotspot or neighbor");
+  expect_usage_error({"traffic", spec, "--scope", "rack", "--load", "0.5"},
+                     "--scope: unknown scope 'rack'");
+  expect_usage_error({"traffic", spec}, "--load: give the offered load");
+  expect_usage_error({"traffic", spec, "--pattern", "bit-complement", "--load", "3"},
+                     "--load 3: 3 x the bound (0.5 of a link) is more than one packet per node "
+                     "per link cycle; the most is 2");
+  expect_usage_error({"traffic", spec, "--pattern", "transpose", "--scope", "sip", "--load", "1"},
+                     "it needs --scope cube and a square mesh");
+  expect_usage_error({"traffic", spec, "--load", "0.5", "--plot", path("p.png").string()},
+                     "--plot draws a sweep's curve: add --sweep");
+  expect_usage_error({"traffic", spec, "--load", "0.5", "--packet-bytes", "8"},
+                     "/system/cube/noc/packet_bytes");
+}
+
+}  // namespace
+}  // namespace cubesim::test
