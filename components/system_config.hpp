@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "components/dtype.hpp"
+#include "components/topology/graph.hpp"
 #include "emu/time.hpp"
 
 namespace cubesim::components {
@@ -23,9 +24,6 @@ struct MeshCoord {
   std::uint32_t y = 0;
   friend constexpr bool operator==(MeshCoord, MeshCoord) = default;
 };
-
-enum class CubeTopology { ring, mesh, all_to_all };  // UCIe links between the cubes of a SIP
-enum class SipTopology { ring, all_to_all };         // links between SIPs
 
 struct NocConfig {
   std::uint32_t mesh_x = 4;  // columns
@@ -76,8 +74,8 @@ struct PeConfig {
 };
 
 struct UcieConfig {
-  CubeTopology topology = CubeTopology::ring;
-  std::uint32_t mesh_x = 0;                         // for topology == mesh: cubes per row
+  GraphKind topology = GraphKind::ring;             // of the cubes of a SIP
+  std::uint32_t mesh_x = 0;                         // mesh or torus: cubes per row (ucie.mesh)
   std::uint32_t mesh_y = 0;                         //   and rows (mesh_x * mesh_y == cubes_per_sip)
   Tick latency = 0;                                 // per die-to-die crossing
   Bandwidth bandwidth = Bandwidth::from_GBps(256);  // per link, per direction
@@ -85,7 +83,9 @@ struct UcieConfig {
 };
 
 struct InterSipConfig {
-  SipTopology topology = SipTopology::ring;
+  GraphKind topology = GraphKind::ring;             // of the SIPs
+  std::uint32_t grid_x = 0;                         // mesh or torus: SIPs per row (sips.grid)
+  std::uint32_t grid_y = 0;                         //   and rows (grid_x * grid_y == sips)
   std::uint32_t port_cube = 0;                      // the cube of each SIP that holds the port
   Tick latency = 0;                                 // per SIP-to-SIP crossing
   Bandwidth bandwidth = Bandwidth::from_GBps(100);  // per link, per direction

@@ -60,33 +60,17 @@ Topology::Topology(const SystemConfig& config)
     for (std::uint32_t ch = 0; ch < channels_; ++ch)
       add_link(LinkKind::hbm_channel, channel_bw, 0, c, ch, ch);
 
+  const auto& u = config.ucie;
+  cube_graph_ = std::make_unique<Graph>(u.topology, cubes_per_sip_, u.mesh_x, u.mesh_y);
   ucie_.resize(sips_);
-  const auto edges = cube_edges(config.ucie, cubes_per_sip_);
+  const auto edges = cube_graph_->edges();
   for (std::uint32_t s = 0; s < sips_; ++s)
-    build_graph(ucie_[s], cubes_per_sip_, edges, LinkKind::ucie, config.ucie.bandwidth,
-                config.ucie.latency, s, config.ucie.connections);
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> sip_edges;
-  if (sips_ > 1) {
-    if (config.inter_sip.topology == SipTopology::ring) {
-      for (std::uint32_t s = 0; s + 1 < sips_; ++s) sip_edges.emplace_back(s, s + 1);
-      if (sips_ > 2) sip_edges.emplace_back(0, sips_ - 1);
-    } else {
-      for (std::uint32_t a = 0; a < sips_; ++a)
-        for (std::uint32_t b = a + 1; b < sips_; ++b) sip_edges.emplace_back(a, b);
-    }
-  }
-  // SIP counts can be large, so the SIP graph gets adjacency only; next hops are computed.
-  inter_sip_.n = sips_;
-  inter_sip_.adj.resize(sips_);
-  inter_sip_.connections = config.inter_sip.connections;
-  for (auto [a, b] : sip_edges) {
-    const auto& is = config.inter_sip;
-    inter_sip_.adj[a].emplace_back(
-        b, add_graph_links(LinkKind::inter_sip, is.bandwidth, is.latency, 0, a, b, is.connections));
-    inter_sip_.adj[b].emplace_back(
-        a, add_graph_links(LinkKind::inter_sip, is.bandwidth, is.latency, 0, b, a, is.connections));
-  }
-  for (auto& v : inter_sip_.adj) std::sort(v.begin(), v.end());
+    build_graph(ucie_[s], cubes_per_sip_, edges, LinkKind::ucie, u.bandwidth, u.latency, s,
+                u.connections);
+  const auto& is = config.inter_sip;
+  sip_graph_ = std::make_unique<Graph>(is.topology, sips_, is.grid_x, is.grid_y);
+  build_graph(inter_sip_, sips_, sip_graph_->edges(), LinkKind::inter_sip, is.bandwidth, is.latency,
+              0, is.connections);
 
   for (auto& l : links_) l.full_packet_time = l.bandwidth.transfer_time(noc.packet_bytes);
 }
@@ -114,30 +98,7 @@ LinkId Topology::add_graph_links(LinkKind kind, Bandwidth bw, Tick latency, std:
   return first;
 }
 
-std::vector<std::pair<std::uint32_t, std::uint32_t>> Topology::cube_edges(const UcieConfig& u,
-                                                                          std::uint32_t n) {
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> e;
-  switch (u.topology) {
-    case CubeTopology::ring:
-      for (std::uint32_t c = 0; c + 1 < n; ++c) e.emplace_back(c, c + 1);
-      if (n > 2) e.emplace_back(0, n - 1);
-      break;
-    case CubeTopology::mesh:
-      for (std::uint32_t c = 0; c < n; ++c) {
-        const std::uint32_t x = c % u.mesh_x, y = c / u.mesh_x;
-        if (x + 1 < u.mesh_x) e.emplace_back(c, c + 1);
-        if (y + 1 < u.mesh_y) e.emplace_back(c, c + u.mesh_x);
-      }
-      break;
-    case CubeTopology::all_to_all:
-      for (std::uint32_t a = 0; a < n; ++a)
-        for (std::uint32_t b = a + 1; b < n; ++b) e.emplace_back(a, b);
-      break;
-  }
-  return e;
-}
-
-void Topology::build_graph(Graph& g, std::uint32_t n,
+void Topology::build_graph(GraphLinks& g, std::uint32_t n,
                            const std::vector<std::pair<std::uint32_t, std::uint32_t>>& edges,
                            LinkKind kind, Bandwidth bw, Tick latency, std::uint32_t owner,
                            std::uint32_t connections) {
@@ -149,43 +110,17 @@ void Topology::build_graph(Graph& g, std::uint32_t n,
     g.adj[b].emplace_back(a, add_graph_links(kind, bw, latency, owner, b, a, connections));
   }
   for (auto& v : g.adj) std::sort(v.begin(), v.end());
-  // Breadth-first search from every destination gives distances; the next hop from `s` is the
-  // lowest-numbered neighbour one step closer.
-  g.dist.assign(std::size_t{n} * n, kNone);
-  g.next.assign(std::size_t{n} * n, kNone);
-  for (std::uint32_t dst = 0; dst < n; ++dst) {
-    std::deque<std::uint32_t> q{dst};
-    g.dist[std::size_t{dst} * n + dst] = 0;
-    while (!q.empty()) {
-      const std::uint32_t v = q.front();
-      q.pop_front();
-      for (auto [w, id] : g.adj[v]) {
-        auto& d = g.dist[std::size_t{w} * n + dst];
-        if (d == kNone) {
-          d = g.dist[std::size_t{v} * n + dst] + 1;
-          q.push_back(w);
-        }
-      }
-    }
-    for (std::uint32_t s = 0; s < n; ++s) {
-      if (s == dst) continue;
-      for (auto [w, id] : g.adj[s])
-        if (g.dist[std::size_t{w} * n + dst] + 1 == g.dist[std::size_t{s} * n + dst]) {
-          g.next[std::size_t{s} * n + dst] = w;
-          break;
-        }
-    }
-  }
 }
 
-std::uint32_t Topology::neighbour_rank(const Graph& g, std::uint32_t from, std::uint32_t to) const {
+std::uint32_t Topology::neighbour_rank(const GraphLinks& g, std::uint32_t from,
+                                       std::uint32_t to) const {
   const auto& v = g.adj[from];
   for (std::uint32_t i = 0; i < v.size(); ++i)
     if (v[i].first == to) return i;
   throw std::logic_error("Topology: no link between neighbours");
 }
 
-LinkId Topology::graph_link(const Graph& g, std::uint32_t from, std::uint32_t to,
+LinkId Topology::graph_link(const GraphLinks& g, std::uint32_t from, std::uint32_t to,
                             std::uint32_t connection) const {
   return g.adj[from][neighbour_rank(g, from, to)].second + connection;
 }
@@ -238,11 +173,11 @@ void Topology::walk_mesh(std::uint32_t cube, std::uint32_t from, std::uint32_t t
 template <class Visit>
 void Topology::walk_in_sip(std::uint32_t sip, std::uint32_t src_cube, std::uint32_t src_node,
                            std::uint32_t dst_cube, std::uint32_t dst_node, Visit& visit) const {
-  const Graph& g = ucie_[sip];
+  const GraphLinks& g = ucie_[sip];
   std::uint32_t cube = src_cube, at = src_node;
   const std::uint32_t base = sip * cubes_per_sip_;
   while (cube != dst_cube) {
-    const std::uint32_t next = g.next[std::size_t{cube} * g.n + dst_cube];
+    const std::uint32_t next = cube_graph_->next_hop(cube, dst_cube);
     const std::uint32_t j = ucie_connection(cube, next, at);
     walk_mesh(base + cube, at, ucie_node(cube, next, j), visit);
     visit(graph_link(g, cube, next, j));
@@ -268,19 +203,7 @@ void Topology::walk_nodes(std::uint32_t src_cube, std::uint32_t src_node, std::u
   const std::uint32_t port_node = node(port_nodes[connection % port_nodes.size()]);
   walk_in_sip(sip, src_cube % cubes_per_sip_, src_node, port_cube, port_node, visit);
   while (sip != dst_sip) {
-    std::uint32_t next;
-    if (config_.inter_sip.topology == SipTopology::all_to_all) {
-      next = dst_sip;
-    } else {  // ring: the shorter way round; on a tie, the lower-numbered neighbour
-      const std::uint32_t fwd = (dst_sip + sips_ - sip) % sips_;
-      const std::uint32_t up = (sip + 1) % sips_, down = (sip + sips_ - 1) % sips_;
-      if (fwd * 2 < sips_)
-        next = up;
-      else if (fwd * 2 > sips_)
-        next = down;
-      else
-        next = std::min(up, down);
-    }
+    const std::uint32_t next = sip_graph_->next_hop(sip, dst_sip);
     visit(graph_link(inter_sip_, sip, next, connection));
     sip = next;
   }
@@ -345,15 +268,12 @@ std::uint32_t Topology::mesh_hops(std::uint32_t a, std::uint32_t b) const {
   return (p.x > q.x ? p.x - q.x : q.x - p.x) + (p.y > q.y ? p.y - q.y : q.y - p.y);
 }
 
-std::uint32_t Topology::cube_hops(std::uint32_t sip, std::uint32_t a, std::uint32_t b) const {
-  return ucie_[sip].dist[std::size_t{a} * ucie_[sip].n + b];
+std::uint32_t Topology::cube_hops(std::uint32_t /*sip*/, std::uint32_t a, std::uint32_t b) const {
+  return cube_graph_->hops(a, b);
 }
 
 std::uint32_t Topology::sip_hops(std::uint32_t a, std::uint32_t b) const {
-  if (a == b) return 0;
-  if (config_.inter_sip.topology == SipTopology::all_to_all) return 1;
-  const std::uint32_t fwd = (b + sips_ - a) % sips_;
-  return std::min(fwd, sips_ - fwd);
+  return sip_graph_->hops(a, b);
 }
 
 std::string Topology::link_name(LinkId id) const {

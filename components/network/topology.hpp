@@ -5,26 +5,29 @@
 //    directed links between neighbouring nodes, and per PE an injection and an ejection port.
 //    HBM channel c is reached through the controller on hbm_nodes[c % hbm_nodes.size()].
 //    Routing is dimension-order: X first, then Y.
-//  - Between the cubes of a SIP: UCIe links (ring, 2D mesh or all-to-all), ucie.connections
-//    parallel links per pair of neighbours. Connection j of cube c's side toward its r-th
-//    neighbour (neighbours in increasing index) leaves from ucie_nodes[(r * connections + j) %
-//    size] and enters the neighbour on the node of its own side's connection j. Routes are
-//    shortest paths over cubes (among equals the lowest-numbered next cube); in each cube a
-//    packet leaves by the connection whose node is fewest mesh hops from where it is (the
-//    lowest-numbered on a tie), so the choice never depends on where in the last cube it goes.
-//  - Between SIPs: links (ring or all-to-all) from the inter-SIP port on cube
-//    inter_sip.port_cube of every SIP, inter_sip.connections parallel links per pair of SIPs;
-//    connection j attaches at inter_sip_nodes[j % size] and a route takes connection (its
-//    source node % connections). Shortest paths, same tie-break.
+//  - Between the cubes of a SIP: UCIe links (a Graph: ring, 2D mesh, 2D torus or all-to-all),
+//    ucie.connections parallel links per pair of neighbours. Connection j of cube c's side
+//    toward its r-th neighbour (neighbours in increasing index) leaves from
+//    ucie_nodes[(r * connections + j) % size] and enters the neighbour on the node of its own
+//    side's connection j. Routes are the graph's (shortest paths, among equals the
+//    lowest-numbered next cube); in each cube a packet leaves by the connection whose node is
+//    fewest mesh hops from where it is (the lowest-numbered on a tie), so the choice never
+//    depends on where in the last cube it goes.
+//  - Between SIPs: links (a Graph over the SIPs: ring, mesh or torus on sips.grid, all-to-all)
+//    from the inter-SIP port on cube inter_sip.port_cube of every SIP, inter_sip.connections
+//    parallel links per pair of neighbouring SIPs; connection j attaches at
+//    inter_sip_nodes[j % size] and a route takes connection (its source node % connections).
 //
 // Every route is a list of link ids, plus the head latency of each hop.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "components/network/link.hpp"
 #include "components/system_config.hpp"
+#include "components/topology/graph.hpp"
 
 namespace cubesim::components {
 
@@ -80,24 +83,20 @@ class Topology {
   std::uint32_t sip_hops(std::uint32_t a, std::uint32_t b) const;
 
  private:
-  // An undirected graph of cubes or SIPs with its directed links: `connections` parallel links
-  // per ordered pair of neighbours, with consecutive ids from the one in adj.
-  struct Graph {
+  // The directed links of a graph of cubes or SIPs: `connections` parallel links per ordered
+  // pair of neighbours, with consecutive ids from the one in adj.
+  struct GraphLinks {
     std::vector<std::vector<std::pair<std::uint32_t, LinkId>>> adj;  // sorted by neighbour
-    std::vector<std::uint32_t> next;  // next[src * n + dst], shortest path, lowest index first
-    std::vector<std::uint32_t> dist;
     std::uint32_t n = 0;
     std::uint32_t connections = 1;
   };
-  static std::vector<std::pair<std::uint32_t, std::uint32_t>> cube_edges(const UcieConfig& u,
-                                                                         std::uint32_t n);
   LinkId add_link(LinkKind kind, Bandwidth bw, Tick latency, std::uint32_t owner,
                   std::uint32_t from, std::uint32_t to);
-  void build_graph(Graph& g, std::uint32_t n,
+  void build_graph(GraphLinks& g, std::uint32_t n,
                    const std::vector<std::pair<std::uint32_t, std::uint32_t>>& edges, LinkKind kind,
                    Bandwidth bw, Tick latency, std::uint32_t owner, std::uint32_t connections);
-  std::uint32_t neighbour_rank(const Graph& g, std::uint32_t from, std::uint32_t to) const;
-  LinkId graph_link(const Graph& g, std::uint32_t from, std::uint32_t to,
+  std::uint32_t neighbour_rank(const GraphLinks& g, std::uint32_t from, std::uint32_t to) const;
+  LinkId graph_link(const GraphLinks& g, std::uint32_t from, std::uint32_t to,
                     std::uint32_t connection) const;
   // The route from (src_cube, src_node) to (dst_cube, dst_node), one visit(LinkId) per hop.
   template <class Visit>
@@ -122,8 +121,9 @@ class Topology {
   std::vector<LinkId> mesh_ids_;  // [(cube * nodes + node) * 4 + direction]
   std::vector<std::uint32_t> hbm_node_of_channel_;
   LinkId mesh_base_ = 0, inject_base_ = 0, eject_base_ = 0, channel_base_ = 0;
-  std::vector<Graph> ucie_;  // per SIP
-  Graph inter_sip_;
+  std::unique_ptr<Graph> cube_graph_, sip_graph_;  // routes over the cubes of a SIP, the SIPs
+  std::vector<GraphLinks> ucie_;                   // per SIP
+  GraphLinks inter_sip_;
 };
 
 }  // namespace cubesim::components

@@ -142,6 +142,11 @@ std::vector<SpecField> build_schema() {
   add(integer("system.sips.cubes_per_sip", "cubes")
           .range(1, 256)
           .desc("Cubes (dies) per SIP; `num_programs(1)` (ADR-0022)."));
+  add(extent("system.sips.grid")
+          .range(1, 4096)
+          .when("required when `inter_sip.topology` is `mesh` or `torus`, rejected otherwise")
+          .desc("SIP grid [x, y] for the mesh and torus inter-SIP topologies; x * y == `count`. "
+                "SIP i sits at (i % x, i / x)."));
 
   add(object("system.cube").desc("One cube (die): PEs on a NOC mesh, sharing the cube's HBM."));
   add(integer("system.cube.pes", "PEs")
@@ -222,12 +227,14 @@ std::vector<SpecField> build_schema() {
           .desc("Packets the PE's DMA engine keeps in flight at once, over all its transfers."));
 
   add(object("system.ucie").desc("UCIe die-to-die links between the cubes of a SIP."));
-  add(choice("system.ucie.topology", {"ring", "mesh", "all_to_all"})
+  add(choice("system.ucie.topology", {"ring", "mesh", "torus", "all_to_all"})
           .def("ring")
-          .desc("How the cubes of a SIP are linked. A ring of 2 cubes is one link."));
+          .desc("How the cubes of a SIP are linked. A ring of 2 cubes is one link; a torus "
+                "wraps each row and column of the grid around."));
   add(extent("system.ucie.mesh")
-          .when("required when `topology` is `mesh`, rejected otherwise")
-          .desc("Cube grid [x, y] for the mesh topology; x * y == `sips.cubes_per_sip`."));
+          .when("required when `topology` is `mesh` or `torus`, rejected otherwise")
+          .desc("Cube grid [x, y] for the mesh and torus topologies; x * y == "
+                "`sips.cubes_per_sip`."));
   add(latency("system.ucie.latency_ns").desc("Latency of one die-to-die crossing."));
   add(bandwidth("system.ucie.bandwidth_GBps")
           .desc("Bandwidth of each link (each connection of a side), per direction."));
@@ -239,9 +246,9 @@ std::vector<SpecField> build_schema() {
                 "the lowest-numbered on a tie."));
 
   add(object("system.inter_sip").desc("Links between SIPs (unused when `sips.count` is 1)."));
-  add(choice("system.inter_sip.topology", {"ring", "all_to_all"})
+  add(choice("system.inter_sip.topology", {"ring", "mesh", "torus", "all_to_all"})
           .def("ring")
-          .desc("How the SIPs are linked."));
+          .desc("How the SIPs are linked; mesh and torus lay them out on `sips.grid`."));
   add(integer("system.inter_sip.port_cube", "cube")
           .range(0, 255)
           .def(0)
@@ -303,8 +310,9 @@ const std::vector<std::string>& cross_field_rules() {
       "`system.cube.pes` equals `noc.mesh` x * y: one PE sits on each mesh node.",
       "Every node in `noc.hbm_nodes`, `noc.ucie_nodes` and `noc.inter_sip_node` lies inside "
       "the mesh; a node list names each node once.",
-      "`ucie.mesh` is given exactly when `ucie.topology` is `mesh`, and its x * y equals "
-      "`sips.cubes_per_sip`.",
+      "`ucie.mesh` is given exactly when `ucie.topology` is `mesh` or `torus`, and its x * y "
+      "equals `sips.cubes_per_sip`; likewise `sips.grid` for `inter_sip.topology` and "
+      "`sips.count`.",
       "`inter_sip.port_cube` < `sips.cubes_per_sip`.",
       "`ucie.connections` <= the number of `noc.ucie_nodes`, and `inter_sip.connections` <= the "
       "number of `noc.inter_sip_node`: each connection of a side has a node of its own.",

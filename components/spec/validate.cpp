@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "components/spec/spec.hpp"
 
@@ -382,13 +383,6 @@ MeshCoord coord_of(const json& v) {
   return {v.at(0).get<std::uint32_t>(), v.at(1).get<std::uint32_t>()};
 }
 
-std::uint64_t ring_links(std::uint64_t n) {
-  return n <= 1 ? 0 : n == 2 ? 1 : n;
-}
-std::uint64_t all_to_all_links(std::uint64_t n) {
-  return n * (n - 1) / 2;
-}
-
 class Builder {
  public:
   Builder(const json& eff, Validator& v) : doc_(eff), v_(v) {}
@@ -495,48 +489,51 @@ class Builder {
     }
   }
 
+  // The grid [x, y] of a mesh or torus of n nodes (cubes or SIPs) at grid_ptr: required with
+  // x * y == n for those, refused for the others (0, 0 when absent or refused).
+  std::pair<std::uint32_t, std::uint32_t> grid(GraphKind kind, const std::string& topo,
+                                               const char* grid_ptr, std::uint32_t n,
+                                               const char* count_name) {
+    const json::json_pointer ptr(grid_ptr);
+    const bool given = doc_.contains(ptr);
+    if (!has_grid(kind)) {
+      if (given)
+        v_.add(grid_ptr, fmt::format("only allowed when topology is \"mesh\" or \"torus\", but "
+                                     "topology is \"{}\"; remove it (or set it to null in a spec "
+                                     "that extends a grid spec)",
+                                     topo));
+      return {0, 0};
+    }
+    if (!given) {
+      v_.add(grid_ptr, fmt::format("missing: topology \"{}\" needs the grid; add [x, y] with "
+                                   "x * y == {} ({})",
+                                   topo, count_name, n));
+      return {0, 0};
+    }
+    const auto x = doc_.at(ptr).at(0).get<std::uint32_t>(),
+               y = doc_.at(ptr).at(1).get<std::uint32_t>();
+    if (std::uint64_t{x} * y != n) {
+      v_.add(grid_ptr, fmt::format("a {}x{} grid has {} nodes but {} is {}; make x * y equal it", x,
+                                   y, std::uint64_t{x} * y, count_name, n));
+      return {0, 0};
+    }
+    return {x, y};
+  }
+
   void build_ucie(SystemConfig& c) {
     UcieConfig& u = c.ucie;
     const std::string topo =
         doc_.at(json::json_pointer("/system/ucie/topology")).get<std::string>();
-    u.topology = topo == "mesh"         ? CubeTopology::mesh
-                 : topo == "all_to_all" ? CubeTopology::all_to_all
-                                        : CubeTopology::ring;
-    const json::json_pointer mesh_ptr("/system/ucie/mesh");
-    const bool has_mesh = doc_.contains(mesh_ptr);
-    std::uint64_t per_sip = 0;
-    if (u.topology == CubeTopology::mesh) {
-      if (!has_mesh) {
-        v_.add("/system/ucie/mesh",
-               fmt::format("missing: topology \"mesh\" needs the cube grid; add \"mesh\": [x, y] "
-                           "with x * y == sips.cubes_per_sip ({})",
-                           c.cubes_per_sip));
-      } else {
-        u.mesh_x = doc_.at(mesh_ptr).at(0).get<std::uint32_t>();
-        u.mesh_y = doc_.at(mesh_ptr).at(1).get<std::uint32_t>();
-        if (std::uint64_t{u.mesh_x} * u.mesh_y != c.cubes_per_sip) {
-          v_.add(
-              "/system/ucie/mesh",
-              fmt::format("a {}x{} cube mesh has {} cubes but /system/sips/cubes_per_sip is "
-                          "{}; make x * y equal cubes_per_sip",
-                          u.mesh_x, u.mesh_y, std::uint64_t{u.mesh_x} * u.mesh_y, c.cubes_per_sip));
-        }
-        per_sip = std::uint64_t{u.mesh_x - 1} * u.mesh_y + std::uint64_t{u.mesh_x} * (u.mesh_y - 1);
-      }
-    } else {
-      if (has_mesh) {
-        v_.add("/system/ucie/mesh",
-               fmt::format("only allowed when topology is \"mesh\", but topology is \"{}\"; "
-                           "remove it (or set it to null in a spec that extends a mesh spec)",
-                           topo));
-      }
-      per_sip = u.topology == CubeTopology::ring ? ring_links(c.cubes_per_sip)
-                                                 : all_to_all_links(c.cubes_per_sip);
-    }
+    u.topology = parse_graph_kind(topo);
+    std::tie(u.mesh_x, u.mesh_y) =
+        grid(u.topology, topo, "/system/ucie/mesh", c.cubes_per_sip, "/system/sips/cubes_per_sip");
+    if (has_grid(u.topology) && u.mesh_x == 0) u.topology = GraphKind::ring;  // reported above
+    const std::uint64_t per_sip =
+        Graph::edge_count(u.topology, c.cubes_per_sip, u.mesh_x, u.mesh_y);
     if (per_sip * c.sips > kMaxLinksPerClass) {
       v_.add("/system/ucie/topology",
              fmt::format("{} on {} cubes makes {} UCIe links per SIP, {} in all, more than the {} "
-                         "cubesim simulates; use ring or mesh, or fewer cubes",
+                         "cubesim simulates; use ring, mesh or torus, or fewer cubes",
                          topo, c.cubes_per_sip, per_sip, per_sip * c.sips, kMaxLinksPerClass));
     }
     u.latency = ticks("/system/ucie/latency_ns");
@@ -549,13 +546,15 @@ class Builder {
     InterSipConfig& s = c.inter_sip;
     const std::string topo =
         doc_.at(json::json_pointer("/system/inter_sip/topology")).get<std::string>();
-    s.topology = topo == "all_to_all" ? SipTopology::all_to_all : SipTopology::ring;
-    const std::uint64_t links =
-        s.topology == SipTopology::ring ? ring_links(c.sips) : all_to_all_links(c.sips);
+    s.topology = parse_graph_kind(topo);
+    std::tie(s.grid_x, s.grid_y) =
+        grid(s.topology, topo, "/system/sips/grid", c.sips, "/system/sips/count");
+    if (has_grid(s.topology) && s.grid_x == 0) s.topology = GraphKind::ring;  // reported above
+    const std::uint64_t links = Graph::edge_count(s.topology, c.sips, s.grid_x, s.grid_y);
     if (links > kMaxLinksPerClass) {
       v_.add("/system/inter_sip/topology",
              fmt::format("{} on {} SIPs makes {} links, more than the {} cubesim simulates; use "
-                         "ring, or fewer SIPs",
+                         "ring, mesh or torus, or fewer SIPs",
                          topo, c.sips, links, kMaxLinksPerClass));
     }
     s.port_cube = u32(doc_, "/system/inter_sip/port_cube");

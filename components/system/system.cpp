@@ -2,22 +2,6 @@
 
 namespace cubesim::components {
 
-std::string to_string(CubeTopology t) {
-  switch (t) {
-    case CubeTopology::ring:
-      return "ring";
-    case CubeTopology::mesh:
-      return "mesh";
-    case CubeTopology::all_to_all:
-      return "all_to_all";
-  }
-  return "?";
-}
-
-std::string to_string(SipTopology t) {
-  return t == SipTopology::ring ? "ring" : "all_to_all";
-}
-
 System::System(const SystemConfig& config, emu::Scheduler& scheduler, SystemOptions options)
     : config_(config),
       scheduler_(scheduler),

@@ -69,7 +69,4 @@ class System {
   GemmTimingModel gemm_;
 };
 
-std::string to_string(CubeTopology t);
-std::string to_string(SipTopology t);
-
 }  // namespace cubesim::components

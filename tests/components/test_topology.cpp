@@ -37,13 +37,13 @@ TEST(Topology, RingOfCubesTakesTheShorterWayAndBreaksTiesTowardsTheLowerCube) {
 
 TEST(Topology, MeshAndAllToAllCubeTopologies) {
   SystemConfig c = testing::small_config(1, 6);
-  c.ucie.topology = CubeTopology::mesh;
+  c.ucie.topology = GraphKind::mesh;
   c.ucie.mesh_x = 3;
   c.ucie.mesh_y = 2;
   const Topology mesh(c);
   EXPECT_EQ(mesh.cube_hops(0, 0, 5), 3u);
   EXPECT_EQ(mesh.cube_hops(0, 1, 4), 1u);
-  c.ucie.topology = CubeTopology::all_to_all;
+  c.ucie.topology = GraphKind::all_to_all;
   const Topology full(c);
   for (std::uint32_t a = 0; a < 6; ++a)
     for (std::uint32_t b = 0; b < 6; ++b) EXPECT_EQ(full.cube_hops(0, a, b), a == b ? 0u : 1u);
@@ -55,7 +55,7 @@ TEST(Topology, InterSipRingAndAllToAll) {
   EXPECT_EQ(ring.sip_hops(0, 2), 2u);
   EXPECT_EQ(ring.sip_hops(0, 3), 2u);
   EXPECT_EQ(ring.sip_hops(1, 4), 2u);
-  c.inter_sip.topology = SipTopology::all_to_all;
+  c.inter_sip.topology = GraphKind::all_to_all;
   const Topology full(c);
   EXPECT_EQ(full.sip_hops(0, 3), 1u);
 }
@@ -112,12 +112,39 @@ TEST(Topology, SeveralInterSipConnectionsChosenBySourceNode) {
   }
 }
 
+// Six SIPs on a 3x2 grid: SIP 5 sits at (2, 1), three hops from SIP 0 on a mesh and two on a
+// torus (the row wraps from column 0 to column 2). A route crosses that many inter-SIP links.
+TEST(Topology, InterSipMeshAndTorusOnTheSipGrid) {
+  SystemConfig c = testing::small_config(6, 1);
+  c.inter_sip.grid_x = 3;
+  c.inter_sip.grid_y = 2;
+  const auto crossings = [](const Topology& t, std::uint32_t a, std::uint32_t b) {
+    Route r;
+    t.route_nodes(a, 0, b, 0, r);
+    std::vector<std::string> names;
+    for (const LinkId id : r.links)
+      if (t.link(id).kind == LinkKind::inter_sip) names.push_back(t.link_name(id));
+    return names;
+  };
+  c.inter_sip.topology = GraphKind::mesh;
+  const Topology mesh(c);
+  EXPECT_EQ(mesh.sip_hops(0, 5), 3u);
+  EXPECT_EQ(crossings(mesh, 0, 5),
+            (std::vector<std::string>{"inter_sip.sip0->sip1", "inter_sip.sip1->sip2",
+                                      "inter_sip.sip2->sip5"}));
+  c.inter_sip.topology = GraphKind::torus;
+  const Topology torus(c);
+  EXPECT_EQ(torus.sip_hops(0, 5), 2u);
+  EXPECT_EQ(crossings(torus, 0, 5),
+            (std::vector<std::string>{"inter_sip.sip0->sip2", "inter_sip.sip2->sip5"}));
+}
+
 // route_latency walks the same route as route_nodes without recording it: equal sums for
 // every pair of nodes, within a cube, across UCIe (a mesh of cubes) and across SIPs, with
 // distinct NOC, UCIe and inter-SIP latencies so a wrong hop shows.
 TEST(Topology, RouteLatencyIsTheSumOverTheRoutesHops) {
   SystemConfig c = testing::small_config(3, 4);
-  c.ucie.topology = CubeTopology::mesh;
+  c.ucie.topology = GraphKind::mesh;
   c.ucie.mesh_x = 2;
   c.ucie.mesh_y = 2;
   c.cube.noc.hop_latency = 700;

@@ -23,7 +23,9 @@ namespace fs = std::filesystem;
 nlohmann::json describe_system(const components::System& system) {
   nlohmann::json d = system.describe();
   const auto& ucie = system.config().ucie;
-  if (ucie.topology == components::CubeTopology::mesh) d["ucie_mesh"] = {ucie.mesh_x, ucie.mesh_y};
+  if (components::has_grid(ucie.topology)) d["ucie_mesh"] = {ucie.mesh_x, ucie.mesh_y};
+  const auto& sips = system.config().inter_sip;
+  if (components::has_grid(sips.topology)) d["sip_grid"] = {sips.grid_x, sips.grid_y};
   return d;
 }
 

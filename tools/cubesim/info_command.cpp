@@ -126,7 +126,9 @@ int info(const InfoArgs& a) {
                  format_bytes(num(d, "hbm_capacity_bytes", "system")) + " system");
   // The spec holds UCIe and inter-SIP links even when there is nothing for them to join.
   const bool one_cube = num(d, "cubes_per_sip") == 1, one_sip = num(d, "sips") == 1;
-  std::string ucie_shape;
+  std::string ucie_shape, sip_shape;
+  if (d.contains("sip_grid") && d["sip_grid"].size() == 2)
+    sip_shape = " " + d["sip_grid"][0].dump() + "x" + d["sip_grid"][1].dump();
   if (d.contains("ucie_mesh") && d["ucie_mesh"].size() == 2)
     ucie_shape = " " + d["ucie_mesh"][0].dump() + "x" + d["ucie_mesh"][1].dump();
   // "512 GB/s per link, 4 links per side (2.05 TB/s)"
@@ -142,7 +144,8 @@ int info(const InfoArgs& a) {
                   d.value("ucie_topology", "?") + ucie_shape +
                   (one_cube ? " (unused: 1 cube per SIP)" : ""));
   row("inter-SIP", links("inter_sip_link", "inter_sip_connections", "pair of SIPs") + ", " +
-                       d.value("inter_sip_topology", "?") + (one_sip ? " (unused: 1 SIP)" : ""));
+                       d.value("inter_sip_topology", "?") + sip_shape +
+                       (one_sip ? " (unused: 1 SIP)" : ""));
   row("SRAM", format_bytes(num(d, "sram_bytes_per_pe")) + " per PE");
   row("links", std::to_string(static_cast<long long>(num(d, "links"))) + " modelled links");
   print_port_capacities(ports);

@@ -73,8 +73,11 @@ std::string describe_topology(const json& s) {
     const json& m = field(s, "ucie_mesh");
     if (m.is_array() && m.size() == 2) t += " " + m[0].dump() + "x" + m[1].dump();
   }
-  if (sips > 1 && s.contains("inter_sip_topology"))
+  if (sips > 1 && s.contains("inter_sip_topology")) {
     t += "; inter-SIP " + value_text(s["inter_sip_topology"]);
+    const json& g = field(s, "sip_grid");
+    if (g.is_array() && g.size() == 2) t += " " + g[0].dump() + "x" + g[1].dump();
+  }
   return t;
 }
 

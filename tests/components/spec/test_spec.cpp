@@ -100,7 +100,7 @@ TEST(SpecFiles, TinyIsOneSipOfTwoCubesOfFourPes) {
   EXPECT_EQ(c.cube.hbm.capacity_bytes, kGiB / 4);  // 0.25 GiB
   EXPECT_EQ(c.pe.sram_bytes, 256 * kKiB);
   EXPECT_EQ(c.ucie.latency, 10'000u);
-  EXPECT_EQ(c.ucie.topology, CubeTopology::ring);
+  EXPECT_EQ(c.ucie.topology, GraphKind::ring);
   EXPECT_DOUBLE_EQ(c.pe.gemm.peak(DType::f32), 0.25e12);
   EXPECT_EQ(c.cube.noc.hbm_nodes, (std::vector<MeshCoord>{{0, 0}}));
   EXPECT_EQ(c.cube.noc.ucie_nodes, (std::vector<MeshCoord>{{1, 1}}));
@@ -134,7 +134,7 @@ TEST(SpecFiles, LargeHasTerabytesOfHbmOverFourSips) {
   EXPECT_EQ(c.cube.pes, 64u);
   EXPECT_EQ(c.total_pes(), 2048u);
   EXPECT_GE(c.total_cubes() * c.cube.hbm.capacity_bytes, 1024 * kGiB);
-  EXPECT_EQ(c.ucie.topology, CubeTopology::mesh);
+  EXPECT_EQ(c.ucie.topology, GraphKind::mesh);
   EXPECT_EQ(std::uint64_t{c.ucie.mesh_x} * c.ucie.mesh_y, c.cubes_per_sip);
 }
 
@@ -328,7 +328,7 @@ TEST(SpecOverride, CreatesSectionsTheSchemaHas) {
 TEST(SpecOverride, ObjectValueMergesIntoTheSection) {
   const Spec s = Spec::load(kSpecs / "tiny.json")
                      .with("system.ucie", {{"topology", "mesh"}, {"mesh", {2, 1}}});
-  EXPECT_EQ(s.config().ucie.topology, CubeTopology::mesh);
+  EXPECT_EQ(s.config().ucie.topology, GraphKind::mesh);
   EXPECT_EQ(s.config().ucie.latency, 10'000u);  // kept from tiny
 }
 
@@ -386,9 +386,9 @@ TEST(SpecOverride, AssignmentParsesJsonOrTakesAString) {
       s.with_assignment("system.ucie.bandwidth_GBps=1024").config().ucie.bandwidth.bytes_per_s(),
       1'024'000'000'000u);
   EXPECT_EQ(s.with_assignment("system.ucie.topology=all_to_all").config().ucie.topology,
-            CubeTopology::all_to_all);
+            GraphKind::all_to_all);
   EXPECT_EQ(s.with_assignment("system.ucie.topology=\"all_to_all\"").config().ucie.topology,
-            CubeTopology::all_to_all);
+            GraphKind::all_to_all);
   EXPECT_EQ(s.with_assignment("system.cube.noc.hbm_nodes=[[1,1]]").config().cube.noc.hbm_nodes,
             (std::vector<MeshCoord>{{1, 1}}));
   EXPECT_EQ(s.with_assignment("name=what-if").config().name, "what-if");
@@ -399,7 +399,7 @@ TEST(SpecOverride, AssignmentsThatMustChangeTogetherApplyTogether) {
   EXPECT_THROW(s.with_assignment("system.ucie.topology=mesh"), SpecError);  // mesh is missing
   const std::vector<std::string> both = {"system.ucie.topology=mesh", "system.ucie.mesh=[2,2]"};
   const Spec m = s.with_assignments(both);
-  EXPECT_EQ(m.config().ucie.topology, CubeTopology::mesh);
+  EXPECT_EQ(m.config().ucie.topology, GraphKind::mesh);
   EXPECT_EQ(m.config().ucie.mesh_x, 2u);
 }
 

@@ -85,7 +85,7 @@ TEST(SpecRules, MessageIsFileThenPointerThenWhatAndHow) {
 
 TEST(SpecRules, EveryIssueIsReportedTogether) {
   json doc = set(tiny(), "/system/cube/hbm/channels", 0);
-  doc = set(doc, "/system/ucie/topology", "torus");
+  doc = set(doc, "/system/ucie/topology", "hypercube");
   doc = set(doc, "/system/pe/colour", "red");
   const SpecError e = error_of(doc);
   EXPECT_EQ(e.issues().size(), 3u);
@@ -203,12 +203,12 @@ TEST(SpecRules, ExtendsMustBeAPath) {
 // ---- Allowed values and ranges ----
 
 TEST(SpecRules, ChoiceListsTheAllowedValues) {
-  EXPECT_THAT(issue_at(set(tiny(), "/system/ucie/topology", "torus"), "/system/ucie/topology"),
-              HasSubstr("\"torus\" is not allowed; allowed values: \"ring\", \"mesh\", "
-                        "\"all_to_all\""));
+  EXPECT_THAT(issue_at(set(tiny(), "/system/ucie/topology", "hypercube"), "/system/ucie/topology"),
+              HasSubstr("\"hypercube\" is not allowed; allowed values: \"ring\", \"mesh\", "
+                        "\"torus\", \"all_to_all\""));
   EXPECT_THAT(
-      issue_at(set(tiny(), "/system/inter_sip/topology", "mesh"), "/system/inter_sip/topology"),
-      HasSubstr("allowed values: \"ring\", \"all_to_all\""));
+      issue_at(set(tiny(), "/system/inter_sip/topology", "star"), "/system/inter_sip/topology"),
+      HasSubstr("allowed values: \"ring\", \"mesh\", \"torus\", \"all_to_all\""));
 }
 
 TEST(SpecRules, ChoiceSuggestsTheNearestValue) {
@@ -322,6 +322,27 @@ TEST(SpecRules, NodeSetsTakeAListOneNodeOrEveryNode) {
               HasSubstr("\"every_node\""));
 }
 
+TEST(SpecRules, MeshAndTorusBetweenSipsNeedTheSipGrid) {
+  json doc = set(tiny(), "/system/sips/count", 6);
+  doc = set(doc, "/system/inter_sip/topology", "torus");
+  EXPECT_THAT(issue_at(doc, "/system/sips/grid"),
+              HasSubstr("missing: topology \"torus\" needs the grid; add [x, y] with x * y == "
+                        "/system/sips/count (6)"));
+  EXPECT_THAT(issue_at(set(doc, "/system/sips/grid", {4, 2}), "/system/sips/grid"),
+              HasSubstr("a 4x2 grid has 8 nodes but /system/sips/count is 6"));
+  const auto c = Spec::from_json(set(doc, "/system/sips/grid", {3, 2})).config();
+  EXPECT_EQ(c.inter_sip.topology, GraphKind::torus);
+  EXPECT_EQ(c.inter_sip.grid_x, 3u);
+  EXPECT_EQ(c.inter_sip.grid_y, 2u);
+  json ring = set(set(tiny(), "/system/sips/count", 6), "/system/sips/grid", {3, 2});
+  EXPECT_THAT(issue_at(ring, "/system/sips/grid"),
+              HasSubstr("only allowed when topology is \"mesh\" or \"torus\", but topology is "
+                        "\"ring\""));
+  json cubes = set(tiny(), "/system/sips/cubes_per_sip", 4);
+  cubes = set(set(cubes, "/system/ucie/topology", "torus"), "/system/ucie/mesh", {2, 2});
+  EXPECT_EQ(Spec::from_json(cubes).config().ucie.topology, GraphKind::torus);
+}
+
 TEST(SpecRules, EachConnectionOfASideHasItsOwnNode) {
   json doc = set(tiny(), "/system/ucie/connections", 2);  // tiny lists one UCIe node
   EXPECT_THAT(issue_at(doc, "/system/ucie/connections"),
@@ -364,20 +385,21 @@ TEST(SpecRules, NodeIsAPairOfIntegers) {
 
 TEST(SpecRules, UcieMeshIsRequiredForTheMeshTopology) {
   EXPECT_THAT(issue_at(set(tiny(), "/system/ucie/topology", "mesh"), "/system/ucie/mesh"),
-              HasSubstr("topology \"mesh\" needs the cube grid; add \"mesh\": [x, y] with x * y "
-                        "== sips.cubes_per_sip (2)"));
+              HasSubstr("missing: topology \"mesh\" needs the grid; add [x, y] with x * y == "
+                        "/system/sips/cubes_per_sip (2)"));
 }
 
 TEST(SpecRules, UcieMeshIsRejectedForOtherTopologies) {
   EXPECT_THAT(issue_at(set(tiny(), "/system/ucie/mesh", {2, 1}), "/system/ucie/mesh"),
-              HasSubstr("only allowed when topology is \"mesh\", but topology is \"ring\""));
+              HasSubstr("only allowed when topology is \"mesh\" or \"torus\", but topology is "
+                        "\"ring\""));
 }
 
 TEST(SpecRules, UcieMeshHoldsEveryCube) {
   json doc = set(tiny(), "/system/ucie/topology", "mesh");
   doc = set(doc, "/system/ucie/mesh", {2, 2});
   EXPECT_THAT(issue_at(doc, "/system/ucie/mesh"),
-              HasSubstr("a 2x2 cube mesh has 4 cubes but /system/sips/cubes_per_sip is 2"));
+              HasSubstr("a 2x2 grid has 4 nodes but /system/sips/cubes_per_sip is 2"));
   EXPECT_NO_THROW(Spec::from_json(set(doc, "/system/ucie/mesh", {1, 2})));
 }
 
