@@ -1,41 +1,35 @@
 #include "components/network/port_capacity.hpp"
 
 #include <algorithm>
-#include <limits>
-#include <unordered_map>
+
+#include "components/network/channel_load.hpp"
 
 namespace cubesim::components {
 namespace {
 
 constexpr std::uint64_t kMaxPairs = std::uint64_t{1} << 18;
 
-// Counts how many of the pattern's routes cross each link, then bounds the pattern.
+// A pattern whose routes carry equal shares: the most it can carry is `routes` times what one
+// route can, through the first link to fill.
 class PatternLoad {
  public:
-  explicit PatternLoad(const Topology& t) : t_(t) {}
+  explicit PatternLoad(const Topology& t) : t_(t), load_(t) {}
   void add(const Route& r) {
     ++routes_;
-    for (const LinkId id : r.links) ++crossings_[id];
+    load_.add(r, 1.0);
   }
-  // The pattern's most throughput: each route carries 1/routes of it.
   void bound(PortCapacity& c) const {
-    double best = std::numeric_limits<double>::infinity();
-    LinkId at = 0;
-    for (const auto& [id, n] : crossings_) {
-      const double share = static_cast<double>(n) / static_cast<double>(routes_);
-      const double limit = t_.link(id).bandwidth.bytes_per_s() / share;
-      if (limit < best || (limit == best && id < at)) best = limit, at = id;
-    }
-    if (crossings_.empty()) return;
-    c.delivered_bytes_per_s = std::min(best, c.peak_bytes_per_s);
-    c.bottleneck = t_.link_name(at);
-    c.bottleneck_field = link_bandwidth_field(t_.link(at).kind);
+    if (load_.empty()) return;
+    const ChannelLoad::Bound b = load_.bound();
+    c.delivered_bytes_per_s = std::min(b.rate * static_cast<double>(routes_), c.peak_bytes_per_s);
+    c.bottleneck = b.link_name;
+    c.bottleneck_field = link_bandwidth_field(t_.link(b.link).kind);
   }
 
  private:
   const Topology& t_;
+  ChannelLoad load_;
   std::uint64_t routes_ = 0;
-  std::unordered_map<LinkId, std::uint64_t> crossings_;
 };
 
 // Every source with an even sample of the destinations: at most kMaxPairs pairs.

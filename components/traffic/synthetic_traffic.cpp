@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <stdexcept>
-#include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "components/network/channel_load.hpp"
 
 namespace cubesim::components {
 namespace {
@@ -215,23 +215,14 @@ TrafficBound traffic_bound(const Topology& t, const TrafficOptions& o) {
           ? std::uint64_t{n} * n
           : n;
   const std::uint32_t stride = static_cast<std::uint32_t>((pairs + kMaxPairs - 1) / kMaxPairs);
-  std::unordered_map<LinkId, double> load;  // per unit of every node's injection rate
+  ChannelLoad load(t);  // per unit of every node's injection rate
   for (std::uint32_t src = 0; src < n; src += stride)
     pattern.destinations(src, [&](std::uint32_t dst, double p) {
-      if (p <= 0) return;
-      const Route r = t.pe_to_pe(pattern.global(src), pattern.global(dst));
-      for (const LinkId id : r.links) load[id] += p * stride;
+      if (p > 0) load.add(t.pe_to_pe(pattern.global(src), pattern.global(dst)), p * stride);
     });
+  const ChannelLoad::Bound full = load.bound();
   const double link_bw = static_cast<double>(t.config().cube.noc.link_bandwidth.bytes_per_s());
-  TrafficBound b{std::numeric_limits<double>::infinity(), ""};
-  LinkId at = 0;
-  for (const auto& [id, l] : load) {
-    const double rate = static_cast<double>(t.link(id).bandwidth.bytes_per_s()) / l / link_bw;
-    if (rate < b.fraction_of_link || (rate == b.fraction_of_link && id < at))
-      b.fraction_of_link = rate, at = id;
-  }
-  b.bottleneck = t.link_name(at);
-  return b;
+  return {full.rate / link_bw, full.link_name};
 }
 
 TrafficResult run_traffic(emu::Scheduler& scheduler, Fabric& fabric, const TrafficOptions& o) {
