@@ -3,7 +3,7 @@
 second, one panel per value of a third.
 
     plot_sweep.py results.csv plot.svg --x system.ucie.bandwidth_GBps --lines kernel \\
-        [--panels system.sips.cubes_per_sip] [--metric sim_time_ps] [--title TEXT]
+        [--panels system.sips.cubes_per_sip] [--metric sim_time_ps] [--title TEXT] [--log-y]
     plot_sweep.py --check        # exits 0 when matplotlib can be imported
 
 `cubesim sweep --plot FILE` runs it with the sweep's first three varied fields. The format
@@ -94,6 +94,8 @@ def main(argv):
     ap.add_argument("--panels")
     ap.add_argument("--metric", default="sim_time_ps")
     ap.add_argument("--title", default="")
+    ap.add_argument("--log-y", action="store_true",
+                    help="logarithmic y axis (latency against load spans decades)")
     ap.add_argument("--check", action="store_true")
     a = ap.parse_args(argv)
 
@@ -165,7 +167,11 @@ def main(argv):
             ax.legend(fontsize=8)
     for row in axes:
         row[0].set_ylabel(ylabel)
-    axes[0][0].set_ylim(bottom=0)
+    if a.log_y:
+        for ax in flat:
+            ax.set_yscale("log")
+    else:
+        axes[0][0].set_ylim(bottom=0)
     if a.title:
         fig.suptitle(a.title)
     fig.tight_layout()

@@ -53,6 +53,20 @@ TEST_F(CliTraffic, ASweepSaturatesPastTheBound) {
   EXPECT_THAT(read_text(path("s.csv")), HasSubstr("offered_load,statistic,latency_ps"));
 }
 
+// The curve: latency (log scale, it spans decades) against offered load, mean and p99 as two
+// lines; no CSV is left behind unless asked for.
+TEST_F(CliTraffic, ASweepPlotsLatencyAgainstLoad) {
+  const auto r = cubesim({"traffic", spec, "--pattern", "neighbor", "--sweep", "--cycles", "500",
+                          "--plot", path("curve.svg").string()});
+  ASSERT_EQ(r.code, 0) << show(r);
+  const std::string svg = read_text(path("curve.svg"));
+  EXPECT_THAT(svg, HasSubstr("<svg"));
+  EXPECT_THAT(svg, HasSubstr("statistic=p99"));
+  EXPECT_THAT(svg, HasSubstr("latency"));
+  for (const auto& f : std::filesystem::directory_iterator(dir_))
+    EXPECT_EQ(f.path().string().find(".csv"), std::string::npos) << f.path();
+}
+
 TEST_F(CliTraffic, BadInputIsAnErrorBeforeAnythingRuns) {
   expect_usage_error({"traffic", spec, "--pattern", "tornado", "--load", "0.5"},
                      "--pattern: unknown pattern 'tornado'; choose uniform, transpose, "

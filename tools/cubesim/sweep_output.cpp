@@ -362,6 +362,7 @@ void draw_plot(const PlotRequest& r) {
     args.push_back(roles[i]);
     args.push_back(r.fields[i]);
   }
+  if (r.log_y) args.push_back("--log-y");
   std::string output;
   const int rc = run_process(args, output);
   if (rc != 0)

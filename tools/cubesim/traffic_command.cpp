@@ -197,12 +197,13 @@ int traffic(const TrafficArgs& a) {
         !a.csv_file.empty() ? a.csv_file : a.plot_file + ".csv.tmp" + std::to_string(::getpid());
     if (a.csv_file.empty()) write_csv(csv, points);
     try {
-      sweep::draw_plot(
-          {csv,
-           a.plot_file,
-           "latency_ps",
-           {"offered_load", "statistic"},
-           std::string(components::to_string(o.pattern)) + " traffic on " + spec.config().name});
+      sweep::draw_plot({csv,
+                        a.plot_file,
+                        "latency_ps",
+                        {"offered_load", "statistic"},
+                        std::string(components::to_string(o.pattern)) + " traffic on " +
+                            spec.config().name + " (" + components::to_string(o.scope) + ")",
+                        true});
     } catch (...) {
       if (a.csv_file.empty()) fs::remove(csv);
       throw;
