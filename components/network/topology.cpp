@@ -102,7 +102,6 @@ void Topology::build_graph(GraphLinks& g, std::uint32_t n,
                            const std::vector<std::pair<std::uint32_t, std::uint32_t>>& edges,
                            LinkKind kind, Bandwidth bw, Tick latency, std::uint32_t owner,
                            std::uint32_t connections) {
-  g.n = n;
   g.connections = connections;
   g.adj.assign(n, {});
   for (auto [a, b] : edges) {

@@ -87,7 +87,6 @@ class Topology {
   // pair of neighbours, with consecutive ids from the one in adj.
   struct GraphLinks {
     std::vector<std::vector<std::pair<std::uint32_t, LinkId>>> adj;  // sorted by neighbour
-    std::uint32_t n = 0;
     std::uint32_t connections = 1;
   };
   LinkId add_link(LinkKind kind, Bandwidth bw, Tick latency, std::uint32_t owner,

@@ -527,7 +527,6 @@ class Builder {
     u.topology = parse_graph_kind(topo);
     std::tie(u.mesh_x, u.mesh_y) =
         grid(u.topology, topo, "/system/ucie/mesh", c.cubes_per_sip, "/system/sips/cubes_per_sip");
-    if (has_grid(u.topology) && u.mesh_x == 0) u.topology = GraphKind::ring;  // reported above
     const std::uint64_t per_sip =
         Graph::edge_count(u.topology, c.cubes_per_sip, u.mesh_x, u.mesh_y);
     if (per_sip * c.sips > kMaxLinksPerClass) {
@@ -549,7 +548,6 @@ class Builder {
     s.topology = parse_graph_kind(topo);
     std::tie(s.grid_x, s.grid_y) =
         grid(s.topology, topo, "/system/sips/grid", c.sips, "/system/sips/count");
-    if (has_grid(s.topology) && s.grid_x == 0) s.topology = GraphKind::ring;  // reported above
     const std::uint64_t links = Graph::edge_count(s.topology, c.sips, s.grid_x, s.grid_y);
     if (links > kMaxLinksPerClass) {
       v_.add("/system/inter_sip/topology",

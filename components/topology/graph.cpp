@@ -32,7 +32,6 @@ Graph::Graph(GraphKind kind, std::uint32_t n, std::uint32_t grid_x, std::uint32_
   if (has_grid(kind) && std::uint64_t{grid_x} * grid_y != n)
     throw std::invalid_argument("Graph: a " + std::string(to_string(kind)) +
                                 " needs grid_x * grid_y == n");
-  if (!has_grid(kind)) x_ = n, y_ = 1;
 }
 
 std::uint64_t Graph::edge_count(GraphKind kind, std::uint32_t n, std::uint32_t x, std::uint32_t y) {

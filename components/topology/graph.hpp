@@ -46,7 +46,7 @@ class Graph {
   std::uint32_t axis(std::uint32_t p, std::uint32_t q, std::uint32_t size, bool wraps) const;
 
   GraphKind kind_;
-  std::uint32_t n_, x_, y_;
+  std::uint32_t n_, x_, y_;  // x_, y_: the grid of a mesh or torus
 };
 
 }  // namespace cubesim::components

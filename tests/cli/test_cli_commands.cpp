@@ -134,8 +134,10 @@ TEST_F(CliInfo, JsonWithOverride) {
 }
 
 // The shipped default is balanced: the mesh delivers every port's peak. Put its HBM back on
-// two corner nodes with 128 GB/s links (the first default) and the same ports are held at a
-// seventh of their peak: info says so, names the link and the fields, and still exits 0.
+// two corner nodes with 128 GB/s links (the first default) and reads are held far below their
+// peak: controller (0,0) serves half the channels, and its east link carries the 12 PEs with
+// x >= 1, 12/32 of the pattern, so reads get at most 128 x 32/12 = 341 GB/s of 2.4 TB/s. Info
+// says so, names the link and the fields, and still exits 0.
 TEST_F(CliInfo, SaysWhatTheMeshDeliversToEachPortAndWarnsBelowThePeak) {
   const auto good = cubesim({"info", spec_file("default.json"), "--json"});
   ASSERT_EQ(good.code, 0) << show(good);
