@@ -25,6 +25,16 @@ struct MeshCoord {
   friend constexpr bool operator==(MeshCoord, MeshCoord) = default;
 };
 
+// The input buffers at the far end of a class of links (credit flow control, virtual
+// cut-through). input_buffer_bytes == 0: unbounded, no back-pressure.
+struct BufferConfig {
+  std::uint64_t input_buffer_bytes = 0;  // per input port, split evenly over the VCs
+  std::uint32_t virtual_channels = 1;
+  Tick credit_latency = 0;  // from the tail leaving the buffer to the credit at the sender
+  bool bounded() const { return input_buffer_bytes != 0; }
+  std::uint64_t vc_bytes() const { return input_buffer_bytes / virtual_channels; }
+};
+
 struct NocConfig {
   std::uint32_t mesh_x = 4;  // columns
   std::uint32_t mesh_y = 4;  // rows; PE i sits on node (i % mesh_x, i / mesh_x)
@@ -34,6 +44,7 @@ struct NocConfig {
   std::vector<MeshCoord> hbm_nodes;                // where HBM controllers attach (>= 1)
   std::vector<MeshCoord> ucie_nodes;               // where UCIe connections attach (>= 1)
   std::vector<MeshCoord> inter_sip_nodes{{0, 0}};  // where inter-SIP connections attach (>= 1)
+  BufferConfig router;  // every router input port (mesh links, the PE, HBM controllers)
 };
 
 struct HbmConfig {
@@ -80,6 +91,7 @@ struct UcieConfig {
   Tick latency = 0;                                 // per die-to-die crossing
   Bandwidth bandwidth = Bandwidth::from_GBps(256);  // per link, per direction
   std::uint32_t connections = 1;  // links between two neighbouring cubes, on distinct nodes
+  BufferConfig buffers;           // at the receiving end of each link
 };
 
 struct InterSipConfig {
@@ -90,6 +102,7 @@ struct InterSipConfig {
   Tick latency = 0;                                 // per SIP-to-SIP crossing
   Bandwidth bandwidth = Bandwidth::from_GBps(100);  // per link, per direction
   std::uint32_t connections = 1;  // links between two neighbouring SIPs, on distinct nodes
+  BufferConfig buffers;           // at the receiving end of each link
 };
 
 struct MemoryConfig {

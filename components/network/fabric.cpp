@@ -65,8 +65,11 @@ Fabric::Fabric(emu::Scheduler& scheduler, Topology& topology, const AddressMap& 
       packet_bytes_(topology.config().cube.noc.packet_bytes),
       packets_of_(topology.config().cube.noc.packet_bytes),
       window_(topology.config().pe.dma.max_outstanding_packets),
+      buffers_(topology),
+      credits_(model == NetworkModel::packet && buffers_.any()),
       dma_(topology.total_pes()) {
   if (model_ == NetworkModel::flow) slot_.assign(links_.size(), kNoSlot);
+  if (credits_) waiters_.resize(links_.size());
 }
 
 void Fabric::read(std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes, Done done) {
@@ -591,6 +594,18 @@ void Fabric::issue_packet(Transfer& t) {
   ++t.in_flight;
   ++dma_[t.pe].in_flight;  // the packet holds a slot of its PE's window until delivered
   ++packets_;
+  if (credits_) {
+    p.held = nullptr;
+    p.crossed = 0;
+    p.in_line = false;
+    p.next_waiting = nullptr;
+    if (p.route->pre_delay == 0)
+      arrive(p);
+    else
+      sched_.schedule_in(
+          p.route->pre_delay, [this, &p] { arrive(p); }, 0, "noc packet");
+    return;
+  }
   if (p.route->pre_delay == 0)
     advance(p);
   else
@@ -604,12 +619,8 @@ void Fabric::advance(Packet& p) {
   for (;;) {
     const LinkId id = r.links[p.hop];
     Link& l = links_[id];
-    const emu::Tick ser =
-        p.bytes == packet_bytes_ ? l.full_packet_time : l.bandwidth.transfer_time(p.bytes);
     const emu::Tick start = std::max(now, l.free_at);
-    if (ser > emu::kTickMax - start) [[unlikely]]
-      busy_overflow(id, p.bytes, start);
-    const emu::Tick end = std::max(start + ser, p.tail);
+    const emu::Tick end = std::max(start + packet_time(id, l, p.bytes, start), p.tail);
     const emu::Tick lat = r.latency[p.hop];
     if (lat > emu::kTickMax - end) [[unlikely]]
       arrival_overflow(id, end, lat);
@@ -633,6 +644,143 @@ void Fabric::advance(Packet& p) {
     }
     // A zero-latency port with the next link ready now: go on without another event.
   }
+}
+
+emu::Tick Fabric::packet_time(LinkId id, const Link& l, std::uint32_t bytes,
+                              emu::Tick start) const {
+  const emu::Tick ser =
+      bytes == packet_bytes_ ? l.full_packet_time : l.bandwidth.transfer_time(bytes);
+  if (ser > emu::kTickMax - start) [[unlikely]]
+    busy_overflow(id, bytes, start);
+  return ser;
+}
+
+// ---- Credit flow control (bounded buffers, InputBuffers) ----------------------------------------
+
+namespace {
+bool crosses(LinkKind kind) { return kind == LinkKind::ucie || kind == LinkKind::inter_sip; }
+}  // namespace
+
+void Fabric::arrive(Packet& p) {
+  if (p.held != nullptr) {
+    // It leaves its channel first in line, and after the tail of the one before it.
+    const InputBuffers::Channel& c = buffers_.channel(p.held_channel);
+    if (c.waiting != p.held) {
+      p.in_line = true;  // grant() of the packet ahead calls it back
+      return;
+    }
+    if (c.clear_at > sched_.now()) {
+      sched_.schedule_at(
+          c.clear_at, [this, &p] { arrive(p); }, 0, "noc packet");
+      return;
+    }
+  }
+  emu::Tick retry = 0;
+  if (try_grant(p, &retry)) return;
+  const LinkId id = p.route->links[p.hop];
+  Waiters& w = waiters_[id];
+  if (w.tail != nullptr)
+    w.tail->next_waiting = &p;
+  else
+    w.head = &p;
+  w.tail = &p;
+  if (retry != InputBuffers::kUnknown) schedule_wake(id, retry);
+}
+
+bool Fabric::try_grant(Packet& p, emu::Tick* retry) {
+  const Route& r = *p.route;
+  const LinkId id = r.links[p.hop];
+  const Link& l = links_[id];
+  const emu::Tick start = std::max(sched_.now(), l.free_at);
+  std::uint32_t channel = InputBuffers::kNone;
+  if (p.hop + 1 < r.links.size() && buffers_.bounded(id)) {
+    channel = buffers_.choose(id, p.crossed + (crosses(l.kind) ? 1 : 0), p.bytes, start, retry);
+    if (channel == InputBuffers::kNone) return false;
+  }
+  grant(p, start, channel);
+  return true;
+}
+
+void Fabric::grant(Packet& p, emu::Tick start, std::uint32_t channel) {
+  const Route& r = *p.route;
+  const LinkId id = r.links[p.hop];
+  Link& l = links_[id];
+  const emu::Tick end = std::max(start + packet_time(id, l, p.bytes, start), p.tail);
+  const emu::Tick lat = r.latency[p.hop];
+  if (lat > emu::kTickMax - end) [[unlikely]]
+    arrival_overflow(id, end, lat);
+  l.free_at = end;
+  l.busy += end - start;
+  l.bytes += p.bytes;
+  ++l.packets;
+  ++packet_hops_;
+  if (trace_) trace_busy(id, start, end, p.bytes, *p.transfer);
+  if (p.held != nullptr) {  // its tail leaves the buffer it sat in at `end`
+    InputBuffers::Occupant* next = buffers_.leave(p.held_link, p.held_channel, p.held, end);
+    if (next != nullptr && static_cast<Packet*>(next->packet)->in_line) {
+      Packet& q = *static_cast<Packet*>(next->packet);
+      q.in_line = false;
+      sched_.schedule_at(
+          end, [this, &q] { arrive(q); }, 0, "noc packet");
+    }
+    if (waiters_[p.held_link].head != nullptr) schedule_wake(p.held_link, p.held->release);
+    p.held = nullptr;
+  }
+  if (crosses(l.kind)) ++p.crossed;
+  if (channel != InputBuffers::kNone) {
+    p.held = buffers_.enter(channel, p.bytes, &p);
+    p.held_link = id;
+    p.held_channel = channel;
+  }
+  if (++p.hop == r.links.size()) {
+    sched_.schedule_at(
+        end + lat, [this, &p] { delivered(p); }, 0, "noc delivery");
+    return;
+  }
+  p.tail = end + lat;
+  if (start + lat == sched_.now()) {
+    arrive(p);  // a zero-latency port, granted now: on without another event
+    return;
+  }
+  sched_.schedule_at(
+      start + lat, [this, &p] { arrive(p); }, 0, "noc packet");
+}
+
+void Fabric::schedule_wake(LinkId id, emu::Tick at) {
+  Waiters& w = waiters_[id];
+  at = std::max(at, sched_.now());
+  if (at >= w.wake_at) return;  // an earlier one will look again
+  w.wake_at = at;
+  sched_.schedule_at(
+      at,
+      [this, id, at] {
+        if (waiters_[id].wake_at != at) return;  // replaced by an earlier one
+        waiters_[id].wake_at = emu::kTickMax;
+        wake(id);
+      },
+      0, "credit");
+}
+
+void Fabric::wake(LinkId id) {
+  Waiters& w = waiters_[id];
+  Packet* p = w.head;
+  w.head = w.tail = nullptr;
+  emu::Tick soonest = InputBuffers::kUnknown;
+  while (p != nullptr) {
+    Packet* next = p->next_waiting;
+    p->next_waiting = nullptr;
+    emu::Tick retry = 0;
+    if (!try_grant(*p, &retry)) {
+      if (w.tail != nullptr)
+        w.tail->next_waiting = p;
+      else
+        w.head = p;
+      w.tail = p;
+      soonest = std::min(soonest, retry);
+    }
+    p = next;
+  }
+  if (soonest != InputBuffers::kUnknown) schedule_wake(id, soonest);
 }
 
 void Fabric::delivered(Packet& p) {
@@ -814,6 +962,8 @@ void Fabric::abandon_in_flight() {
     d.flow_free_at = 0;
   }
   for (Link& l : links_) l.free_at = 0;
+  buffers_.clear();
+  for (Waiters& w : waiters_) w = Waiters{};
   free_transfers_ = nullptr;
   for (Transfer& t : transfer_store_) {
     t.done = nullptr;

@@ -44,6 +44,7 @@
 
 #include "components/memory/address_map.hpp"
 #include "components/memory/divisor.hpp"
+#include "components/network/input_buffers.hpp"
 #include "components/network/topology.hpp"
 #include "emu/scheduler.hpp"
 #include "emu/trace.hpp"
@@ -240,6 +241,22 @@ class Fabric {
     std::uint32_t bytes;
     emu::Tick tail;  // when the tail is available at the current hop's input
     Packet* next_free = nullptr;
+    // With credits (InputBuffers): the bytes it holds in the buffer before hop `hop` (none at
+    // its source or beyond an unbounded link), the UCIe and inter-SIP links crossed (its class),
+    // whether its head waits behind another packet of its channel, and the next packet waiting
+    // for the same link.
+    InputBuffers::Occupant* held = nullptr;
+    LinkId held_link = 0;
+    std::uint32_t held_channel = 0;
+    std::uint32_t crossed = 0;
+    bool in_line = false;
+    Packet* next_waiting = nullptr;
+  };
+  // With credits: the packets waiting for room beyond a link, in the order they came.
+  struct Waiters {
+    Packet* head = nullptr;
+    Packet* tail = nullptr;
+    emu::Tick wake_at = emu::kTickMax;  // the wake-up scheduled, if any
   };
 
   void begin(Kind kind, std::uint32_t pe, std::uint32_t peer, std::uint64_t addr,
@@ -248,6 +265,16 @@ class Fabric {
   void issue_packet(Transfer& t);
   void pump(std::uint32_t pe);  // send packets while the PE's DMA has room
   void advance(Packet& p);      // the head reached hop p.hop's input at now()
+  // With credits, instead of advance: the head reached hop p.hop's input at now().
+  void arrive(Packet& p);
+  // Grants p its link at the soonest time there is room beyond it, or says when to try again
+  // (InputBuffers::kUnknown: when a packet in the buffer beyond moves on).
+  bool try_grant(Packet& p, emu::Tick* retry);
+  void grant(Packet& p, emu::Tick start, std::uint32_t channel);
+  void schedule_wake(LinkId id, emu::Tick at);
+  void wake(LinkId id);  // the packets waiting for `id` try again
+  // The link's serialisation of a packet, checked against the end of time from `start`.
+  emu::Tick packet_time(LinkId id, const Link& l, std::uint32_t bytes, emu::Tick start) const;
   void delivered(Packet& p);
   const Route& route_for(Transfer& t, std::uint64_t addr, std::uint32_t* bytes);
   const Route& cached_route(Kind kind, std::uint32_t pe, std::uint32_t peer, Location loc,
@@ -303,6 +330,9 @@ class Fabric {
   std::uint32_t packet_bytes_;
   Divisor packets_of_;  // packet_bytes_, divided by for every link a flow crosses
   std::uint32_t window_;
+  InputBuffers buffers_;
+  bool credits_;                   // the packet model with bounded buffers
+  std::vector<Waiters> waiters_;   // per link, with credits
   std::unordered_map<RouteKey, Route, RouteKeyHash> routes_;
   std::vector<Dma> dma_;
   std::deque<Transfer> transfer_store_;

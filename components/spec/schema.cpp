@@ -121,6 +121,38 @@ SpecField coord_list(std::string path) {
   return std::move(field(std::move(path), FieldType::coord_list).range(0, kMaxMeshDim - 1));
 }
 
+// The input buffers at the far end of a class of links (prefix: their section), which give
+// the packet model back-pressure: credits, virtual channels, and how long a credit takes back.
+void add_buffers(std::vector<SpecField>& s, const std::string& prefix, const std::string& where,
+                 const std::string& latency_field) {
+  if (prefix.ends_with(".router"))
+    s.push_back(std::move(object(prefix).optional().desc(
+        "Router input ports: buffers, virtual channels and credit flow control.")));
+  s.push_back(std::move(
+      integer(prefix + ".input_buffer_bytes", "bytes")
+          .range(0, 1 << 30)
+          .def(0)
+          .desc(fmt::format("Buffer of {}, split evenly over its virtual channels; a packet "
+                            "crosses a link only when a channel of the buffer beyond it has room "
+                            "for the whole packet (virtual cut-through, credit flow control), so "
+                            "congestion spreads backwards. Each channel must hold a packet "
+                            "(`noc.packet_bytes`). 0: unbounded, no back-pressure.",
+                            where))));
+  s.push_back(std::move(integer(prefix + ".virtual_channels", "VCs")
+                            .range(1, 64)
+                            .def(1)
+                            .desc("Virtual channels per input buffer. A packet's class is the "
+                                  "number of UCIe and inter-SIP links it has crossed, and each "
+                                  "class has channels of its own, which keeps routes between "
+                                  "cubes free of deadlock (docs/hardware-model.md).")));
+  s.push_back(std::move(latency(prefix + ".credit_latency_ns")
+                            .optional()
+                            .desc(fmt::format("Time a credit takes back to the sender after a "
+                                              "packet's tail has left the buffer; default "
+                                              "`{}`.",
+                                              latency_field))));
+}
+
 std::vector<SpecField> build_schema() {
   std::vector<SpecField> s;
   auto add = [&s](SpecField& f) { s.push_back(std::move(f)); };
@@ -179,6 +211,8 @@ std::vector<SpecField> build_schema() {
           .desc("Mesh node [x, y], or nodes, where the inter-SIP port's connections attach "
                 "(on `inter_sip.port_cube`): connection j on node j mod (number of nodes)."));
 
+  add_buffers(s, "system.cube.noc.router", "each router input port (from a mesh link, the PE, "
+              "or an HBM controller)", "noc.hop_latency_ns");
   add(object("system.cube.hbm").desc("The cube's HBM: capacity, bandwidth over channels."));
   add(size("system.cube.hbm.capacity_GiB", "GiB", kGiB)
           .above(0, 65536)
@@ -245,6 +279,8 @@ std::vector<SpecField> build_schema() {
                 "cube (`noc.ucie_nodes`); a packet takes the one nearest the node it is on, "
                 "the lowest-numbered on a tie."));
 
+  add_buffers(s, "system.ucie", "the receiving end of each UCIe link", "ucie.latency_ns");
+
   add(object("system.inter_sip").desc("Links between SIPs (unused when `sips.count` is 1)."));
   add(choice("system.inter_sip.topology", {"ring", "mesh", "torus", "all_to_all"})
           .def("ring")
@@ -262,6 +298,9 @@ std::vector<SpecField> build_schema() {
           .desc("Links between two neighbouring SIPs, each on its own node of the port cube "
                 "(`noc.inter_sip_node`); a transfer takes connection (source node mod "
                 "connections)."));
+
+  add_buffers(s, "system.inter_sip", "the receiving end of each inter-SIP link",
+              "inter_sip.latency_ns");
 
   add(object("system.memory").optional().desc("The flat address space and functional storage."));
   add(size("system.memory.interleave_KiB", "KiB", kKiB)
@@ -317,6 +356,12 @@ const std::vector<std::string>& cross_field_rules() {
       "`ucie.connections` <= the number of `noc.ucie_nodes`, and `inter_sip.connections` <= the "
       "number of `noc.inter_sip_node`: each connection of a side has a node of its own.",
       "`hbm.bandwidth_GBps` / `hbm.channels` is at least 1 B/s per channel.",
+      "A bounded buffer (`noc.router`, `ucie`, `inter_sip`: `input_buffer_bytes` > 0) gives each "
+      "virtual channel at least `noc.packet_bytes` (`input_buffer_bytes` / `virtual_channels`).",
+      "A bounded buffer has a virtual channel for each class of packet that can reach it, a "
+      "class being the UCIe and inter-SIP links a packet has crossed: router buffers need the "
+      "most links any route crosses plus one (one, when the UCIe and inter-SIP buffers are both "
+      "unbounded), UCIe and inter-SIP buffers that most.",
       "`hbm.capacity_GiB` is a whole multiple of `hbm.channel_interleave_bytes` and of "
       "`memory.interleave_KiB`.",
       fmt::format("Total PEs (`sips.count` * `cubes_per_sip` * `pes`) <= {}.", kMaxTotalPes),

@@ -10,6 +10,7 @@
 #include <set>
 #include <tuple>
 
+#include "components/network/virtual_channels.hpp"
 #include "components/spec/spec.hpp"
 
 namespace cubesim::components::spec {
@@ -442,6 +443,7 @@ class Builder {
 
     build_ucie(c);
     build_inter_sip(c);
+    build_buffers(c);
 
     c.memory.interleave_bytes = size_bytes("/system/memory/interleave_KiB");
     c.memory.page_bytes = size_bytes("/system/memory/page_KiB");
@@ -569,6 +571,73 @@ class Builder {
     s.connections =
         connections("/system/inter_sip/connections", "", "/system/cube/noc/inter_sip_node",
                     c.cube.noc.inter_sip_nodes.size());
+  }
+
+  void build_buffers(SystemConfig& c) {
+    c.cube.noc.router = buffers("/system/cube/noc/router", c.cube.noc.hop_latency, c);
+    c.ucie.buffers = buffers("/system/ucie", c.ucie.latency, c);
+    c.inter_sip.buffers = buffers("/system/inter_sip", c.inter_sip.latency, c);
+    // Enough virtual channels for every class that can reach each bounded buffer (the classes
+    // depend on which buffers are bounded, so this comes after all three are read). The plan
+    // follows the routes, so it needs graphs that were accepted.
+    if (!v_.ok() || !(c.cube.noc.router.bounded() || c.ucie.buffers.bounded() ||
+                      c.inter_sip.buffers.bounded()))
+      return;
+    const VcPlan plan = VcPlan::of(c);
+    const auto enough = [&](const BufferConfig& b, const std::string& at, std::uint32_t classes,
+                            const char* range) {
+      if (!b.bounded() || b.virtual_channels >= classes) return;
+      v_.add(at + "/virtual_channels",
+             fmt::format("{} virtual channel{} cannot keep the routes between cubes free of "
+                         "deadlock: a route crosses up to {} UCIe and inter-SIP link{} ({}), and "
+                         "the packets in these buffers are of {} classes ({}), each needing a "
+                         "channel of its own; set virtual_channels to at least {}, or "
+                         "input_buffer_bytes to 0 (unbounded)",
+                         b.virtual_channels, b.virtual_channels == 1 ? "" : "s", plan.crossings,
+                         plan.crossings == 1 ? "" : "s", crossings_text(c), classes, range,
+                         classes));
+    };
+    enough(c.cube.noc.router, "/system/cube/noc/router", plan.router_classes,
+           "0 to that many links crossed");
+    if (c.sips > 1 || c.cubes_per_sip > 1) {
+      enough(c.ucie.buffers, "/system/ucie", plan.link_classes, "1 to that many links crossed");
+      enough(c.inter_sip.buffers, "/system/inter_sip", plan.link_classes,
+             "1 to that many links crossed");
+    }
+  }
+
+  static std::string crossings_text(const SystemConfig& c) {
+    std::string t = fmt::format("{} on {} cube{}", to_string(c.ucie.topology), c.cubes_per_sip,
+                                c.cubes_per_sip == 1 ? "" : "s");
+    if (c.sips > 1)
+      t += fmt::format(", {} on {} SIPs through cube {}", to_string(c.inter_sip.topology), c.sips,
+                       c.inter_sip.port_cube);
+    return t;
+  }
+
+  // The buffers at `ptr` (a section holding input_buffer_bytes, virtual_channels and
+  // credit_latency_ns), whose credit latency defaults to `link_latency`.
+  BufferConfig buffers(const std::string& ptr, Tick link_latency, const SystemConfig& c) {
+    BufferConfig b;
+    b.input_buffer_bytes =
+        doc_.at(json::json_pointer(ptr + "/input_buffer_bytes")).get<std::uint64_t>();
+    b.virtual_channels = u32(doc_, (ptr + "/virtual_channels").c_str());
+    const std::string credit = ptr + "/credit_latency_ns";
+    b.credit_latency = doc_.contains(json::json_pointer(credit)) ? ticks(credit.c_str())
+                                                                 : link_latency;
+    const std::uint32_t packet = c.cube.noc.packet_bytes;
+    if (b.bounded() && b.vc_bytes() < packet) {
+      v_.add(ptr + "/input_buffer_bytes",
+             fmt::format("{} bytes over {} virtual channel{} is {} bytes a channel, less than one "
+                         "packet (/system/cube/noc/packet_bytes = {}): a packet moves on only when "
+                         "a channel beyond has room for all of it; make input_buffer_bytes at "
+                         "least {} (virtual_channels x packet_bytes), or use fewer channels or "
+                         "smaller packets",
+                         b.input_buffer_bytes, b.virtual_channels,
+                         b.virtual_channels == 1 ? "" : "s", b.vc_bytes(), packet,
+                         std::uint64_t{b.virtual_channels} * packet));
+    }
+    return b;
   }
 
   // A count of parallel links, each of which needs a node of its own among `nodes` (listed at

@@ -1,5 +1,6 @@
 #include "components/topology/graph.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -101,6 +102,27 @@ std::uint32_t Graph::hops(std::uint32_t a, std::uint32_t b) const {
       const bool wraps = kind_ == GraphKind::torus;
       return axis(a % x_, b % x_, x_, wraps) + axis(a / x_, b / x_, y_, wraps);
     }
+  }
+  return 0;
+}
+
+std::uint32_t Graph::eccentricity(std::uint32_t a) const {
+  std::uint32_t most = 0;
+  for (std::uint32_t b = 0; b < n_; ++b) most = std::max(most, hops(a, b));
+  return most;
+}
+
+std::uint32_t Graph::diameter() const {
+  if (n_ < 2) return 0;
+  switch (kind_) {
+    case GraphKind::ring:
+      return n_ / 2;
+    case GraphKind::all_to_all:
+      return 1;
+    case GraphKind::mesh:
+      return (x_ - 1) + (y_ - 1);
+    case GraphKind::torus:
+      return x_ / 2 + y_ / 2;
   }
   return 0;
 }

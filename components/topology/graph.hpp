@@ -38,6 +38,9 @@ class Graph {
                                   std::uint32_t grid_y);
 
   std::uint32_t hops(std::uint32_t a, std::uint32_t b) const;
+  // The most hops from `a` to any node, and between any two nodes.
+  std::uint32_t eccentricity(std::uint32_t a) const;
+  std::uint32_t diameter() const;
   // The first node after a on the route to b (a != b).
   std::uint32_t next_hop(std::uint32_t a, std::uint32_t b) const;
 
