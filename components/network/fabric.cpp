@@ -658,7 +658,9 @@ emu::Tick Fabric::packet_time(LinkId id, const Link& l, std::uint32_t bytes,
 // ---- Credit flow control (bounded buffers, InputBuffers) ----------------------------------------
 
 namespace {
-bool crosses(LinkKind kind) { return kind == LinkKind::ucie || kind == LinkKind::inter_sip; }
+bool crosses(LinkKind kind) {
+  return kind == LinkKind::ucie || kind == LinkKind::inter_sip;
+}
 }  // namespace
 
 void Fabric::arrive(Packet& p) {

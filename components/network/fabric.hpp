@@ -331,8 +331,8 @@ class Fabric {
   Divisor packets_of_;  // packet_bytes_, divided by for every link a flow crosses
   std::uint32_t window_;
   InputBuffers buffers_;
-  bool credits_;                   // the packet model with bounded buffers
-  std::vector<Waiters> waiters_;   // per link, with credits
+  bool credits_;                  // the packet model with bounded buffers
+  std::vector<Waiters> waiters_;  // per link, with credits
   std::unordered_map<RouteKey, Route, RouteKeyHash> routes_;
   std::vector<Dma> dma_;
   std::deque<Transfer> transfer_store_;

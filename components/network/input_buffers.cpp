@@ -113,8 +113,7 @@ InputBuffers::Occupant* InputBuffers::enter(std::uint32_t ch, std::uint64_t byte
   return o;
 }
 
-InputBuffers::Occupant* InputBuffers::leave(LinkId id, std::uint32_t ch, Occupant* o,
-                                            Tick leaves) {
+InputBuffers::Occupant* InputBuffers::leave(LinkId id, std::uint32_t ch, Occupant* o, Tick leaves) {
   Channel& c = channels_[ch];
   // Only the first in line is ever granted on (the FIFO), so it is c.waiting.
   o->release = emu::checked_add(leaves, credit_latency_[id], "credit return");

@@ -57,8 +57,7 @@ class InputBuffers {
   // `ready` gets the time the chosen channel has room (>= at), or, when none is known yet,
   // kUnknown with kNone returned.
   static constexpr std::uint32_t kNone = ~std::uint32_t{0};
-  std::uint32_t choose(LinkId id, std::uint32_t crossed, std::uint64_t bytes, Tick at,
-                       Tick* ready);
+  std::uint32_t choose(LinkId id, std::uint32_t crossed, std::uint64_t bytes, Tick at, Tick* ready);
   // The packet enters channel `ch` (from choose) with `bytes`; its occupant is returned.
   Occupant* enter(std::uint32_t ch, std::uint64_t bytes, void* packet);
   // The packet holding `o` in channel `ch` was granted the next link: its tail leaves at

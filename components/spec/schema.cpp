@@ -211,8 +211,10 @@ std::vector<SpecField> build_schema() {
           .desc("Mesh node [x, y], or nodes, where the inter-SIP port's connections attach "
                 "(on `inter_sip.port_cube`): connection j on node j mod (number of nodes)."));
 
-  add_buffers(s, "system.cube.noc.router", "each router input port (from a mesh link, the PE, "
-              "or an HBM controller)", "noc.hop_latency_ns");
+  add_buffers(s, "system.cube.noc.router",
+              "each router input port (from a mesh link, the PE, "
+              "or an HBM controller)",
+              "noc.hop_latency_ns");
   add(object("system.cube.hbm").desc("The cube's HBM: capacity, bandwidth over channels."));
   add(size("system.cube.hbm.capacity_GiB", "GiB", kGiB)
           .above(0, 65536)

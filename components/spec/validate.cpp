@@ -580,22 +580,22 @@ class Builder {
     // Enough virtual channels for every class that can reach each bounded buffer (the classes
     // depend on which buffers are bounded, so this comes after all three are read). The plan
     // follows the routes, so it needs graphs that were accepted.
-    if (!v_.ok() || !(c.cube.noc.router.bounded() || c.ucie.buffers.bounded() ||
-                      c.inter_sip.buffers.bounded()))
+    if (!v_.ok() ||
+        !(c.cube.noc.router.bounded() || c.ucie.buffers.bounded() || c.inter_sip.buffers.bounded()))
       return;
     const VcPlan plan = VcPlan::of(c);
     const auto enough = [&](const BufferConfig& b, const std::string& at, std::uint32_t classes,
                             const char* range) {
       if (!b.bounded() || b.virtual_channels >= classes) return;
-      v_.add(at + "/virtual_channels",
-             fmt::format("{} virtual channel{} cannot keep the routes between cubes free of "
-                         "deadlock: a route crosses up to {} UCIe and inter-SIP link{} ({}), and "
-                         "the packets in these buffers are of {} classes ({}), each needing a "
-                         "channel of its own; set virtual_channels to at least {}, or "
-                         "input_buffer_bytes to 0 (unbounded)",
-                         b.virtual_channels, b.virtual_channels == 1 ? "" : "s", plan.crossings,
-                         plan.crossings == 1 ? "" : "s", crossings_text(c), classes, range,
-                         classes));
+      v_.add(
+          at + "/virtual_channels",
+          fmt::format("{} virtual channel{} cannot keep the routes between cubes free of "
+                      "deadlock: a route crosses up to {} UCIe and inter-SIP link{} ({}), and "
+                      "the packets in these buffers are of {} classes ({}), each needing a "
+                      "channel of its own; set virtual_channels to at least {}, or "
+                      "input_buffer_bytes to 0 (unbounded)",
+                      b.virtual_channels, b.virtual_channels == 1 ? "" : "s", plan.crossings,
+                      plan.crossings == 1 ? "" : "s", crossings_text(c), classes, range, classes));
     };
     enough(c.cube.noc.router, "/system/cube/noc/router", plan.router_classes,
            "0 to that many links crossed");
@@ -623,19 +623,19 @@ class Builder {
         doc_.at(json::json_pointer(ptr + "/input_buffer_bytes")).get<std::uint64_t>();
     b.virtual_channels = u32(doc_, (ptr + "/virtual_channels").c_str());
     const std::string credit = ptr + "/credit_latency_ns";
-    b.credit_latency = doc_.contains(json::json_pointer(credit)) ? ticks(credit.c_str())
-                                                                 : link_latency;
+    b.credit_latency =
+        doc_.contains(json::json_pointer(credit)) ? ticks(credit.c_str()) : link_latency;
     const std::uint32_t packet = c.cube.noc.packet_bytes;
     if (b.bounded() && b.vc_bytes() < packet) {
-      v_.add(ptr + "/input_buffer_bytes",
-             fmt::format("{} bytes over {} virtual channel{} is {} bytes a channel, less than one "
-                         "packet (/system/cube/noc/packet_bytes = {}): a packet moves on only when "
-                         "a channel beyond has room for all of it; make input_buffer_bytes at "
-                         "least {} (virtual_channels x packet_bytes), or use fewer channels or "
-                         "smaller packets",
-                         b.input_buffer_bytes, b.virtual_channels,
-                         b.virtual_channels == 1 ? "" : "s", b.vc_bytes(), packet,
-                         std::uint64_t{b.virtual_channels} * packet));
+      v_.add(
+          ptr + "/input_buffer_bytes",
+          fmt::format("{} bytes over {} virtual channel{} is {} bytes a channel, less than one "
+                      "packet (/system/cube/noc/packet_bytes = {}): a packet moves on only when "
+                      "a channel beyond has room for all of it; make input_buffer_bytes at "
+                      "least {} (virtual_channels x packet_bytes), or use fewer channels or "
+                      "smaller packets",
+                      b.input_buffer_bytes, b.virtual_channels, b.virtual_channels == 1 ? "" : "s",
+                      b.vc_bytes(), packet, std::uint64_t{b.virtual_channels} * packet));
     }
     return b;
   }
