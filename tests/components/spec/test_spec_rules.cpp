@@ -462,3 +462,54 @@ TEST(SpecRules, AllToAllLinkCountsAreBounded) {
               HasSubstr("all_to_all on 4096 SIPs makes 8386560 links"));
   EXPECT_NO_THROW(Spec::from_json(set(sips, "/system/inter_sip/topology", "ring")));
 }
+
+TEST(SpecRules, BuffersHoldAPacketInEveryVirtualChannel) {
+  // tiny: 1 KiB packets.
+  json doc = set(tiny(), "/system/cube/noc/router",
+                 {{"input_buffer_bytes", 3000}, {"virtual_channels", 4}});
+  EXPECT_THAT(issue_at(doc, "/system/cube/noc/router/input_buffer_bytes"),
+              HasSubstr("3000 bytes over 4 virtual channels is 750 bytes a channel, less than "
+                        "one packet (/system/cube/noc/packet_bytes = 1024)"));
+  EXPECT_THAT(issue_at(doc, "/system/cube/noc/router/input_buffer_bytes"),
+              HasSubstr("make input_buffer_bytes at least 4096"));
+  EXPECT_THAT(issue_at(set(tiny(), "/system/ucie/input_buffer_bytes", 512),
+                       "/system/ucie/input_buffer_bytes"),
+              HasSubstr("less than one packet"));
+  EXPECT_THAT(issue_at(set(tiny(), "/system/cube/noc/router", {{"virtual_channels", 0}}),
+                       "/system/cube/noc/router/virtual_channels"),
+              HasSubstr("[1, 64]"));
+  const auto c =
+      Spec::from_json(set(doc, "/system/cube/noc/router/input_buffer_bytes", 4096)).config();
+  EXPECT_EQ(c.cube.noc.router.vc_bytes(), 1024u);
+  EXPECT_EQ(c.cube.noc.router.credit_latency, c.cube.noc.hop_latency);  // the default
+  EXPECT_FALSE(c.ucie.buffers.bounded());
+}
+
+TEST(SpecRules, BoundedBuffersNeedAChannelPerClassOfPacket) {
+  // A ring of 4 cubes: a route crosses up to 2 UCIe links.
+  json doc = set(tiny(), "/system/sips/cubes_per_sip", 4);
+  doc = set(doc, "/system/ucie/input_buffer_bytes", 1024);
+  EXPECT_THAT(issue_at(doc, "/system/ucie/virtual_channels"),
+              HasSubstr("1 virtual channel cannot keep the routes between cubes free of deadlock: "
+                        "a route crosses up to 2 UCIe and inter-SIP links (ring on 4 cubes), and "
+                        "the packets in these buffers are of 2 classes"));
+  doc = set(set(doc, "/system/ucie/virtual_channels", 2), "/system/ucie/input_buffer_bytes", 2048);
+  doc =
+      set(doc, "/system/cube/noc/router", {{"input_buffer_bytes", 2048}, {"virtual_channels", 2}});
+  EXPECT_THAT(issue_at(doc, "/system/cube/noc/router/virtual_channels"),
+              HasSubstr("of 3 classes (0 to that many links crossed), each needing a channel of "
+                        "its own; set virtual_channels to at least 3"));
+  doc =
+      set(doc, "/system/cube/noc/router", {{"input_buffer_bytes", 3072}, {"virtual_channels", 3}});
+  EXPECT_EQ(Spec::from_json(doc).config().cube.noc.router.virtual_channels, 3u);
+  // Router buffers alone need one channel: every wait ends in the packet's own cube.
+  json mesh_only = set(tiny(), "/system/sips/cubes_per_sip", 4);
+  mesh_only = set(mesh_only, "/system/cube/noc/router", {{"input_buffer_bytes", 1024}});
+  EXPECT_TRUE(Spec::from_json(mesh_only).config().cube.noc.router.bounded());
+  // Between SIPs: 2 SIPs of 4 cubes, port on cube 0: 2 + 1 + 2 links.
+  json sips = set(set(tiny(), "/system/sips/cubes_per_sip", 4), "/system/sips/count", 2);
+  sips = set(sips, "/system/inter_sip/input_buffer_bytes", 4096);
+  EXPECT_THAT(issue_at(sips, "/system/inter_sip/virtual_channels"),
+              HasSubstr("a route crosses up to 5 UCIe and inter-SIP links (ring on 4 cubes, ring "
+                        "on 2 SIPs through cube 0)"));
+}

@@ -1,0 +1,217 @@
+// Finite input buffers and credit flow control in the packet model (InputBuffers, VcPlan).
+// Expected times are derived from the configuration: the credit loop of a buffer is the
+// serialisation of a packet, the hop latency and the credit latency.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "components/network/fabric.hpp"
+#include "components/network/virtual_channels.hpp"
+#include "components/system/system.hpp"
+#include "components/traffic/synthetic_traffic.hpp"
+#include "emu/errors.hpp"
+#include "emu/scheduler.hpp"
+#include "fabric_bench.hpp"
+#include "system_config_for_tests.hpp"
+
+namespace cubesim::components {
+namespace {
+
+using emu::Tick;
+using testing::Bench;
+using testing::run_one;
+
+// small_config with every router input buffer holding `packets` packets in `vcs` channels.
+SystemConfig with_router_buffers(SystemConfig c, std::uint32_t packets, std::uint32_t vcs = 1,
+                                 Tick credit = emu::ns(10)) {
+  c.cube.noc.router.input_buffer_bytes = std::uint64_t{packets} * vcs * c.cube.noc.packet_bytes;
+  c.cube.noc.router.virtual_channels = vcs;
+  c.cube.noc.router.credit_latency = credit;
+  return c;
+}
+
+TEST(Credits, AStreamThroughOnePacketBuffersMovesAPacketPerCreditLoop) {
+  // PE 0 -> PE 1: injection port, one mesh link, ejection port. With one packet of room in each
+  // router input buffer, packet k may cross the mesh link only once packet k-1's tail has left
+  // the buffer beyond it (onto the ejection port) and the credit is back: a packet every
+  // ser + hop + credit, the first after ser + hop.
+  const SystemConfig c = with_router_buffers(testing::small_config(1, 1), 1);
+  Bench b(c);
+  const std::uint64_t packets = 64;
+  const std::uint64_t bytes = packets * c.cube.noc.packet_bytes;
+  const Tick t = run_one(b, [&](auto done) { b.fabric().send(0, 1, bytes, done); });
+  const Tick ser = b.ser(c.cube.noc.link_bandwidth, c.cube.noc.packet_bytes);
+  const Tick hop = c.cube.noc.hop_latency;
+  const Tick loop = ser + hop + c.cube.noc.router.credit_latency;
+  EXPECT_EQ(t, ser + hop + (packets - 1) * loop);
+
+  Bench unbounded(testing::small_config(1, 1));
+  EXPECT_EQ(run_one(unbounded, [&](auto done) { unbounded.fabric().send(0, 1, bytes, done); }),
+            hop + packets * ser);
+}
+
+TEST(Credits, ABufferThatCoversTheCreditLoopCostsNothing) {
+  // Two packets of room: the loop (ser + hop + credit) is shorter than two serialisations, so
+  // the link never waits for a credit and the stream runs as with unbounded buffers.
+  const SystemConfig c = with_router_buffers(testing::small_config(1, 1), 2);
+  const Tick ser = c.cube.noc.link_bandwidth.transfer_time(c.cube.noc.packet_bytes);
+  ASSERT_LT(ser + c.cube.noc.hop_latency + c.cube.noc.router.credit_latency, 2 * ser);
+  const std::uint64_t bytes = 64 * std::uint64_t{c.cube.noc.packet_bytes};
+  Bench bounded(c);
+  Bench unbounded(testing::small_config(1, 1));
+  EXPECT_EQ(run_one(bounded, [&](auto done) { bounded.fabric().send(0, 15, bytes, done); }),
+            run_one(unbounded, [&](auto done) { unbounded.fabric().send(0, 15, bytes, done); }));
+}
+
+TEST(Credits, ALonePacketTakesItsZeroLoadTime) {
+  const SystemConfig c = with_router_buffers(testing::small_config(1, 2), 1, 2);
+  SystemConfig both = c;
+  both.ucie.buffers = {4096 * 2, 2, emu::ns(5)};
+  for (const SystemConfig& cfg : {c, both}) {
+    Bench b(cfg);
+    const auto& k = b.cfg();
+    // (0,0) -> (3,0) in cube 0, UCIe, (3,0) -> (0,0) in cube 1: the data comes back that way.
+    const Tick one_way = 6 * k.cube.noc.hop_latency + k.ucie.latency;
+    const Tick t = run_one(b, [&](auto done) { b.fabric().read(0, b.addr(1, 0), 256, done); });
+    EXPECT_EQ(t, 2 * one_way + k.cube.hbm.latency + b.ser(k.ucie.bandwidth, 256));
+  }
+}
+
+// Victim: PE 0 (0,0) -> PE 5 (1,1), east then south. Blocked: PE 2 (2,0) -> PE 13 (1,3), west
+// then south through the same link (1,0)->(1,1) and the buffer beyond it, toward an ejection
+// port that three PEs of row 3 also send to. Returns when the victim's transfer completed.
+Tick victim_time(const SystemConfig& c, bool with_hotspot) {
+  Bench b(c);
+  const std::uint64_t bytes = 256 * std::uint64_t{c.cube.noc.packet_bytes};
+  Tick victim = 0;
+  b.fabric().send(0, 5, bytes, [&] { victim = b.sched.now(); });
+  if (with_hotspot) {
+    b.fabric().send(2, 13, 4 * bytes, [] {});
+    for (const std::uint32_t pe : {12u, 14u, 15u}) b.fabric().send(pe, 13, 4 * bytes, [] {});
+  }
+  b.sched.run();
+  return victim;
+}
+
+TEST(Credits, AHotspotStallsAFlowThatOnlySharesABufferWithIt) {
+  // Without back-pressure the victim shares the link (1,0)->(1,1) with the blocked flow and
+  // nothing else. With one-packet FIFO buffers the blocked flow's packets wait in the buffer
+  // at (1,1) for room toward PE 13's port, and the victim's packets wait behind them
+  // (head-of-line): congestion spreads back from a port the victim never goes to.
+  const SystemConfig unbounded = testing::small_config(1, 1);
+  const SystemConfig fifo = with_router_buffers(unbounded, 1);
+  const double alone = static_cast<double>(victim_time(unbounded, false));
+  const double shared = static_cast<double>(victim_time(unbounded, true));
+  const double stalled = static_cast<double>(victim_time(fifo, true));
+  const double fifo_alone = static_cast<double>(victim_time(fifo, false));
+  EXPECT_LE(shared, 2 * alone);  // at worst, half of the shared link
+  EXPECT_GT(stalled, 2 * fifo_alone);
+  EXPECT_GT(stalled, 1.5 * shared);
+}
+
+TEST(Credits, TheClassesFollowTheLinksARouteCanCross) {
+  SystemConfig c = testing::small_config(1, 4);  // a ring of 4 cubes: 2 UCIe links at most
+  EXPECT_EQ(VcPlan::of(c).crossings, 2u);
+  EXPECT_EQ(VcPlan::of(c).router_classes, 1u);  // UCIe unbounded: every wait ends in its cube
+  c.ucie.buffers.input_buffer_bytes = 4096;
+  EXPECT_EQ(VcPlan::of(c).router_classes, 3u);
+  EXPECT_EQ(VcPlan::of(c).link_classes, 2u);
+  // 3 SIPs on a ring, 4 cubes each, port on cube 0: 2 UCIe links to the port, 1 SIP link, 2
+  // from the port.
+  c = testing::small_config(3, 4);
+  EXPECT_EQ(VcPlan::of(c).crossings, 5u);
+  c.ucie.topology = GraphKind::all_to_all;
+  EXPECT_EQ(VcPlan::of(c).crossings, 3u);
+  EXPECT_EQ(vc_range(5, 2, 0).first, 0u);
+  EXPECT_EQ(vc_range(5, 2, 0).last, 3u);
+  EXPECT_EQ(vc_range(5, 2, 1).first, 3u);
+  EXPECT_EQ(vc_range(5, 2, 1).last, 5u);
+}
+
+TEST(Credits, TooFewChannelsForTheClassesAreRefusedWhenBuilt) {
+  SystemConfig c = testing::small_config(1, 4);
+  c.ucie.buffers = {4096, 1, 0};  // needs 2 classes
+  emu::Scheduler sched;
+  EXPECT_THROW(System(c, sched), std::invalid_argument);
+  c = with_router_buffers(testing::small_config(1, 1), 1);
+  c.cube.noc.router.input_buffer_bytes = 4095;
+  EXPECT_THROW(System(c, sched), std::invalid_argument);
+}
+
+// Around a ring of five cubes every PE sends to the same PE two cubes on, clockwise (the
+// shorter way): each UCIe link carries packets that go on over the next one, so one class of
+// buffers for all would let the five links' buffers fill with packets each waiting on the next
+// (a cycle): with every class forced into one channel, none of the 80 transfers completes.
+// Every buffer holds one packet per channel.
+std::uint32_t deliveries_around_a_ring(const VcPlan& plan) {
+  SystemConfig c = testing::small_config(1, 5);
+  c.cube.noc.router = {4096 * std::uint64_t{plan.router_classes}, plan.router_classes, emu::ns(2)};
+  c.ucie.buffers = {4096 * std::uint64_t{plan.link_classes}, plan.link_classes, emu::ns(10)};
+  Bench b(c);
+  const std::uint32_t pes = c.cube.pes, cubes = c.cubes_per_sip;
+  std::uint32_t done = 0;
+  for (std::uint32_t cube = 0; cube < cubes; ++cube)
+    for (std::uint32_t pe = 0; pe < pes; ++pe)
+      b.fabric().send(cube * pes + pe, ((cube + 2) % cubes) * pes + pe, 64 * 4096,
+                      [&] { ++done; });
+  b.sched.run();
+  return done;
+}
+
+TEST(Credits, RoutesAroundARingOfCubesDeliverEveryPacket) {
+  SystemConfig c = testing::small_config(1, 5);
+  c.ucie.buffers.input_buffer_bytes = 1;
+  const VcPlan plan = VcPlan::of(c);
+  ASSERT_EQ(plan.router_classes, 3u);
+  EXPECT_EQ(deliveries_around_a_ring(plan), 5 * c.cube.pes);
+}
+
+TEST(Credits, RoutesBetweenSipsDeliverEveryPacket) {
+  SystemConfig c = testing::small_config(4, 2);
+  SystemConfig k = c;
+  k.inter_sip.buffers.input_buffer_bytes = 1;
+  const VcPlan plan = VcPlan::of(k);
+  c.cube.noc.router = {4096 * std::uint64_t{plan.router_classes}, plan.router_classes, emu::ns(2)};
+  c.ucie.buffers = {4096 * std::uint64_t{plan.link_classes}, plan.link_classes, emu::ns(10)};
+  c.inter_sip.buffers = {4096 * std::uint64_t{plan.link_classes}, plan.link_classes, emu::ns(50)};
+  Bench b(c);
+  const std::uint32_t per_sip = c.cubes_per_sip * c.cube.pes;
+  std::uint32_t done = 0;
+  for (std::uint32_t pe = 0; pe < 4 * per_sip; ++pe)
+    b.fabric().send(pe, (pe + 2 * per_sip + 5) % (4 * per_sip), 8 * 4096, [&] { ++done; });
+  b.sched.run();
+  EXPECT_EQ(done, 4 * per_sip);
+}
+
+TEST(Credits, IdenticalRunsGiveIdenticalTimes) {
+  auto run = [] {
+    Bench b(with_router_buffers(testing::small_config(1, 2), 1, 2));
+    std::vector<Tick> done;
+    for (std::uint32_t pe = 0; pe < 32; ++pe)
+      b.fabric().read(pe, b.addr((pe + 1) % 2, pe * 8192), 300000,
+                      [&] { done.push_back(b.sched.now()); });
+    b.sched.run();
+    return done;
+  };
+  EXPECT_EQ(run(), run());
+}
+
+TEST(Credits, AFailedRunLeavesNoPacketInABuffer) {
+  const SystemConfig c = with_router_buffers(testing::small_config(1, 1), 1);
+  Bench fresh(c);
+  const Tick alone = run_one(fresh, [&](auto done) { fresh.fabric().send(0, 3, 1 << 20, done); });
+  Bench b(c);
+  for (std::uint32_t pe = 4; pe < 16; ++pe) b.fabric().send(pe, 3, 1 << 20, [] {});
+  // A run that stops with packets waiting in every buffer toward PE 3 drops its events.
+  b.sched.schedule_at(emu::us(1), [] { throw std::runtime_error("stop"); });
+  EXPECT_THROW(b.sched.run(), emu::CallbackError);
+  b.fabric().abandon_in_flight();
+  const Tick start = b.sched.now();
+  const Tick end = run_one(b, [&](auto done) { b.fabric().send(0, 3, 1 << 20, done); });
+  EXPECT_EQ(end - start, alone);
+}
+
+}  // namespace
+}  // namespace cubesim::components
