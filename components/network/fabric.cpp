@@ -542,12 +542,13 @@ void Fabric::begin_flow(Kind kind, std::uint32_t pe, std::uint32_t peer, std::ui
     const LinkLoad& f = loads_[k];
     Link& l = links_[f.link];
     const emu::Tick ser = flow_serialisation(f.link, f.bytes);
+    const emu::Tick held = buffers_.any() ? credit_limited(kind, f.link, f.bytes, ser) : ser;
     if (f.lead > emu::kTickMax - t0) [[unlikely]]
       request_overflow(pe, t0, f.lead);
     const emu::Tick start = std::max(t0 + f.lead, l.free_at);
-    if (ser > emu::kTickMax - start) [[unlikely]]
+    if (held > emu::kTickMax - start) [[unlikely]]
       busy_overflow(f.link, f.bytes, start);
-    const emu::Tick end = start + ser;
+    const emu::Tick end = start + held;
     if (f.tail > emu::kTickMax - end) [[unlikely]]
       arrival_overflow(f.link, end, f.tail);
     l.free_at = end;
@@ -563,6 +564,7 @@ void Fabric::begin_flow(Kind kind, std::uint32_t pe, std::uint32_t peer, std::ui
                                                        : l.bandwidth.transfer_time(f.bytes));
     slot_[f.link] = kNoSlot;
   }
+  if (buffers_.any()) hold_for_back_pressure(kind, bytes, t0, done_at, latency);
   loads_.clear();
   // The DMA window: at most window_ packets in flight, each holding its slot for about one
   // round trip (path latency + a packet at the slowest link). The flow takes its packets'
@@ -580,6 +582,51 @@ void Fabric::begin_flow(Kind kind, std::uint32_t pe, std::uint32_t peer, std::ui
   done_at = std::max(done_at, t0 + static_cast<emu::Tick>(rounds));
   packets_ += packets;
   sched_.schedule_at(done_at, finish, 0, "flow delivery");
+}
+
+emu::Tick Fabric::credit_limited(Kind kind, LinkId id, std::uint64_t bytes, emu::Tick ser) const {
+  // A buffer of n packets beyond the link lets n packets cross per credit loop (a packet's
+  // hop latency, its serialisation onward and the credit's way back), so after the first each
+  // packet takes max(its serialisation, loop / n): the packet model's stream, exactly for n = 1.
+  const std::uint64_t buffer = buffers_.class_bytes(id);
+  if (buffer == InputBuffers::kUnbounded) return ser;
+  if (kind == Kind::write && links_[id].kind == LinkKind::hbm_channel) return ser;  // a sink
+  const Link& l = links_[id];
+  const std::uint64_t n = buffer / packet_bytes_;
+  const emu::Tick loop = l.latency + l.full_packet_time + buffers_.credit_latency(id);
+  if (loop <= n * l.full_packet_time) return ser;
+  __extension__ using u128 = unsigned __int128;
+  const std::uint64_t packets = (bytes + packet_bytes_ - 1) / packet_bytes_;
+  const u128 wait = u128{packets - 1} * (loop - n * l.full_packet_time) / n;
+  if (wait > emu::kTickMax - ser) [[unlikely]]
+    busy_overflow(id, bytes, 0);
+  return ser + static_cast<emu::Tick>(wait);
+}
+
+void Fabric::hold_for_back_pressure(Kind kind, std::uint64_t bytes, emu::Tick t0, emu::Tick done_at,
+                                    emu::Tick latency) {
+  // With bounded buffers a flow cannot run ahead of its slowest point by more than the buffers
+  // hold. It has at most a DMA window of packets in flight, spread over its links as its bytes
+  // are; where its share of the window does not fit the buffer beyond a link, that link stays
+  // held until the flow's last bytes there could be buffered: the last byte's arrival at it
+  // less the time the flow drains that buffer. The flow carries its `bytes_l` over the link in
+  // `span` (its end less the path latency), so a buffer of B bytes drains in B * span /
+  // bytes_l. Busy time is not counted for the wait: the link is held, not carrying bytes.
+  if (done_at <= t0 + latency) return;
+  __extension__ using u128 = unsigned __int128;
+  const emu::Tick span = done_at - t0 - latency;
+  const u128 window = u128{window_} * packet_bytes_;
+  for (const LinkLoad& f : loads_) {
+    const std::uint64_t buffer = buffers_.class_bytes(f.link);
+    if (buffers_.class_channels(f.link) > 1) continue;       // others pass it in another channel
+    if (window * f.bytes <= u128{buffer} * bytes) continue;  // unbounded, or its share fits
+    if (kind == Kind::write && links_[f.link].kind == LinkKind::hbm_channel) continue;  // a sink
+    const u128 drain = u128{buffer} * span / f.bytes;
+    const emu::Tick last = done_at - f.tail;
+    if (drain >= last) continue;
+    Link& l = links_[f.link];
+    l.free_at = std::max(l.free_at, last - static_cast<emu::Tick>(drain));
+  }
 }
 
 void Fabric::issue_packet(Transfer& t) {
@@ -664,16 +711,23 @@ bool crosses(LinkKind kind) {
 }  // namespace
 
 void Fabric::arrive(Packet& p) {
+  // It leaves its channel first in line: behind another packet, it waits for that one's grant.
+  if (p.held != nullptr && buffers_.channel(p.held_channel).waiting != p.held) {
+    p.in_line = true;  // grant() of the packet ahead goes on with it
+    return;
+  }
+  request(p);
+}
+
+void Fabric::request(Packet& p) {
   if (p.held != nullptr) {
-    // It leaves its channel first in line, and after the tail of the one before it.
-    const InputBuffers::Channel& c = buffers_.channel(p.held_channel);
-    if (c.waiting != p.held) {
-      p.in_line = true;  // grant() of the packet ahead calls it back
-      return;
-    }
-    if (c.clear_at > sched_.now()) {
+    // Not before the tail of the packet ahead in its channel has left. When the link is busy
+    // past that anyway, the request is taken now, as a busy link's always is; otherwise at
+    // that time, so that the link is not held idle for it.
+    const emu::Tick clear = buffers_.channel(p.held_channel).clear_at;
+    if (clear > std::max(sched_.now(), links_[p.route->links[p.hop]].free_at)) {
       sched_.schedule_at(
-          c.clear_at, [this, &p] { arrive(p); }, 0, "noc packet");
+          clear, [this, &p] { request(p); }, 0, "noc packet");
       return;
     }
   }
@@ -720,10 +774,9 @@ void Fabric::grant(Packet& p, emu::Tick start, std::uint32_t channel) {
   if (p.held != nullptr) {  // its tail leaves the buffer it sat in at `end`
     InputBuffers::Occupant* next = buffers_.leave(p.held_link, p.held_channel, p.held, end);
     if (next != nullptr && static_cast<Packet*>(next->packet)->in_line) {
-      Packet& q = *static_cast<Packet*>(next->packet);
+      Packet& q = *static_cast<Packet*>(next->packet);  // first in line now
       q.in_line = false;
-      sched_.schedule_at(
-          end, [this, &q] { arrive(q); }, 0, "noc packet");
+      request(q);
     }
     if (waiters_[p.held_link].head != nullptr) schedule_wake(p.held_link, p.held->release);
     p.held = nullptr;

@@ -267,6 +267,7 @@ class Fabric {
   void advance(Packet& p);      // the head reached hop p.hop's input at now()
   // With credits, instead of advance: the head reached hop p.hop's input at now().
   void arrive(Packet& p);
+  void request(Packet& p);  // p is first in line for hop p.hop: granted now or waits
   // Grants p its link at the soonest time there is room beyond it, or says when to try again
   // (InputBuffers::kUnknown: when a packet in the buffer beyond moves on).
   bool try_grant(Packet& p, emu::Tick* retry);
@@ -285,6 +286,11 @@ class Fabric {
   void begin_flow(Kind kind, std::uint32_t pe, std::uint32_t peer, std::uint64_t addr,
                   std::uint64_t bytes, Done done);
   void add_load(LinkId id, std::uint64_t bytes, emu::Tick lead, emu::Tick tail);
+  // With bounded buffers: a link's time for the flow's bytes when its credit loop is longer
+  // than the buffer beyond it covers, and the links the flow backs up into stay held.
+  emu::Tick credit_limited(Kind kind, LinkId id, std::uint64_t bytes, emu::Tick ser) const;
+  void hold_for_back_pressure(Kind kind, std::uint64_t bytes, emu::Tick t0, emu::Tick done_at,
+                              emu::Tick latency);
   // Adds a route's links (all but hop `skip`) carrying `bytes`.
   void add_route(const Route& r, std::uint64_t bytes, std::size_t skip = ~std::size_t{0});
   void add_pieces(Kind kind, std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes);

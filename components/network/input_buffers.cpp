@@ -78,17 +78,22 @@ Tick InputBuffers::room_at(Channel& c, std::uint64_t capacity, std::uint64_t byt
 
 std::uint32_t InputBuffers::choose(LinkId id, std::uint32_t crossed, std::uint64_t bytes, Tick at,
                                    Tick* ready) {
+  // Of the class's channels with room now, the emptiest (the lowest on a tie): packets spread
+  // over the channels, so one that waits blocks as few others as can be. Otherwise the one
+  // with room soonest.
   const auto kind = static_cast<LinkKind>(kind_[id]);
   const VcRange r = vc_range(vcs_[id], plan_.classes(kind), plan_.class_index(kind, crossed));
   std::uint32_t best = kNone;
   Tick best_at = kUnknown;
+  std::uint64_t best_used = 0;
   for (std::uint32_t v = r.first; v < r.last; ++v) {
     const std::uint32_t ch = first_[id] + v;
-    const Tick t = room_at(channels_[ch], capacity_[id], bytes, at);
-    if (t < best_at) {
+    Channel& c = channels_[ch];
+    const Tick t = room_at(c, capacity_[id], bytes, at);
+    if (t < best_at || (t == at && best_at == at && c.used < best_used)) {
       best_at = t;
       best = ch;
-      if (t == at) break;  // room now: the lowest such channel
+      best_used = c.used;
     }
   }
   *ready = best_at;

@@ -15,6 +15,7 @@
 // credit latency. So the room a channel will have at a time t is known up to the first occupant
 // still waiting, and releases are applied lazily, when a later request looks at the channel.
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <vector>
@@ -66,6 +67,17 @@ class InputBuffers {
   Occupant* leave(LinkId id, std::uint32_t ch, Occupant* o, Tick leaves);
   Channel& channel(std::uint32_t ch) { return channels_[ch]; }
   Tick credit_latency(LinkId id) const { return credit_latency_[id]; }
+  // The bytes beyond `id` one class of packets can hold (its channels' share of the buffer),
+  // for the flow model; kUnbounded for a link without a bounded buffer.
+  static constexpr std::uint64_t kUnbounded = ~std::uint64_t{0};
+  std::uint64_t class_bytes(LinkId id) const {
+    return bounded(id) ? capacity_[id] * class_channels(id) : kUnbounded;
+  }
+  // The channels of one class beyond `id` (the fewest any class has; 0 if unbounded).
+  std::uint32_t class_channels(LinkId id) const {
+    if (!bounded(id)) return 0;
+    return vcs_[id] / plan_.classes(static_cast<LinkKind>(kind_[id]));
+  }
   // Empties every buffer (a run that stopped early).
   void clear();
 

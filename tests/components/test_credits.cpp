@@ -154,8 +154,7 @@ std::uint32_t deliveries_around_a_ring(const VcPlan& plan) {
   std::uint32_t done = 0;
   for (std::uint32_t cube = 0; cube < cubes; ++cube)
     for (std::uint32_t pe = 0; pe < pes; ++pe)
-      b.fabric().send(cube * pes + pe, ((cube + 2) % cubes) * pes + pe, 64 * 4096,
-                      [&] { ++done; });
+      b.fabric().send(cube * pes + pe, ((cube + 2) % cubes) * pes + pe, 64 * 4096, [&] { ++done; });
   b.sched.run();
   return done;
 }
