@@ -52,6 +52,16 @@ TEST(Credits, AStreamThroughOnePacketBuffersMovesAPacketPerCreditLoop) {
             hop + packets * ser);
 }
 
+TEST(Credits, TheFlowModelLimitsAStreamToTheSameCreditLoop) {
+  const SystemConfig c = with_router_buffers(testing::small_config(1, 1), 1);
+  const std::uint64_t packets = 64;
+  const std::uint64_t bytes = packets * c.cube.noc.packet_bytes;
+  Bench packet(c);
+  Bench flow(c, {.timing_only = true, .network = NetworkModel::flow});
+  EXPECT_EQ(run_one(flow, [&](auto done) { flow.fabric().send(0, 1, bytes, done); }),
+            run_one(packet, [&](auto done) { packet.fabric().send(0, 1, bytes, done); }));
+}
+
 TEST(Credits, ABufferThatCoversTheCreditLoopCostsNothing) {
   // Two packets of room: the loop (ser + hop + credit) is shorter than two serialisations, so
   // the link never waits for a credit and the stream runs as with unbounded buffers.

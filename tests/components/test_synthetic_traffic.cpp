@@ -1,7 +1,8 @@
 // Synthetic traffic on a k x k mesh with XY routing (BookSim's patterns). The saturation bounds
 // are derived by hand below for each pattern and checked against traffic_bound(), which routes
 // every pair as the fabric does; the generator measures what was delivered, not what was
-// offered. Buffers are unbounded, so the network saturates at the bound itself.
+// offered. With unbounded buffers the network saturates at the bound itself; finite buffers
+// (the last tests) saturate it below.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -194,6 +195,49 @@ TEST(SyntheticTrafficLatency, AtLowLoadIsTheZeroLoadLatency) {
   EXPECT_GE(r.mean_latency_ps, zero_load);
   EXPECT_LE(r.mean_latency_ps, 1.25 * zero_load);
   EXPECT_GE(r.p99_latency_ps, r.mean_latency_ps);
+}
+
+// ---- With finite buffers (credit flow control) ----------------------------------------------
+
+TrafficResult offer_buffered(TrafficPattern p, double load_of_bound, std::uint32_t packets,
+                             std::uint32_t vcs) {
+  SystemConfig c = mesh_config(4);
+  c.cube.noc.router = {std::uint64_t{packets} * vcs * c.cube.noc.packet_bytes, vcs, emu::ns(2)};
+  emu::Scheduler sched;
+  System sys(c, sched);
+  TrafficOptions o = pattern(p);
+  o.offered_load = std::min(1.0, load_of_bound * traffic_bound(sys.topology(), o).fraction_of_link);
+  o.warmup = emu::us(2);
+  o.measure = emu::us(20);
+  return run_traffic(sched, sys.fabric(), o);
+}
+
+TEST(SyntheticTrafficBuffers, OnePacketBuffersCapEveryLinkAtAPacketPerCreditLoop) {
+  // A one-packet buffer takes a packet per credit loop: the hop latency (2 ns), the packet's
+  // serialisation onward (4 ns) and the credit's way back (2 ns), so no mesh link carries more
+  // than 4 / 8 of its bandwidth. Uniform traffic on 4x4 loads the middle links fully at its
+  // bound (1 link per node): it saturates at half the bound at the latest.
+  const double ceiling = 4.0 / 8.0;
+  EXPECT_FALSE(offer_buffered(TrafficPattern::uniform, 0.2, 1, 1).saturated());
+  const TrafficResult past = offer_buffered(TrafficPattern::uniform, 1.0, 1, 1);
+  EXPECT_TRUE(past.saturated());
+  EXPECT_LE(past.delivered_fraction, ceiling * 1.03);
+  EXPECT_TRUE(offer_buffered(TrafficPattern::uniform, ceiling * 1.1, 1, 1).saturated());
+}
+
+TEST(SyntheticTrafficBuffers, FifoBuffersSaturateBelowTheBoundAndChannelsWinItBack) {
+  // Eight packets per channel cover the credit loop, so what is left is head-of-line blocking:
+  // a packet waiting for a busy output holds up those behind it for free ones. With one
+  // channel per input, uniform traffic saturates well below the channel-load bound (as an
+  // input-queued switch does: 59 % for a large crossbar); with four, a blocked packet holds up
+  // only its own channel and saturation comes within a few per cent of the bound.
+  const double fifo = offer_buffered(TrafficPattern::uniform, 1.2, 8, 1).delivered_fraction;
+  const double four = offer_buffered(TrafficPattern::uniform, 1.2, 8, 4).delivered_fraction;
+  const double bound = uniform_bound(4);
+  EXPECT_LT(fifo, 0.85 * bound);
+  EXPECT_GT(fifo, 0.5 * bound);
+  EXPECT_GT(four, 0.88 * bound);
+  EXPECT_GT(four, fifo + 0.1 * bound);
 }
 
 }  // namespace
