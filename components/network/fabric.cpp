@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <stdexcept>
 
 namespace cubesim::components {
@@ -808,8 +809,8 @@ void Fabric::schedule_wake(LinkId id, emu::Tick at) {
   w.wake_at = at;
   sched_.schedule_at(
       at,
-      [this, id, at] {
-        if (waiters_[id].wake_at != at) return;  // replaced by an earlier one
+      [this, id] {
+        if (waiters_[id].wake_at != sched_.now()) return;  // replaced by an earlier one
         waiters_[id].wake_at = emu::kTickMax;
         wake(id);
       },
@@ -821,17 +822,26 @@ void Fabric::wake(LinkId id) {
   Packet* p = w.head;
   w.head = w.tail = nullptr;
   emu::Tick soonest = InputBuffers::kUnknown;
+  // Per class (links crossed): the smallest packet that found no room in this pass. A packet
+  // of that class at least as big is passed over without looking: many packets often wait on
+  // one link (a DMA window at an injection port, a busy HBM channel), and one look per class
+  // tells them all.
+  constexpr std::uint32_t kClassesTracked = 16;
+  std::array<std::uint32_t, kClassesTracked> no_room;
+  no_room.fill(~std::uint32_t{0});
   while (p != nullptr) {
     Packet* next = p->next_waiting;
     p->next_waiting = nullptr;
+    const bool tracked = p->crossed < kClassesTracked;
     emu::Tick retry = 0;
-    if (!try_grant(*p, &retry)) {
+    if ((tracked && p->bytes >= no_room[p->crossed]) || !try_grant(*p, &retry)) {
       if (w.tail != nullptr)
         w.tail->next_waiting = p;
       else
         w.head = p;
       w.tail = p;
-      soonest = std::min(soonest, retry);
+      if (retry != 0) soonest = std::min(soonest, retry);
+      if (tracked) no_room[p->crossed] = std::min(no_room[p->crossed], p->bytes);
     }
     p = next;
   }
