@@ -14,8 +14,11 @@
 //   lat_{i-1})
 // and the packet is delivered at end_last + lat_last. With no other traffic this gives
 //   sum of hop latencies + max over hops of bytes / bw,
-// the "path latency + serialisation at the narrowest resource" of the design. Buffers are
-// unbounded (no back-pressure between routers). docs/hardware-model.md explains the choice.
+// the "path latency + serialisation at the narrowest resource" of the design, with unbounded
+// buffers. When the spec bounds them (InputBuffers), a packet also needs room for all of it in
+// a channel of its class beyond the link (credit flow control, virtual cut-through): it waits
+// in place until a credit comes back, holding its own buffer, so congestion spreads backwards;
+// and it leaves its channel in order (head-of-line). docs/hardware-model.md explains both.
 //
 // Each packet-hop is one event, in (time, insertion) order, so a run is deterministic.
 //
@@ -30,8 +33,10 @@
 // (lead_l / tail_l: the head latency before / from link l on the routes that use it; t0: when
 // the PE's DMA engine takes the transfer, after its earlier flows' share of the window).
 // Uncontended, this is the packet model's "path latency + serialisation at the narrowest resource";
-// under contention flows queue whole instead of interleaving packets. One event per transfer.
-// docs/hardware-model.md compares.
+// under contention flows queue whole instead of interleaving packets. With bounded buffers a
+// link whose buffer does not cover its credit loop carries the flow at the loop's rate, and a
+// flow that backs up into a single-channel class holds the links it backs up into
+// (hold_for_back_pressure). One event per transfer. docs/hardware-model.md compares.
 
 #include <cstdint>
 #include <deque>
