@@ -1,5 +1,7 @@
 #include "components/system/system.hpp"
 
+#include "components/network/virtual_channels.hpp"
+
 namespace cubesim::components {
 
 System::System(const SystemConfig& config, emu::Scheduler& scheduler, SystemOptions options)
@@ -29,6 +31,23 @@ std::string System::pe_name(std::uint32_t global_pe) const {
   return "sip" + std::to_string(c.sip) + ".cube" + std::to_string(c.cube) + ".pe" +
          std::to_string(c.pe);
 }
+
+namespace {
+// The input buffers of each class of link, and the virtual-channel classes they serve.
+nlohmann::json buffers_json(const SystemConfig& c) {
+  const VcPlan plan = VcPlan::of(c);
+  const auto one = [](const BufferConfig& b, std::uint32_t classes) {
+    return nlohmann::json{{"input_buffer_bytes", b.input_buffer_bytes},
+                          {"virtual_channels", b.virtual_channels},
+                          {"classes", classes},
+                          {"credit_latency_ps", b.credit_latency}};
+  };
+  return {{"crossings", plan.crossings},
+          {"router", one(c.cube.noc.router, plan.router_classes)},
+          {"ucie", one(c.ucie.buffers, plan.link_classes)},
+          {"inter_sip", one(c.inter_sip.buffers, plan.link_classes)}};
+}
+}  // namespace
 
 nlohmann::json System::describe() const {
   const auto& c = config_;
@@ -65,6 +84,7 @@ nlohmann::json System::describe() const {
         {"system", c.cube.hbm.capacity_bytes * c.total_cubes()}}},
       {"sram_bytes_per_pe", c.pe.sram_bytes},
       {"clock_hz", c.pe.clock.hz()},
+      {"buffers", buffers_json(c)},
   };
 }
 

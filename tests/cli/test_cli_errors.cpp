@@ -75,6 +75,20 @@ TEST_F(CliErrors, BadSetPath) {
                      "/system/ucie/bandwidth_GBps");
 }
 
+TEST_F(CliErrors, BuffersThatCouldDeadlockOrHoldNoPacketAreRefused) {
+  // default.json: a ring of 4 cubes, so a route crosses up to 2 UCIe links.
+  const std::string def = spec_file("default.json");
+  expect_usage_error({"run", def, "vector_add", "--set", "system.ucie.virtual_channels=1"},
+                     "/system/ucie/virtual_channels: 1 virtual channel cannot keep the routes "
+                     "between cubes free of deadlock");
+  expect_usage_error(
+      {"traffic", def, "--load", "0.5", "--set", "system.cube.noc.router.input_buffer_bytes=4096"},
+      "4096 bytes over 6 virtual channels is 682 bytes a channel, less than one "
+      "packet");
+  expect_usage_error({"info", def, "--set", "system.cube.noc.router.virtual_channels=0"},
+                     "/system/cube/noc/router/virtual_channels");
+}
+
 TEST_F(CliErrors, BadBackend) {
   expect_usage_error({"run", tiny, "vector_add", "--backend", "tpu"}, "--backend");
 }

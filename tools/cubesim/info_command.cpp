@@ -146,6 +146,19 @@ int info(const InfoArgs& a) {
   row("inter-SIP", links("inter_sip_link", "inter_sip_connections", "pair of SIPs") + ", " +
                        d.value("inter_sip_topology", "?") + sip_shape +
                        (one_sip ? " (unused: 1 SIP)" : ""));
+  // "48.0 KiB per input port, 6 VCs (3 classes), credits 1 ns" or "unbounded".
+  const auto buffer = [&](const char* key) {
+    const nlohmann::json& b = d["buffers"][key];
+    const double bytes = b["input_buffer_bytes"].get<double>();
+    if (bytes == 0) return std::string("unbounded");
+    const int vcs = b["virtual_channels"].get<int>(), classes = b["classes"].get<int>();
+    return format_bytes(bytes) + " per input port, " + std::to_string(vcs) + " VC" +
+           (vcs == 1 ? "" : "s") + " (" + std::to_string(classes) + " class" +
+           (classes == 1 ? "" : "es") + "), credits " +
+           emu::format_time(b["credit_latency_ps"].get<emu::Tick>());
+  };
+  row("buffers", "routers " + buffer("router") + "; UCIe " + buffer("ucie") + "; inter-SIP " +
+                     buffer("inter_sip"));
   row("SRAM", format_bytes(num(d, "sram_bytes_per_pe")) + " per PE");
   row("links", std::to_string(static_cast<long long>(num(d, "links"))) + " modelled links");
   print_port_capacities(ports);
