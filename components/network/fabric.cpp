@@ -666,18 +666,9 @@ void Fabric::advance(Packet& p) {
   const Route& r = *p.route;
   for (;;) {
     const LinkId id = r.links[p.hop];
-    Link& l = links_[id];
-    const emu::Tick start = std::max(now, l.free_at);
-    const emu::Tick end = std::max(start + packet_time(id, l, p.bytes, start), p.tail);
+    const emu::Tick start = std::max(now, links_[id].free_at);
+    const emu::Tick end = occupy(p, id, start);
     const emu::Tick lat = r.latency[p.hop];
-    if (lat > emu::kTickMax - end) [[unlikely]]
-      arrival_overflow(id, end, lat);
-    l.free_at = end;
-    l.busy += end - start;
-    l.bytes += p.bytes;
-    ++l.packets;
-    ++packet_hops_;
-    if (trace_) trace_busy(id, start, end, p.bytes, *p.transfer);
     if (++p.hop == r.links.size()) {
       sched_.schedule_at(
           end + lat, [this, &p] { delivered(p); }, 0, "noc delivery");
@@ -694,13 +685,23 @@ void Fabric::advance(Packet& p) {
   }
 }
 
-emu::Tick Fabric::packet_time(LinkId id, const Link& l, std::uint32_t bytes,
-                              emu::Tick start) const {
+emu::Tick Fabric::occupy(Packet& p, LinkId id, emu::Tick start) {
+  Link& l = links_[id];
   const emu::Tick ser =
-      bytes == packet_bytes_ ? l.full_packet_time : l.bandwidth.transfer_time(bytes);
+      p.bytes == packet_bytes_ ? l.full_packet_time : l.bandwidth.transfer_time(p.bytes);
   if (ser > emu::kTickMax - start) [[unlikely]]
-    busy_overflow(id, bytes, start);
-  return ser;
+    busy_overflow(id, p.bytes, start);
+  const emu::Tick end = std::max(start + ser, p.tail);
+  const emu::Tick lat = p.route->latency[p.hop];
+  if (lat > emu::kTickMax - end) [[unlikely]]
+    arrival_overflow(id, end, lat);
+  l.free_at = end;
+  l.busy += end - start;
+  l.bytes += p.bytes;
+  ++l.packets;
+  ++packet_hops_;
+  if (trace_) trace_busy(id, start, end, p.bytes, *p.transfer);
+  return end;
 }
 
 // ---- Credit flow control (bounded buffers, InputBuffers) ----------------------------------------
@@ -761,17 +762,8 @@ bool Fabric::try_grant(Packet& p, emu::Tick* retry) {
 void Fabric::grant(Packet& p, emu::Tick start, std::uint32_t channel) {
   const Route& r = *p.route;
   const LinkId id = r.links[p.hop];
-  Link& l = links_[id];
-  const emu::Tick end = std::max(start + packet_time(id, l, p.bytes, start), p.tail);
+  const emu::Tick end = occupy(p, id, start);
   const emu::Tick lat = r.latency[p.hop];
-  if (lat > emu::kTickMax - end) [[unlikely]]
-    arrival_overflow(id, end, lat);
-  l.free_at = end;
-  l.busy += end - start;
-  l.bytes += p.bytes;
-  ++l.packets;
-  ++packet_hops_;
-  if (trace_) trace_busy(id, start, end, p.bytes, *p.transfer);
   if (p.held != nullptr) {  // its tail leaves the buffer it sat in at `end`
     InputBuffers::Occupant* next = buffers_.leave(p.held_link, p.held_channel, p.held, end);
     if (next != nullptr && static_cast<Packet*>(next->packet)->in_line) {
@@ -782,7 +774,7 @@ void Fabric::grant(Packet& p, emu::Tick start, std::uint32_t channel) {
     if (waiters_[p.held_link].head != nullptr) schedule_wake(p.held_link, p.held->release);
     p.held = nullptr;
   }
-  if (crosses(l.kind)) ++p.crossed;
+  if (crosses(links_[id].kind)) ++p.crossed;
   if (channel != InputBuffers::kNone) {
     p.held = buffers_.enter(channel, p.bytes, &p);
     p.held_link = id;

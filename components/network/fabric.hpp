@@ -279,8 +279,9 @@ class Fabric {
   void grant(Packet& p, emu::Tick start, std::uint32_t channel);
   void schedule_wake(LinkId id, emu::Tick at);
   void wake(LinkId id);  // the packets waiting for `id` try again
-  // The link's serialisation of a packet, checked against the end of time from `start`.
-  emu::Tick packet_time(LinkId id, const Link& l, std::uint32_t bytes, emu::Tick start) const;
+  // p crosses hop p.hop, link `id`, from `start`: the link is busy until the returned end of
+  // its serialisation (no earlier than p's tail arrives), counted in the link's statistics.
+  emu::Tick occupy(Packet& p, LinkId id, emu::Tick start);
   void delivered(Packet& p);
   const Route& route_for(Transfer& t, std::uint64_t addr, std::uint32_t* bytes);
   const Route& cached_route(Kind kind, std::uint32_t pe, std::uint32_t peer, Location loc,

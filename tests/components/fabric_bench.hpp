@@ -2,6 +2,7 @@
 // A system on a scheduler, for fabric tests: issue transfers, run, read the time.
 
 #include <functional>
+#include <vector>
 
 #include "components/network/fabric.hpp"
 #include "components/system/system.hpp"
@@ -28,6 +29,18 @@ inline emu::Tick run_one(Bench& b, const std::function<void(Fabric::Done)>& issu
   issue([&] { done_at = b.sched.now(); });
   b.sched.run();
   return done_at;
+}
+
+// 32 PEs each read 300000 bytes from the other cube of a two-cube config: when each read
+// completed, in order of completion (for determinism checks).
+inline std::vector<emu::Tick> reads_across_cubes(const SystemConfig& c) {
+  Bench b(c);
+  std::vector<emu::Tick> done;
+  for (std::uint32_t pe = 0; pe < 32; ++pe)
+    b.fabric().read(pe, b.addr((pe + 1) % 2, pe * 8192), 300000,
+                    [&] { done.push_back(b.sched.now()); });
+  b.sched.run();
+  return done;
 }
 
 }  // namespace cubesim::components::testing
