@@ -722,6 +722,16 @@ void Fabric::arrive(Packet& p) {
 }
 
 void Fabric::request(Packet& p) {
+  // Granting one packet can make the next in its channel first in line, and so on down the
+  // channel: those requests are queued and taken here one after another, not nested (a
+  // callback may run on a program's small fiber stack).
+  pending_.push_back(&p);
+  if (pending_.size() > 1) return;  // a request further up the stack takes it
+  for (std::size_t i = 0; i < pending_.size(); ++i) request_now(*pending_[i]);
+  pending_.clear();
+}
+
+void Fabric::request_now(Packet& p) {
   if (p.held != nullptr) {
     // Not before the tail of the packet ahead in its channel has left. When the link is busy
     // past that anyway, the request is taken now, as a busy link's always is; otherwise at
@@ -1021,6 +1031,7 @@ void Fabric::abandon_in_flight() {
   for (Link& l : links_) l.free_at = 0;
   buffers_.clear();
   for (Waiters& w : waiters_) w = Waiters{};
+  pending_.clear();
   free_transfers_ = nullptr;
   for (Transfer& t : transfer_store_) {
     t.done = nullptr;

@@ -273,6 +273,7 @@ class Fabric {
   // With credits, instead of advance: the head reached hop p.hop's input at now().
   void arrive(Packet& p);
   void request(Packet& p);  // p is first in line for hop p.hop: granted now or waits
+  void request_now(Packet& p);
   // Grants p its link at the soonest time there is room beyond it, or says when to try again
   // (InputBuffers::kUnknown: when a packet in the buffer beyond moves on).
   bool try_grant(Packet& p, emu::Tick* retry);
@@ -345,6 +346,7 @@ class Fabric {
   InputBuffers buffers_;
   bool credits_;                  // the packet model with bounded buffers
   std::vector<Waiters> waiters_;  // per link, with credits
+  std::vector<Packet*> pending_;  // requests being taken in turn (request())
   std::unordered_map<RouteKey, Route, RouteKeyHash> routes_;
   std::vector<Dma> dma_;
   std::deque<Transfer> transfer_store_;
