@@ -313,11 +313,11 @@ void Context::move_segments(bool write, const Shape& shape, DType dtype, const s
   // What the transfer callbacks need, on this fiber's stack (it outlives them: we wait).
   struct Pending {
     emu::Completion done;
-    components::SparseMemory* memory;
+    detail::FunctionalMemory* memory;
     const std::byte* src;  // store: the tile's values; nullptr when there are none
     std::byte* dst;        // load: the tile's storage; nullptr in timing-only runs
   } pending{emu::Completion(launch_.sched, what, std::max<std::size_t>(segments_.size(), 1)),
-            launch_.sys.memory(), src, dst};
+            launch_.memory, src, dst};
   if (deferred) {
     const auto& at = *deferred->data_->source;
     launch_.deferred->defer(
@@ -379,7 +379,7 @@ Tile Context::load(Ptr ptr, Shape shape, DType dtype, const LoadOptions& o) {
       fill_value(t.data_->bytes.data(), shape.numel(), dtype, o.other);
     if (whole_rows)
       t.data_->source = Tile::Source{ptr.addr, o.row_stride ? o.row_stride : shape.cols(),
-                                     launch_.sys.memory()->write_generation()};
+                                     launch_.memory->write_generation()};
   }
   move_segments(false, shape, dtype, nullptr,
                 t.data_->bytes.empty() ? nullptr : t.data_->bytes.data(), defer ? &t : nullptr);

@@ -4,7 +4,7 @@
 
 namespace cubesim::detail {
 
-DeferredLoads::DeferredLoads(components::SparseMemory& memory) : memory_(memory) {
+DeferredLoads::DeferredLoads(FunctionalMemory& memory) : memory_(memory) {
   memory_.attach(*this);
 }
 

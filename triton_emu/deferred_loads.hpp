@@ -4,7 +4,7 @@
 // A large unmasked load into a tile whose only use is as an operand of held composite GEMMs
 // (held_gemms.hpp) never needs its bytes in the host's memory: the ADR's sharded GEMM loads
 // 2 GiB of A that way at 4096^3. So a load of at least kMinBytes whole rows copies nothing when
-// its transfers land; memory marks the rows as still to be read (SparseMemory::hold), and the
+// its transfers land; memory marks the rows as still to be read (FunctionalMemory::hold), and the
 // tile's values are copied on first use (Tile::raw()), or before anything writes to those rows
 // (settle()), whichever comes first. Until then the rows hold exactly what the load would have
 // copied, so the tile's values are the same as if they had been copied at once.
@@ -20,18 +20,18 @@
 #include <unordered_map>
 #include <vector>
 
-#include "components/memory/sparse_memory.hpp"
+#include "triton_emu/functional_memory.hpp"
 #include "triton_emu/matrix_at.hpp"
 #include "triton_emu/tile.hpp"
 
 namespace cubesim::detail {
 
-class DeferredLoads final : public components::SparseMemory::Holder {
+class DeferredLoads final : public FunctionalMemory::Holder {
  public:
   // Below this, marking pages costs more than copying (the per-call case is a 64-byte tile).
   static constexpr std::uint64_t kMinBytes = std::uint64_t{16} << 10;
 
-  explicit DeferredLoads(components::SparseMemory& memory);
+  explicit DeferredLoads(FunctionalMemory& memory);
   ~DeferredLoads();
   DeferredLoads(const DeferredLoads&) = delete;
   DeferredLoads& operator=(const DeferredLoads&) = delete;
@@ -57,7 +57,7 @@ class DeferredLoads final : public components::SparseMemory::Holder {
   };
   void copy(tl::Tile::Data& data, const Load& load);
 
-  components::SparseMemory& memory_;
+  FunctionalMemory& memory_;
   std::unordered_map<tl::Tile::Data*, Load> loads_;
   std::vector<std::byte> scratch_;
   std::uint64_t bytes_not_copied_ = 0;

@@ -59,7 +59,7 @@ OperandInfo info(const tl::Context::Operand& op) {
 
 // The operand's values: a tile's own storage, or a ref read from memory into `buf`.
 const std::byte* values(const tl::Context::Operand& op, std::vector<std::byte>& buf,
-                        components::SparseMemory& mem) {
+                        FunctionalMemory& mem) {
   if (const auto* t = std::get_if<tl::Tile>(&op)) return t->raw();
   const auto& r = std::get<tl::Ref>(op);
   const std::uint32_t size = dtype_size(r.dtype);
@@ -78,7 +78,7 @@ const std::byte* values(const tl::Context::Operand& op, std::vector<std::byte>& 
 // An f16 operand as f32: through the shared cache when its values are what memory holds at
 // a known place (a ref, or a tile loaded from memory that nobody has written to since).
 std::shared_ptr<const std::vector<float>> f16_operand_as_f32(const tl::Context::Operand& op,
-                                                             components::SparseMemory& mem,
+                                                             FunctionalMemory& mem,
                                                              OperandCache& cache) {
   if (const auto* r = std::get_if<tl::Ref>(&op))
     return cache.f16_as_f32(mem, r->ptr.addr, r->shape.rows(), r->shape.cols(), r->row_stride);
@@ -98,7 +98,7 @@ std::shared_ptr<const std::vector<float>> f16_operand_as_f32(const tl::Context::
 
 // Where the operand's values are in memory now: a ref, or a tile loaded from memory that
 // nobody has written to since. Nothing for a tile computed in SRAM.
-std::optional<MatrixAt> in_memory(const tl::Context::Operand& op, components::SparseMemory& mem) {
+std::optional<MatrixAt> in_memory(const tl::Context::Operand& op, FunctionalMemory& mem) {
   if (const auto* r = std::get_if<tl::Ref>(&op))
     return MatrixAt{r->ptr.addr, r->shape.rows(), r->shape.cols(), r->row_stride, r->dtype};
   const auto& t = std::get<tl::Tile>(op);
@@ -110,8 +110,7 @@ std::optional<MatrixAt> in_memory(const tl::Context::Operand& op, components::Sp
 }
 
 // Holds the job's product until something needs it, when its operands are in memory.
-std::shared_ptr<HeldProduct> hold(const GemmJob& job, components::SparseMemory& mem,
-                                  HeldGemms& held) {
+std::shared_ptr<HeldProduct> hold(const GemmJob& job, FunctionalMemory& mem, HeldGemms& held) {
   if (job.options.accumulate || job.m == 0 || job.n == 0 || job.k == 0) return nullptr;
   const auto a = in_memory(job.a, mem);
   if (!a) return nullptr;
@@ -164,7 +163,7 @@ void start_job(const std::shared_ptr<GemmJob>& holder) {
   const emu::Tick compute =
       timing.compute_time(static_cast<std::uint64_t>(job.m), static_cast<std::uint64_t>(job.n),
                           static_cast<std::uint64_t>(job.k), job.in);
-  auto* mem = L.sys.memory();
+  auto* mem = L.memory;
   if (mem && L.gemm) L.gemm->ensure();
   if (mem && L.gemm) job.held = hold(job, *mem, *L.gemm->held);
   if (mem && L.gemm && !job.held) {
@@ -237,7 +236,7 @@ void finish_job(GemmJob& job) {
     L.gemm->held->complete(*job.held);
   } else if (job.numerics.valid()) {
     job.numerics.get();  // rethrows a backend error into this callback
-    L.sys.memory()->write(job.out.addr, job.c_buf.data(), job.c_buf.size());
+    L.memory->write(job.out.addr, job.c_buf.data(), job.c_buf.size());
   }
   pe.gemm_busy += end - job.started;
   pe.flops += components::GemmTimingModel::flops(static_cast<std::uint64_t>(job.m),

@@ -38,7 +38,7 @@ Rectangle single(HeldProduct* p) {
   return r;
 }
 
-void gather(const components::SparseMemory& mem, Rectangle& r) {
+void gather(FunctionalMemory& mem, Rectangle& r) {
   std::vector<std::byte> scratch;
   const HeldProduct& first = *r.products.front().front();
   backends::GemmDesc& d = r.d;
@@ -102,8 +102,8 @@ void scatter(Rectangle& r) {
 
 }  // namespace
 
-HeldGemms::HeldGemms(components::SparseMemory& memory, backends::GemmBackend& backend,
-                     GemmWorkerPool& pool, std::uint64_t max_bytes)
+HeldGemms::HeldGemms(FunctionalMemory& memory, backends::GemmBackend& backend, GemmWorkerPool& pool,
+                     std::uint64_t max_bytes)
     : memory_(memory), backend_(backend), pool_(pool), max_bytes_(max_bytes) {
   memory_.attach(*this);
 }

@@ -4,7 +4,7 @@
 // A composite GEMM whose operands are in memory (refs, or tiles loaded from memory that nobody
 // has written since) needs its product only when something looks at its output: a later load
 // or store of those bytes, a host read, the end of the launch. Until then the product is held:
-// memory marks the pages of its operands and its output (SparseMemory::hold), and an access
+// memory marks the pages of its operands and its output (FunctionalMemory::hold), and an access
 // that would see the output or change an operand first settles every held product.
 //
 // Settling computes the held products as few large GEMMs. Products that share operands form
@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "components/dtype.hpp"
-#include "components/memory/sparse_memory.hpp"
+#include "triton_emu/functional_memory.hpp"
 #include "triton_emu/matrix_at.hpp"
 
 namespace cubesim::backends {
@@ -53,11 +53,11 @@ struct HeldProduct {
   std::uint64_t out_bytes() const;
 };
 
-class HeldGemms final : public components::SparseMemory::Holder {
+class HeldGemms final : public FunctionalMemory::Holder {
  public:
   // Held products stop growing at `max_bytes` of distinct operands and outputs (the buffers a
   // settle needs); the next one settles them first.
-  HeldGemms(components::SparseMemory& memory, backends::GemmBackend& backend, GemmWorkerPool& pool,
+  HeldGemms(FunctionalMemory& memory, backends::GemmBackend& backend, GemmWorkerPool& pool,
             std::uint64_t max_bytes = std::uint64_t{512} << 20);
   ~HeldGemms();
   HeldGemms(const HeldGemms&) = delete;
@@ -82,7 +82,7 @@ class HeldGemms final : public components::SparseMemory::Holder {
   void mark(const HeldProduct& p, bool on);
   void compute(const std::vector<std::shared_ptr<HeldProduct>>& batch);
 
-  components::SparseMemory& memory_;
+  FunctionalMemory& memory_;
   backends::GemmBackend& backend_;
   GemmWorkerPool& pool_;
   std::uint64_t max_bytes_;

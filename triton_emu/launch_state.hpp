@@ -17,6 +17,7 @@
 #include "triton_emu/allocations.hpp"
 #include "triton_emu/context.hpp"
 #include "triton_emu/deferred_loads.hpp"
+#include "triton_emu/functional_memory.hpp"
 #include "triton_emu/gemm_worker_pool.hpp"
 #include "triton_emu/held_gemms.hpp"
 #include "triton_emu/operand_cache.hpp"
@@ -59,7 +60,7 @@ struct PeState {
 // backend's or the pool's threads.
 struct GemmResources {
   std::string backend_name;
-  components::SparseMemory* memory = nullptr;
+  FunctionalMemory* memory = nullptr;
   std::unique_ptr<backends::GemmBackend> backend;
   std::unique_ptr<GemmWorkerPool> pool;
   std::unique_ptr<OperandCache> cache;
@@ -70,7 +71,8 @@ struct GemmResources {
 struct LaunchState {
   emu::Scheduler& sched;
   components::System& sys;
-  GemmResources* gemm;  // nullptr in timing-only runs
+  FunctionalMemory* memory;  // nullptr in timing-only runs
+  GemmResources* gemm;       // nullptr in timing-only runs
   emu::TraceWriter* trace;
   AccessLog* log;                    // nullptr when not recording
   DeferredLoads* deferred;           // nullptr in timing-only runs

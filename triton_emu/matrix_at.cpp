@@ -9,8 +9,8 @@ std::uint64_t MatrixAt::span_bytes() const {
   return static_cast<std::uint64_t>((rows - 1) * row_stride + cols) * dtype_size(dtype);
 }
 
-void read_matrix(const components::SparseMemory& mem, const MatrixAt& m, std::byte* dst,
-                 std::int64_t ld, std::vector<std::byte>& scratch) {
+void read_matrix(FunctionalMemory& mem, const MatrixAt& m, std::byte* dst, std::int64_t ld,
+                 std::vector<std::byte>& scratch) {
   const std::uint32_t size = dtype_size(m.dtype);
   const auto row_bytes = static_cast<std::uint64_t>(m.cols) * size;
   if (m.row_stride == m.cols && ld == m.cols) {

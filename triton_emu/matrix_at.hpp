@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "components/dtype.hpp"
-#include "components/memory/sparse_memory.hpp"
+#include "triton_emu/functional_memory.hpp"
 
 namespace cubesim::detail {
 
@@ -22,7 +22,7 @@ struct MatrixAt {
 };
 
 // Copies the matrix's rows to `dst`, `ld` elements apart. `scratch` is reused between calls.
-void read_matrix(const components::SparseMemory& mem, const MatrixAt& m, std::byte* dst,
-                 std::int64_t ld, std::vector<std::byte>& scratch);
+void read_matrix(FunctionalMemory& mem, const MatrixAt& m, std::byte* dst, std::int64_t ld,
+                 std::vector<std::byte>& scratch);
 
 }  // namespace cubesim::detail

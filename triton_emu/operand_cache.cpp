@@ -4,9 +4,11 @@
 
 namespace cubesim::detail {
 
-std::shared_ptr<const std::vector<float>> OperandCache::f16_as_f32(
-    const components::SparseMemory& mem, std::uint64_t addr, std::int64_t rows, std::int64_t cols,
-    std::int64_t row_stride) {
+std::shared_ptr<const std::vector<float>> OperandCache::f16_as_f32(FunctionalMemory& mem,
+                                                                   std::uint64_t addr,
+                                                                   std::int64_t rows,
+                                                                   std::int64_t cols,
+                                                                   std::int64_t row_stride) {
   const std::uint64_t span =
       rows == 0 ? 0 : static_cast<std::uint64_t>((rows - 1) * row_stride + cols) * 2;
   const std::uint64_t newest = mem.newest_write(addr, span);

@@ -15,7 +15,7 @@
 #include <tuple>
 #include <vector>
 
-#include "components/memory/sparse_memory.hpp"
+#include "triton_emu/functional_memory.hpp"
 
 namespace cubesim::detail {
 
@@ -25,9 +25,9 @@ class OperandCache {
 
   // The f32 values of the rows x cols f16 matrix at `addr` (rows `row_stride` elements apart),
   // as memory holds it now.
-  std::shared_ptr<const std::vector<float>> f16_as_f32(const components::SparseMemory& mem,
-                                                       std::uint64_t addr, std::int64_t rows,
-                                                       std::int64_t cols, std::int64_t row_stride);
+  std::shared_ptr<const std::vector<float>> f16_as_f32(FunctionalMemory& mem, std::uint64_t addr,
+                                                       std::int64_t rows, std::int64_t cols,
+                                                       std::int64_t row_stride);
   std::uint64_t hits() const { return hits_; }
   std::uint64_t misses() const { return misses_; }
 

@@ -81,8 +81,9 @@ struct SimulationImpl {
         }
       }
       gemm.backend_name = options.backend;
-      gemm.memory = sys.memory();
-      deferred = std::make_unique<DeferredLoads>(*sys.memory());
+      memory = std::make_unique<FunctionalMemory>(*sys.memory());
+      gemm.memory = memory.get();
+      deferred = std::make_unique<DeferredLoads>(*memory);
     }
     if (!options.trace_path.empty()) {
       select_traced_pes();
@@ -125,6 +126,7 @@ struct SimulationImpl {
   emu::Scheduler sched;
   components::System sys;
   std::vector<PeState> pes;
+  std::unique_ptr<FunctionalMemory> memory;  // before its holders; nullptr when timing-only
   GemmResources gemm;
   std::unique_ptr<DeferredLoads> deferred;  // after gemm: copying may settle held GEMMs
   std::unique_ptr<emu::TraceWriter> trace;
@@ -217,7 +219,7 @@ Ptr Simulation::place(std::uint64_t bytes, Placement placement, std::uint64_t al
 }
 
 void Simulation::write_bytes(Ptr p, const void* src, std::uint64_t bytes) {
-  auto* mem = impl_->sys.memory();
+  auto* mem = impl_->memory.get();
   check_host_access(p, bytes, "write");
   try {
     if (mem)
@@ -230,7 +232,7 @@ void Simulation::write_bytes(Ptr p, const void* src, std::uint64_t bytes) {
 }
 
 void Simulation::read_bytes(Ptr p, void* dst, std::uint64_t bytes) const {
-  const auto* mem = impl_->sys.memory();
+  auto* mem = impl_->memory.get();
   if (!mem) throw UsageError("read: a timing-only simulation holds no data");
   check_host_access(p, bytes, "read");
   try {
@@ -295,13 +297,10 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
                        "; a grid dimension must be between 1 and the hardware's");
 
   auto log = std::make_shared<AccessLog>();
-  detail::LaunchState L{I.sched,
-                        I.sys,
-                        I.options.timing_only ? nullptr : &I.gemm,
-                        I.trace.get(),
-                        I.options.record_accesses ? log.get() : nullptr,
-                        I.deferred.get(),
-                        I.allocations};
+  detail::LaunchState L{I.sched,          I.sys,
+                        I.memory.get(),   I.options.timing_only ? nullptr : &I.gemm,
+                        I.trace.get(),    I.options.record_accesses ? log.get() : nullptr,
+                        I.deferred.get(), I.allocations};
   for (int i = 0; i < 3; ++i) L.grid[i] = g[i];
   L.trace_flows = I.options.trace_flows;
   L.vector_lanes = std::max<std::uint32_t>(1, cfg.pe.vector.lanes);

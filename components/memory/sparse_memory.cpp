@@ -24,8 +24,7 @@ void SparseMemory::write(std::uint64_t addr, const void* src, std::uint64_t byte
   ++generation_;
   for (std::uint64_t done = 0; done < bytes;) {
     const auto piece = map_.first_piece(addr + done, bytes - done, page_.value());
-    Page& p = page(page_key(piece.loc));  // a reference survives settle()'s writes
-    settle_for(p, true);
+    Page& p = page(page_key(piece.loc));
     p.generation = generation_;
     std::memcpy(p.bytes.get() + page_.rem(piece.loc.offset), in + done, piece.len);
     done += piece.len;
@@ -40,9 +39,6 @@ void SparseMemory::read(std::uint64_t addr, void* dst, std::uint64_t bytes) cons
     if (const Page* p = find_page(page_key(piece.loc)); !p) {
       std::memset(out + done, 0, piece.len);
     } else {
-      // Settling writes only marked pages, so the pages already copied stay as they were. It
-      // may add pages: a reference survives that.
-      settle_for(*p, false);
       std::memcpy(out + done, p->bytes.get() + page_.rem(piece.loc.offset), piece.len);
     }
     done += piece.len;
@@ -54,44 +50,10 @@ std::uint64_t SparseMemory::newest_write(std::uint64_t addr, std::uint64_t bytes
   map_.check_range(addr, bytes, "read");
   for (std::uint64_t done = 0; done < bytes;) {
     const auto piece = map_.first_piece(addr + done, bytes - done, page_.value());
-    if (const Page* p = find_page(page_key(piece.loc))) {  // as in read()
-      settle_for(*p, false);
-      newest = std::max(newest, p->generation);
-    }
+    if (const Page* p = find_page(page_key(piece.loc))) newest = std::max(newest, p->generation);
     done += piece.len;
   }
   return newest;
-}
-
-std::vector<std::uint64_t> SparseMemory::page_keys(std::uint64_t addr, std::uint64_t bytes) const {
-  map_.check_range(addr, bytes, "hold");
-  std::vector<std::uint64_t> keys;
-  for (std::uint64_t done = 0; done < bytes;) {
-    const auto piece = map_.first_piece(addr + done, bytes - done, page_.value());
-    keys.push_back(page_key(piece.loc));
-    done += piece.len;
-  }
-  std::sort(keys.begin(), keys.end());
-  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-  return keys;
-}
-
-void SparseMemory::attach(Holder& holder) {
-  if (holder.slot_ >= 0) throw std::logic_error("SparseMemory::attach: the holder is attached");
-  for (int h = 0; h < kMaxHolders; ++h)
-    if (holders_[h] == nullptr) {
-      holders_[h] = &holder;
-      holder.slot_ = h;
-      return;
-    }
-  throw std::logic_error("SparseMemory::attach: no free holder slot");
-}
-
-void SparseMemory::detach(Holder& holder) {
-  if (holder.slot_ < 0 || holders_[holder.slot_] != &holder)
-    throw std::logic_error("SparseMemory::detach: the holder is not attached");
-  holders_[holder.slot_] = nullptr;
-  holder.slot_ = -1;
 }
 
 SparseMemory::Page& SparseMemory::page(std::uint64_t key) {
@@ -101,33 +63,6 @@ SparseMemory::Page& SparseMemory::page(std::uint64_t key) {
   last_key_ = key;
   last_page_ = &p;
   return p;
-}
-
-void SparseMemory::hold(Holder& holder, std::uint64_t addr, std::uint64_t bytes, bool write) {
-  const int self = holder.slot_;
-  if (self < 0 || holders_[self] != &holder)
-    throw std::logic_error("SparseMemory::hold: the holder is not attached");
-  const auto keys = page_keys(addr, bytes);
-  for (const std::uint64_t k : keys) {
-    const Page* p = find_page(k);  // settling may add pages (see read())
-    if (!p) continue;
-    for (int h = 0; h < kMaxHolders; ++h)
-      if ((write && p->held_reads[h] > 0) || (p->held_writes[h] > 0 && (!write || h != self)))
-        holders_[h]->settle();
-  }
-  for (const std::uint64_t k : keys) ++(write ? page(k).held_writes : page(k).held_reads)[self];
-}
-
-void SparseMemory::unhold(Holder& holder, std::uint64_t addr, std::uint64_t bytes, bool write) {
-  const int self = holder.slot_;
-  if (self < 0 || holders_[self] != &holder)
-    throw std::logic_error("SparseMemory::unhold: the holder is not attached");
-  for (const std::uint64_t k : page_keys(addr, bytes)) {
-    const auto it = pages_.find(k);
-    if (it == pages_.end() || (write ? it->second.held_writes : it->second.held_reads)[self] == 0)
-      throw std::logic_error("SparseMemory::unhold: the range was not held");
-    --(write ? it->second.held_writes : it->second.held_reads)[self];
-  }
 }
 
 }  // namespace cubesim::components

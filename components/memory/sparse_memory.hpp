@@ -5,20 +5,11 @@
 //
 // Contract: single-threaded (the simulation thread owns it). Locations are physical (cube,
 // offset), so the direct and interleaved windows of AddressMap see the same bytes.
-//
-// Held-back work: a Holder (composite GEMMs whose products are computed late, loads whose copy
-// waits until the values are used) marks the pages it will write and the pages it has still to
-// read. Before an access that would see a held-back write (reading or writing a page marked for
-// writing) or change what a holder has still to read (writing a page marked for reading), memory
-// calls that holder's settle(), which unmarks its pages and does what it held back. Marks are
-// per physical page, so both windows see them.
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
-#include <vector>
 
 #include "components/memory/address_map.hpp"
 #include "components/memory/divisor.hpp"
@@ -27,23 +18,8 @@ namespace cubesim::components {
 
 class SparseMemory {
  public:
-  class Holder {
-   public:
-    // Unmarks every page it marked (unhold) and does what it held back. May be called while
-    // another holder settles (its writes may conflict with this holder's marks).
-    virtual void settle() = 0;
-
-   protected:
-    virtual ~Holder() = default;
-
-   private:
-    friend class SparseMemory;
-    int slot_ = -1;  // in holders_, while attached
-  };
-  static constexpr int kMaxHolders = 2;
-
   SparseMemory(const AddressMap& map, std::uint64_t page_bytes);
-  // Holders point here, and the page cache into the map.
+  // The page cache points into the map.
   SparseMemory(const SparseMemory&) = delete;
   SparseMemory& operator=(const SparseMemory&) = delete;
 
@@ -54,20 +30,10 @@ class SparseMemory {
 
   // A number that grows with every write: the newest write to any page of [addr, addr+bytes)
   // (0 if none). Caches of memory contents compare it with the value they were filled at.
-  // Settles a holder's writes to the range first, as read() does.
   std::uint64_t newest_write(std::uint64_t addr, std::uint64_t bytes) const;
   std::uint64_t write_generation() const { return generation_; }
 
-  // Up to kMaxHolders holders; each must unmark its pages before it is detached.
-  void attach(Holder& holder);
-  void detach(Holder& holder);
-  // Marks the pages of [addr, addr + bytes) as to be written (`write`) or still to be read by
-  // `holder`, after settling the holders that access would conflict with as read() and write()
-  // do, except that a holder's own held writes do not conflict with each other (it orders
-  // them). Pages are allocated (zeros) if needed. unhold() takes one such mark back.
-  void hold(Holder& holder, std::uint64_t addr, std::uint64_t bytes, bool write);
-  void unhold(Holder& holder, std::uint64_t addr, std::uint64_t bytes, bool write);
-
+  const AddressMap& address_map() const { return map_; }
   std::uint64_t page_bytes() const { return page_.value(); }
   std::size_t pages_allocated() const { return pages_.size(); }
   std::uint64_t bytes_allocated() const { return pages_.size() * page_.value(); }
@@ -75,8 +41,7 @@ class SparseMemory {
  private:
   struct Page {
     std::unique_ptr<std::byte[]> bytes;
-    std::uint64_t generation = 0;                                        // of the last write
-    std::array<std::uint32_t, kMaxHolders> held_writes{}, held_reads{};  // marks per holder
+    std::uint64_t generation = 0;  // of the last write
   };
   std::uint64_t page_key(Location loc) const {
     return std::uint64_t{loc.global_cube} * pages_per_cube_ + page_.quot(loc.offset);
@@ -98,19 +63,11 @@ class SparseMemory {
   const AddressMap& map_;
   Divisor page_;  // bytes per page
   std::uint64_t pages_per_cube_;
-  // Settles each holder that an access of this kind to `page` must wait for.
-  void settle_for(const Page& page, bool write) const {
-    for (int h = 0; h < kMaxHolders; ++h)
-      if (page.held_writes[h] > 0 || (write && page.held_reads[h] > 0)) holders_[h]->settle();
-  }
-  // The distinct pages of a range, sorted.
-  std::vector<std::uint64_t> page_keys(std::uint64_t addr, std::uint64_t bytes) const;
 
   std::unordered_map<std::uint64_t, Page> pages_;
   mutable std::uint64_t last_key_ = ~std::uint64_t{0};
   mutable const Page* last_page_ = nullptr;
   std::uint64_t generation_ = 0;
-  std::array<Holder*, kMaxHolders> holders_{};
 };
 
 }  // namespace cubesim::components

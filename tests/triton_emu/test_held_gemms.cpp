@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "components/memory/address_map.hpp"
+#include "components/memory/sparse_memory.hpp"
 #include "components/spec/spec.hpp"
 #include "spec_path.hpp"
 #include "triton_emu/backends/gemm_backend.hpp"
@@ -25,7 +26,8 @@ class HeldGemmsTest : public ::testing::Test {
   HeldGemmsTest()
       : config_(components::Spec::load(spec_path("tiny.json")).config()),
         map_(config_),
-        mem_(map_, config_.memory.page_bytes),
+        store_(map_, config_.memory.page_bytes),
+        mem_(store_),
         backend_(backends::make_gemm_backend("cpu")),
         pool_(2) {}
 
@@ -99,7 +101,8 @@ class HeldGemmsTest : public ::testing::Test {
 
   components::SystemConfig config_;
   components::AddressMap map_;
-  components::SparseMemory mem_;
+  components::SparseMemory store_;
+  FunctionalMemory mem_;
   std::unique_ptr<backends::GemmBackend> backend_;
   GemmWorkerPool pool_;
   std::uint64_t next_ = 0;
