@@ -495,6 +495,8 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
       {"backend", I.options.timing_only ? "none" : I.options.backend},
   };
   if (fabric.contains("busiest_link")) r.report["stats"]["busiest_link"] = fabric["busiest_link"];
+  if (fabric.contains("most_held_back"))
+    r.report["stats"]["most_held_back"] = fabric["most_held_back"];
   return r;
 }
 

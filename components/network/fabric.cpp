@@ -647,6 +647,7 @@ void Fabric::issue_packet(Transfer& t) {
     p.crossed = 0;
     p.in_line = false;
     p.next_waiting = nullptr;
+    p.waiting_since = emu::kTickMax;
     if (p.route->pre_delay == 0)
       arrive(p);
     else
@@ -745,6 +746,7 @@ void Fabric::request_now(Packet& p) {
   }
   emu::Tick retry = 0;
   if (try_grant(p, &retry)) return;
+  p.waiting_since = sched_.now();
   const LinkId id = p.route->links[p.hop];
   Waiters& w = waiters_[id];
   if (w.tail != nullptr)
@@ -774,6 +776,10 @@ void Fabric::grant(Packet& p, emu::Tick start, std::uint32_t channel) {
   const LinkId id = r.links[p.hop];
   const emu::Tick end = occupy(p, id, start);
   const emu::Tick lat = r.latency[p.hop];
+  if (p.waiting_since != emu::kTickMax) {
+    links_[id].credit_wait += sched_.now() - p.waiting_since;
+    p.waiting_since = emu::kTickMax;
+  }
   if (p.held != nullptr) {  // its tail leaves the buffer it sat in at `end`
     InputBuffers::Occupant* next = buffers_.leave(p.held_link, p.held_channel, p.held, end);
     if (next != nullptr && static_cast<Packet*>(next->packet)->in_line) {
@@ -1016,6 +1022,7 @@ void Fabric::flush_trace() {
 void Fabric::reset_stats() {
   for (Link& l : links_) {
     l.busy = 0;
+    l.credit_wait = 0;
     l.bytes = 0;
     l.packets = 0;
   }
@@ -1055,21 +1062,26 @@ std::uint64_t Fabric::link_bytes(LinkKind kind) const {
 
 nlohmann::json Fabric::stats_json(emu::Tick elapsed) const {
   nlohmann::json links = nlohmann::json::object();
-  LinkId busiest = 0;
-  emu::Tick busiest_time = 0;
+  LinkId busiest = 0, held_back = 0;
+  emu::Tick busiest_time = 0, most_wait = 0;
   for (LinkId id = 0; id < links_.size(); ++id) {
     const Link& l = links_[id];
     if (l.packets == 0) continue;
-    links[topology_.link_name(id)] = {
+    nlohmann::json& j = links[topology_.link_name(id)] = {
         {"kind", link_kind_name(l.kind)},
         {"bytes", l.bytes},
         {"packets", l.packets},
         {"busy_ps", l.busy},
         {"utilisation",
          elapsed ? static_cast<double>(l.busy) / static_cast<double>(elapsed) : 0.0}};
+    if (credits_) j["credit_wait_ps"] = l.credit_wait;
     if (l.busy > busiest_time) {
       busiest_time = l.busy;
       busiest = id;
+    }
+    if (l.credit_wait > most_wait) {
+      most_wait = l.credit_wait;
+      held_back = id;
     }
   }
   nlohmann::json out = {{"transfers", transfers_},
@@ -1083,6 +1095,9 @@ nlohmann::json Fabric::stats_json(emu::Tick elapsed) const {
                           {"ucie", link_bytes(LinkKind::ucie)},
                           {"inter_sip", link_bytes(LinkKind::inter_sip)}}},
                         {"links", std::move(links)}};
+  if (most_wait > 0)
+    out["most_held_back"] = {{"name", topology_.link_name(held_back)},
+                             {"credit_wait_ps", most_wait}};
   if (busiest_time > 0)
     out["busiest_link"] = {
         {"name", topology_.link_name(busiest)},

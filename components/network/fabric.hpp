@@ -112,7 +112,9 @@ class Fabric {
   // Bytes carried by each kind of link, summed over links (bytes x links crossed).
   std::uint64_t link_bytes(LinkKind kind) const;
   // {"links": {name: {bytes, packets, busy_ps, utilisation}}, "busiest": {...}, totals}; only
-  // links that carried traffic. `elapsed` is the time utilisation is measured against.
+  // links that carried traffic. With bounded buffers each link also has credit_wait_ps (time
+  // packets waited at it for room beyond it) and "most_held_back" names the link with the most.
+  // `elapsed` is the time utilisation is measured against.
   nlohmann::json stats_json(emu::Tick elapsed) const;
 
  private:
@@ -256,6 +258,7 @@ class Fabric {
     std::uint32_t crossed = 0;
     bool in_line = false;
     Packet* next_waiting = nullptr;
+    emu::Tick waiting_since = emu::kTickMax;  // when it began to wait for room, if it waits
   };
   // With credits: the packets waiting for room beyond a link, in the order they came.
   struct Waiters {

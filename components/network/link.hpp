@@ -62,6 +62,8 @@ struct Link {
   // State and statistics.
   emu::Tick free_at = 0;  // when the tail of the last packet has left
   emu::Tick busy = 0;     // total time occupied
+  // Time packets waited at its input for room beyond it (credits), summed over packets.
+  emu::Tick credit_wait = 0;
   std::uint64_t bytes = 0;
   std::uint64_t packets = 0;
 };

@@ -46,6 +46,13 @@ TEST(Credits, AStreamThroughOnePacketBuffersMovesAPacketPerCreditLoop) {
   const Tick hop = c.cube.noc.hop_latency;
   const Tick loop = ser + hop + c.cube.noc.router.credit_latency;
   EXPECT_EQ(t, ser + hop + (packets - 1) * loop);
+  // Every packet after the first reaches the mesh link as its credit is still a hop away: the
+  // credit comes back when the packet ahead has gone on to the ejection port, hop ns after it
+  // arrived.
+  const auto stats = b.fabric().stats_json(t);
+  EXPECT_EQ(stats["links"]["sip0.cube0.noc.(0,0)->(1,0).east"]["credit_wait_ps"].get<Tick>(),
+            (packets - 1) * hop);
+  EXPECT_TRUE(stats.contains("most_held_back"));
 
   Bench unbounded(testing::small_config(1, 1));
   EXPECT_EQ(run_one(unbounded, [&](auto done) { unbounded.fabric().send(0, 1, bytes, done); }),

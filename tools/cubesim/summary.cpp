@@ -144,6 +144,13 @@ void print_summary(std::ostream& out, const json& r, const std::vector<std::stri
   } else {
     line(out, "busiest", "no link carried traffic");
   }
+  if (!field(stats, "most_held_back").empty()) {
+    const json& h = field(stats, "most_held_back");
+    line(out, "held back",
+         h.value("name", "?") + ": its packets waited " +
+             format_duration_ps(count(h, "credit_wait_ps")) +
+             " in all for room in the buffer beyond it");
+  }
   line(out, "verified", verification(r));
   line(out, "wall",
        format_seconds(number(r, "wall_seconds")) + " simulating (" +
