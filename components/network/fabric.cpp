@@ -707,12 +707,6 @@ emu::Tick Fabric::occupy(Packet& p, LinkId id, emu::Tick start) {
 
 // ---- Credit flow control (bounded buffers, InputBuffers) ----------------------------------------
 
-namespace {
-bool crosses(LinkKind kind) {
-  return kind == LinkKind::ucie || kind == LinkKind::inter_sip;
-}
-}  // namespace
-
 void Fabric::arrive(Packet& p) {
   // It leaves its channel first in line: behind another packet, it waits for that one's grant.
   if (p.held != nullptr && buffers_.channel(p.held_channel).waiting != p.held) {
@@ -764,7 +758,7 @@ bool Fabric::try_grant(Packet& p, emu::Tick* retry) {
   const emu::Tick start = std::max(sched_.now(), l.free_at);
   std::uint32_t channel = InputBuffers::kNone;
   if (p.hop + 1 < r.links.size() && buffers_.bounded(id)) {
-    channel = buffers_.choose(id, p.crossed + (crosses(l.kind) ? 1 : 0), p.bytes, start, retry);
+    channel = buffers_.choose(id, p.crossed + (joins_cubes(l.kind) ? 1 : 0), p.bytes, start, retry);
     if (channel == InputBuffers::kNone) return false;
   }
   grant(p, start, channel);
@@ -790,7 +784,7 @@ void Fabric::grant(Packet& p, emu::Tick start, std::uint32_t channel) {
     if (waiters_[p.held_link].head != nullptr) schedule_wake(p.held_link, p.held->release);
     p.held = nullptr;
   }
-  if (crosses(links_[id].kind)) ++p.crossed;
+  if (joins_cubes(links_[id].kind)) ++p.crossed;
   if (channel != InputBuffers::kNone) {
     p.held = buffers_.enter(channel, p.bytes, &p);
     p.held_link = id;

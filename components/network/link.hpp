@@ -29,6 +29,12 @@ inline constexpr const char* link_kind_name(LinkKind k) {
   return "?";
 }
 
+// Whether a link joins two cubes (UCIe) or two SIPs: crossing one moves a packet to the next
+// virtual-channel class (virtual_channels.hpp).
+inline constexpr bool joins_cubes(LinkKind k) {
+  return k == LinkKind::ucie || k == LinkKind::inter_sip;
+}
+
 // The spec field a link's bandwidth comes from, for error messages. Ports run at the NOC link
 // bandwidth; an HBM channel gets its cube's bandwidth divided by the channel count.
 inline constexpr const char* link_bandwidth_field(LinkKind k) {

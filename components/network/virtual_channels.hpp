@@ -32,14 +32,13 @@ struct VcPlan {
   static VcPlan of(const SystemConfig& c);
   // The classes a buffer at the far end of a link of `kind` serves.
   std::uint32_t classes(LinkKind kind) const {
-    return kind == LinkKind::ucie || kind == LinkKind::inter_sip ? link_classes : router_classes;
+    return joins_cubes(kind) ? link_classes : router_classes;
   }
   // The class index (0 .. classes(kind) - 1) of a packet that has crossed `crossed` UCIe and
   // inter-SIP links, at a buffer beyond a link of `kind` (`crossed` counts that link).
   std::uint32_t class_index(LinkKind kind, std::uint32_t crossed) const {
-    const bool link = kind == LinkKind::ucie || kind == LinkKind::inter_sip;
     if (classes(kind) == 1) return 0;
-    return link ? crossed - 1 : crossed;
+    return joins_cubes(kind) ? crossed - 1 : crossed;
   }
 };
 
