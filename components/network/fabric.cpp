@@ -175,21 +175,21 @@ const Route& Fabric::cached_route(Kind kind, std::uint32_t pe, std::uint32_t pee
   return *slot.route;
 }
 
-const Route& Fabric::route_for(Transfer& t, std::uint64_t addr, std::uint32_t* bytes) {
+RouteCursor Fabric::packet_route(const Transfer& t, std::uint32_t* bytes, emu::Tick* delay) const {
   const std::uint64_t left = t.bytes - t.issued;
-  Location loc{};
-  std::uint32_t ch = 0;
+  *delay = 0;
   if (t.kind == Kind::send) {
     // Packets of a PE-to-PE transfer are cut at packet_bytes of the transfer's own offset.
     *bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(left, packet_bytes_));
-  } else {
-    // The first piece of the remaining range: one cube, one channel, at most one packet.
-    const auto piece = map_.first_piece(addr, left, packet_bytes_);
-    loc = piece.loc;
-    *bytes = static_cast<std::uint32_t>(piece.len);
-    ch = map_.channel(loc);
+    return topology_.start_pe_to_pe(t.pe, t.peer);
   }
-  return cached_route(t.kind, t.pe, t.peer, loc, ch);
+  // The first piece of the remaining range: one cube, one channel, at most one packet.
+  const auto piece = map_.first_piece(t.addr + t.issued, left, packet_bytes_);
+  *bytes = static_cast<std::uint32_t>(piece.len);
+  const std::uint32_t cube = piece.loc.global_cube, channel = map_.channel(piece.loc);
+  if (t.kind == Kind::write) return topology_.start_pe_to_memory(t.pe, cube, channel);
+  *delay = topology_.read_request_delay(t.pe, cube, channel);
+  return topology_.start_memory_to_pe(cube, channel, t.pe);
 }
 
 // ---- Flow model ---------------------------------------------------------------------------------
@@ -633,11 +633,11 @@ void Fabric::hold_for_back_pressure(Kind kind, std::uint64_t bytes, emu::Tick t0
 void Fabric::issue_packet(Transfer& t) {
   Packet& p = *new_packet();
   p.transfer = &t;
-  p.route = &route_for(t, t.addr + t.issued, &p.bytes);
-  p.hop = 0;
-  if (p.route->pre_delay > emu::kTickMax - sched_.now()) [[unlikely]]
-    request_overflow(t.pe, sched_.now(), p.route->pre_delay);
-  p.tail = sched_.now() + p.route->pre_delay;
+  emu::Tick delay = 0;
+  p.route = packet_route(t, &p.bytes, &delay);
+  if (delay > emu::kTickMax - sched_.now()) [[unlikely]]
+    request_overflow(t.pe, sched_.now(), delay);
+  p.tail = sched_.now() + delay;
   t.issued += p.bytes;
   ++t.in_flight;
   ++dma_[t.pe].in_flight;  // the packet holds a slot of its PE's window until delivered
@@ -648,33 +648,33 @@ void Fabric::issue_packet(Transfer& t) {
     p.in_line = false;
     p.next_waiting = nullptr;
     p.waiting_since = emu::kTickMax;
-    if (p.route->pre_delay == 0)
+    if (delay == 0)
       arrive(p);
     else
       sched_.schedule_in(
-          p.route->pre_delay, [this, &p] { arrive(p); }, 0, "noc packet");
+          delay, [this, &p] { arrive(p); }, 0, "noc packet");
     return;
   }
-  if (p.route->pre_delay == 0)
+  if (delay == 0)
     advance(p);
   else
     sched_.schedule_in(
-        p.route->pre_delay, [this, &p] { advance(p); }, 0, "noc packet");
+        delay, [this, &p] { advance(p); }, 0, "noc packet");
 }
 
 void Fabric::advance(Packet& p) {
   const emu::Tick now = sched_.now();
-  const Route& r = *p.route;
   for (;;) {
-    const LinkId id = r.links[p.hop];
+    const LinkId id = p.route.link;
     const emu::Tick start = std::max(now, links_[id].free_at);
     const emu::Tick end = occupy(p, id, start);
-    const emu::Tick lat = r.latency[p.hop];
-    if (++p.hop == r.links.size()) {
+    const emu::Tick lat = p.route.latency;
+    if (p.route.last) {
       sched_.schedule_at(
           end + lat, [this, &p] { delivered(p); }, 0, "noc delivery");
       return;
     }
+    topology_.next(p.route);
     p.tail = end + lat;
     const emu::Tick next = start + lat;
     if (next != now) {
@@ -693,7 +693,7 @@ emu::Tick Fabric::occupy(Packet& p, LinkId id, emu::Tick start) {
   if (ser > emu::kTickMax - start) [[unlikely]]
     busy_overflow(id, p.bytes, start);
   const emu::Tick end = std::max(start + ser, p.tail);
-  const emu::Tick lat = p.route->latency[p.hop];
+  const emu::Tick lat = p.route.latency;
   if (lat > emu::kTickMax - end) [[unlikely]]
     arrival_overflow(id, end, lat);
   l.free_at = end;
@@ -732,7 +732,7 @@ void Fabric::request_now(Packet& p) {
     // past that anyway, the request is taken now, as a busy link's always is; otherwise at
     // that time, so that the link is not held idle for it.
     const emu::Tick clear = buffers_.channel(p.held_channel).clear_at;
-    if (clear > std::max(sched_.now(), links_[p.route->links[p.hop]].free_at)) {
+    if (clear > std::max(sched_.now(), links_[p.route.link].free_at)) {
       sched_.schedule_at(
           clear, [this, &p] { request(p); }, 0, "noc packet");
       return;
@@ -741,7 +741,7 @@ void Fabric::request_now(Packet& p) {
   emu::Tick retry = 0;
   if (try_grant(p, &retry)) return;
   p.waiting_since = sched_.now();
-  const LinkId id = p.route->links[p.hop];
+  const LinkId id = p.route.link;
   Waiters& w = waiters_[id];
   if (w.tail != nullptr)
     w.tail->next_waiting = &p;
@@ -752,12 +752,11 @@ void Fabric::request_now(Packet& p) {
 }
 
 bool Fabric::try_grant(Packet& p, emu::Tick* retry) {
-  const Route& r = *p.route;
-  const LinkId id = r.links[p.hop];
+  const LinkId id = p.route.link;
   const Link& l = links_[id];
   const emu::Tick start = std::max(sched_.now(), l.free_at);
   std::uint32_t channel = InputBuffers::kNone;
-  if (p.hop + 1 < r.links.size() && buffers_.bounded(id)) {
+  if (!p.route.last && buffers_.bounded(id)) {
     channel = buffers_.choose(id, p.crossed + (joins_cubes(l.kind) ? 1 : 0), p.bytes, start, retry);
     if (channel == InputBuffers::kNone) return false;
   }
@@ -766,10 +765,9 @@ bool Fabric::try_grant(Packet& p, emu::Tick* retry) {
 }
 
 void Fabric::grant(Packet& p, emu::Tick start, std::uint32_t channel) {
-  const Route& r = *p.route;
-  const LinkId id = r.links[p.hop];
+  const LinkId id = p.route.link;
   const emu::Tick end = occupy(p, id, start);
-  const emu::Tick lat = r.latency[p.hop];
+  const emu::Tick lat = p.route.latency;
   if (p.waiting_since != emu::kTickMax) {
     links_[id].credit_wait += sched_.now() - p.waiting_since;
     p.waiting_since = emu::kTickMax;
@@ -790,11 +788,12 @@ void Fabric::grant(Packet& p, emu::Tick start, std::uint32_t channel) {
     p.held_link = id;
     p.held_channel = channel;
   }
-  if (++p.hop == r.links.size()) {
+  if (p.route.last) {
     sched_.schedule_at(
         end + lat, [this, &p] { delivered(p); }, 0, "noc delivery");
     return;
   }
+  topology_.next(p.route);
   p.tail = end + lat;
   if (start + lat == sched_.now()) {
     arrive(p);  // a zero-latency port, granted now: on without another event

@@ -243,12 +243,11 @@ class Fabric {
   };
   struct Packet {
     Transfer* transfer;
-    const Route* route;
-    std::uint32_t hop;
+    RouteCursor route;  // the hop it is at, and the way on
     std::uint32_t bytes;
     emu::Tick tail;  // when the tail is available at the current hop's input
     Packet* next_free = nullptr;
-    // With credits (InputBuffers): the bytes it holds in the buffer before hop `hop` (none at
+    // With credits (InputBuffers): the bytes it holds in the buffer before its hop (none at
     // its source or beyond an unbounded link), the UCIe and inter-SIP links crossed (its class),
     // whether its head waits behind another packet of its channel, and the next packet waiting
     // for the same link.
@@ -272,10 +271,10 @@ class Fabric {
   void start(Transfer& t);
   void issue_packet(Transfer& t);
   void pump(std::uint32_t pe);  // send packets while the PE's DMA has room
-  void advance(Packet& p);      // the head reached hop p.hop's input at now()
-  // With credits, instead of advance: the head reached hop p.hop's input at now().
+  void advance(Packet& p);      // the head reached its hop's input at now()
+  // With credits, instead of advance: the head reached its hop's input at now().
   void arrive(Packet& p);
-  void request(Packet& p);  // p is first in line for hop p.hop: granted now or waits
+  void request(Packet& p);  // p is first in line for its hop: granted now or waits
   void request_now(Packet& p);
   // Grants p its link at the soonest time there is room beyond it, or says when to try again
   // (InputBuffers::kUnknown: when a packet in the buffer beyond moves on).
@@ -283,11 +282,13 @@ class Fabric {
   void grant(Packet& p, emu::Tick start, std::uint32_t channel);
   void schedule_wake(LinkId id, emu::Tick at);
   void wake(LinkId id);  // the packets waiting for `id` try again
-  // p crosses hop p.hop, link `id`, from `start`: the link is busy until the returned end of
+  // p crosses its hop, link `id`, from `start`: the link is busy until the returned end of
   // its serialisation (no earlier than p's tail arrives), counted in the link's statistics.
   emu::Tick occupy(Packet& p, LinkId id, emu::Tick start);
   void delivered(Packet& p);
-  const Route& route_for(Transfer& t, std::uint64_t addr, std::uint32_t* bytes);
+  // The next packet of `t`: its route, bytes and the delay before its first hop (a read's
+  // request and the HBM access).
+  RouteCursor packet_route(const Transfer& t, std::uint32_t* bytes, emu::Tick* delay) const;
   const Route& cached_route(Kind kind, std::uint32_t pe, std::uint32_t peer, Location loc,
                             std::uint32_t channel);
   static RouteKey route_key(Kind kind, std::uint32_t pe, std::uint32_t peer, Location loc,

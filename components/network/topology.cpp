@@ -141,124 +141,180 @@ std::uint32_t Topology::ucie_connection(std::uint32_t cube_in_sip, std::uint32_t
   return best;
 }
 
-// One routing algorithm, walked link by link: route_nodes records the links, route_latency
-// only sums their latencies (the flow model asks for ~10^5 request latencies on rack-scale
-// specs and must not build a route for each).
-template <class Visit>
-void Topology::walk_mesh(std::uint32_t cube, std::uint32_t from, std::uint32_t to,
-                         Visit& visit) const {
-  const std::uint32_t nodes = mesh_x_ * mesh_y_;
-  MeshCoord p = coord(from);
-  const MeshCoord q = coord(to);
-  auto hop = [&](Dir d) { visit(mesh_ids_[(std::size_t{cube} * nodes + node(p)) * 4 + d]); };
-  while (p.x < q.x) {
-    hop(kEast);
-    ++p.x;
-  }
-  while (p.x > q.x) {
-    hop(kWest);
-    --p.x;
-  }
-  while (p.y < q.y) {
-    hop(kSouth);
-    ++p.y;
-  }
-  while (p.y > q.y) {
-    hop(kNorth);
-    --p.y;
-  }
+// One routing algorithm, walked a hop at a time (RouteCursor): the packet model keeps a cursor
+// per packet, route_nodes lists the hops, route_latency sums their latencies a cube at a time
+// (the flow model asks for ~10^5 request latencies on rack-scale specs).
+RouteCursor Topology::between(std::uint32_t src_cube, std::uint32_t src_node,
+                              std::uint32_t dst_cube, std::uint32_t dst_node) const {
+  RouteCursor c;
+  c.cube = src_cube;
+  c.node = src_node;
+  c.dst_cube = dst_cube;
+  c.dst_node = dst_node;
+  c.connection = src_node % config_.inter_sip.connections;
+  plan(c);
+  return c;
 }
 
-template <class Visit>
-void Topology::walk_in_sip(std::uint32_t sip, std::uint32_t src_cube, std::uint32_t src_node,
-                           std::uint32_t dst_cube, std::uint32_t dst_node, Visit& visit) const {
-  const GraphLinks& g = ucie_[sip];
-  std::uint32_t cube = src_cube, at = src_node;
-  const std::uint32_t base = sip * cubes_per_sip_;
-  while (cube != dst_cube) {
-    const std::uint32_t next = cube_graph_->next_hop(cube, dst_cube);
-    const std::uint32_t j = ucie_connection(cube, next, at);
-    walk_mesh(base + cube, at, ucie_node(cube, next, j), visit);
-    visit(graph_link(g, cube, next, j));
-    at = ucie_node(next, cube, j);
-    cube = next;
+void Topology::plan(RouteCursor& c) const {
+  // Within the destination's SIP the walk heads for the destination; before it, for the
+  // inter-SIP port of the route's connection.
+  const std::uint32_t sip = c.cube / cubes_per_sip_, local = c.cube % cubes_per_sip_;
+  std::uint32_t to_cube = c.dst_cube % cubes_per_sip_, to_node = c.dst_node;
+  RouteCursor::Then after = RouteCursor::Then::end;
+  if (sip != c.dst_cube / cubes_per_sip_) {
+    const auto& port_nodes = config_.cube.noc.inter_sip_nodes;
+    to_cube = config_.inter_sip.port_cube;
+    to_node = node(port_nodes[c.connection % port_nodes.size()]);
+    after = RouteCursor::Then::inter_sip;
   }
-  walk_mesh(base + cube, at, dst_node, visit);
-}
-
-template <class Visit>
-void Topology::walk_nodes(std::uint32_t src_cube, std::uint32_t src_node, std::uint32_t dst_cube,
-                          std::uint32_t dst_node, Visit& visit) const {
-  std::uint32_t sip = src_cube / cubes_per_sip_;
-  const std::uint32_t dst_sip = dst_cube / cubes_per_sip_;
-  if (sip == dst_sip) {
-    walk_in_sip(sip, src_cube % cubes_per_sip_, src_node, dst_cube % cubes_per_sip_, dst_node,
-                visit);
+  c.sip = sip;
+  if (local == to_cube) {
+    c.target = to_node;
+    c.then = after;
     return;
   }
-  const std::uint32_t port_cube = config_.inter_sip.port_cube;
-  const std::uint32_t connection = src_node % config_.inter_sip.connections;
-  const auto& port_nodes = config_.cube.noc.inter_sip_nodes;
-  const std::uint32_t port_node = node(port_nodes[connection % port_nodes.size()]);
-  walk_in_sip(sip, src_cube % cubes_per_sip_, src_node, port_cube, port_node, visit);
-  while (sip != dst_sip) {
-    const std::uint32_t next = sip_graph_->next_hop(sip, dst_sip);
-    visit(graph_link(inter_sip_, sip, next, connection));
-    sip = next;
+  const std::uint32_t next = cube_graph_->next_hop(local, to_cube);
+  const std::uint32_t j = ucie_connection(local, next, c.node);
+  c.target = ucie_node(local, next, j);
+  c.then = RouteCursor::Then::ucie;
+  c.exit = graph_link(ucie_[sip], local, next, j);
+  c.exit_cube = sip * cubes_per_sip_ + next;
+  c.exit_node = ucie_node(next, local, j);
+}
+
+bool Topology::step(RouteCursor& c) const {
+  if (c.node != c.target) {  // dimension order: X first, then Y
+    const MeshCoord p = coord(c.node), q = coord(c.target);
+    const Dir d = p.x < q.x ? kEast : p.x > q.x ? kWest : p.y < q.y ? kSouth : kNorth;
+    const std::uint32_t nodes = mesh_x_ * mesh_y_;
+    c.link = mesh_ids_[(std::size_t{c.cube} * nodes + c.node) * 4 + d];
+    c.latency = links_[c.link].latency;
+    c.node = links_[c.link].to;
+    return true;
   }
-  walk_in_sip(sip, port_cube, port_node, dst_cube % cubes_per_sip_, dst_node, visit);
+  switch (c.then) {
+    case RouteCursor::Then::ucie:
+      c.link = c.exit;
+      c.cube = c.exit_cube;
+      c.node = c.exit_node;
+      plan(c);
+      break;
+    case RouteCursor::Then::inter_sip: {
+      const std::uint32_t dst_sip = c.dst_cube / cubes_per_sip_;
+      const std::uint32_t next = sip_graph_->next_hop(c.sip, dst_sip);
+      c.link = graph_link(inter_sip_, c.sip, next, c.connection);
+      c.sip = next;
+      if (next == dst_sip) {  // on from the same port node of the destination SIP's port cube
+        c.cube = next * cubes_per_sip_ + config_.inter_sip.port_cube;
+        plan(c);
+      }
+      break;
+    }
+    case RouteCursor::Then::end:
+      return false;
+  }
+  c.latency = links_[c.link].latency;
+  return true;
+}
+
+RouteCursor Topology::ported(LinkId first, Tick first_latency, RouteCursor walk, LinkId last,
+                             Tick last_latency) const {
+  walk.link = first;
+  walk.latency = first_latency;
+  walk.last = false;
+  walk.stage = RouteCursor::Stage::first_port;
+  walk.final_link = last;
+  walk.final_latency = last_latency;
+  return walk;
+}
+
+void Topology::next(RouteCursor& c) const {
+  if (c.stage == RouteCursor::Stage::last_port)
+    throw std::logic_error("Topology::next: the route has no hop after its last");
+  c.stage = RouteCursor::Stage::nodes;
+  if (step(c)) return;
+  c.stage = RouteCursor::Stage::last_port;
+  c.link = c.final_link;
+  c.latency = c.final_latency;
+  c.last = true;
 }
 
 void Topology::route_nodes(std::uint32_t src_cube, std::uint32_t src_node, std::uint32_t dst_cube,
                            std::uint32_t dst_node, Route& r) const {
-  auto record = [&](LinkId id) {
-    r.links.push_back(id);
-    r.latency.push_back(links_[id].latency);
-  };
-  walk_nodes(src_cube, src_node, dst_cube, dst_node, record);
+  RouteCursor c = between(src_cube, src_node, dst_cube, dst_node);
+  while (step(c)) {
+    r.links.push_back(c.link);
+    r.latency.push_back(c.latency);
+  }
 }
 
 Tick Topology::route_latency(std::uint32_t src_cube, std::uint32_t src_node, std::uint32_t dst_cube,
                              std::uint32_t dst_node) const {
+  // Mesh links all have the hop latency: a cube's stretch costs its XY hop count times it.
+  const Tick hop = config_.cube.noc.hop_latency;
+  RouteCursor c = between(src_cube, src_node, dst_cube, dst_node);
   Tick sum = 0;
-  auto add = [&](LinkId id) { sum += links_[id].latency; };
-  walk_nodes(src_cube, src_node, dst_cube, dst_node, add);
-  return sum;
+  for (;;) {
+    sum += Tick{mesh_hops(c.node, c.target)} * hop;
+    c.node = c.target;
+    if (!step(c)) return sum;
+    sum += c.latency;
+  }
 }
 
-Route Topology::pe_to_pe(std::uint32_t src_pe, std::uint32_t dst_pe) const {
+RouteCursor Topology::start_pe_to_pe(std::uint32_t src_pe, std::uint32_t dst_pe) const {
+  return ported(
+      inject_port(src_pe), 0,
+      between(src_pe / pes_, node_of_pe(src_pe % pes_), dst_pe / pes_, node_of_pe(dst_pe % pes_)),
+      eject_port(dst_pe), 0);
+}
+
+RouteCursor Topology::start_pe_to_memory(std::uint32_t pe, std::uint32_t cube,
+                                         std::uint32_t channel) const {
+  // The write lands after the access latency.
+  return ported(inject_port(pe), 0,
+                between(pe / pes_, node_of_pe(pe % pes_), cube, hbm_node(channel)),
+                hbm_channel(cube, channel), config_.cube.hbm.latency);
+}
+
+RouteCursor Topology::start_memory_to_pe(std::uint32_t cube, std::uint32_t channel,
+                                         std::uint32_t pe) const {
+  return ported(hbm_channel(cube, channel), 0,
+                between(cube, hbm_node(channel), pe / pes_, node_of_pe(pe % pes_)), eject_port(pe),
+                0);
+}
+
+Tick Topology::read_request_delay(std::uint32_t pe, std::uint32_t cube,
+                                  std::uint32_t channel) const {
+  // The request travels the reverse way first; it is small, so it costs latency only.
+  return route_latency(pe / pes_, node_of_pe(pe % pes_), cube, hbm_node(channel)) +
+         config_.cube.hbm.latency;
+}
+
+namespace {
+Route listed(const Topology& t, RouteCursor c) {
   Route r;
-  r.links.push_back(inject_port(src_pe));
-  r.latency.push_back(0);
-  route_nodes(src_pe / pes_, node_of_pe(src_pe % pes_), dst_pe / pes_, node_of_pe(dst_pe % pes_),
-              r);
-  r.links.push_back(eject_port(dst_pe));
-  r.latency.push_back(0);
-  return r;
+  for (;;) {
+    r.links.push_back(c.link);
+    r.latency.push_back(c.latency);
+    if (c.last) return r;
+    t.next(c);
+  }
+}
+}  // namespace
+
+Route Topology::pe_to_pe(std::uint32_t src_pe, std::uint32_t dst_pe) const {
+  return listed(*this, start_pe_to_pe(src_pe, dst_pe));
 }
 
 Route Topology::pe_to_memory(std::uint32_t pe, std::uint32_t cube, std::uint32_t channel) const {
-  Route r;
-  r.links.push_back(inject_port(pe));
-  r.latency.push_back(0);
-  route_nodes(pe / pes_, node_of_pe(pe % pes_), cube, hbm_node(channel), r);
-  r.links.push_back(hbm_channel(cube, channel));
-  r.latency.push_back(config_.cube.hbm.latency);  // the write lands after the access latency
-  return r;
+  return listed(*this, start_pe_to_memory(pe, cube, channel));
 }
 
 Route Topology::memory_to_pe(std::uint32_t cube, std::uint32_t channel, std::uint32_t pe) const {
-  // The request travels the reverse way first; it is small, so it costs latency only.
-  Route request;
-  route_nodes(pe / pes_, node_of_pe(pe % pes_), cube, hbm_node(channel), request);
-  Route r;
-  for (Tick t : request.latency) r.pre_delay += t;
-  r.pre_delay += config_.cube.hbm.latency;
-  r.links.push_back(hbm_channel(cube, channel));
-  r.latency.push_back(0);
-  route_nodes(cube, hbm_node(channel), pe / pes_, node_of_pe(pe % pes_), r);
-  r.links.push_back(eject_port(pe));
-  r.latency.push_back(0);
+  Route r = listed(*this, start_memory_to_pe(cube, channel, pe));
+  r.pre_delay = read_request_delay(pe, cube, channel);
   return r;
 }
 

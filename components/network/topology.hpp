@@ -39,6 +39,32 @@ struct Route {
   Tick pre_delay = 0;         // before the first hop (a read's request and the HBM access)
 };
 
+// A route walked one hop at a time, as routers forward a packet: it holds where the packet is
+// and where it goes, not the links, so what a packet in flight keeps does not grow with the
+// route or with the number of routes a run uses. Topology::start_* put it on the first hop
+// and Topology::next moves it on; a route is exactly the one the Route functions list.
+struct RouteCursor {
+  LinkId link = 0;   // the hop the packet is at
+  Tick latency = 0;  // the hop's head latency: when the head reaches the next hop's input
+  bool last = false;
+
+  // Which part of the route the hop is in: the port it starts at, the links between nodes, or
+  // the port it ends at.
+  enum class Stage : std::uint8_t { first_port, nodes, last_port };
+  // What follows when the walk reaches `target` in its cube.
+  enum class Then : std::uint8_t { ucie, inter_sip, end };
+  Stage stage = Stage::nodes;
+  Then then = Then::end;
+  std::uint32_t cube = 0, node = 0, target = 0;  // where the walk is, and heads for in the cube
+  std::uint32_t sip = 0;                         // on inter-SIP links: the SIP it has reached
+  std::uint32_t connection = 0;                  // the inter-SIP connection of the route
+  std::uint32_t dst_cube = 0, dst_node = 0;
+  LinkId exit = 0;  // Then::ucie: the link out of the cube, and the cube and node it enters
+  std::uint32_t exit_cube = 0, exit_node = 0;
+  LinkId final_link = 0;  // the port after the last node
+  Tick final_latency = 0;
+};
+
 class Topology {
  public:
   explicit Topology(const SystemConfig& config);
@@ -76,6 +102,14 @@ class Topology {
   Route pe_to_memory(std::uint32_t pe, std::uint32_t cube, std::uint32_t channel) const;
   // Data from memory to the PE; pre_delay holds the request's way there and the HBM access.
   Route memory_to_pe(std::uint32_t cube, std::uint32_t channel, std::uint32_t pe) const;
+  // The same paths hop by hop: the cursor is on their first hop. A read's request latency
+  // (memory_to_pe's pre_delay) is read_request_delay.
+  RouteCursor start_pe_to_pe(std::uint32_t src_pe, std::uint32_t dst_pe) const;
+  RouteCursor start_pe_to_memory(std::uint32_t pe, std::uint32_t cube, std::uint32_t channel) const;
+  RouteCursor start_memory_to_pe(std::uint32_t cube, std::uint32_t channel, std::uint32_t pe) const;
+  Tick read_request_delay(std::uint32_t pe, std::uint32_t cube, std::uint32_t channel) const;
+  // Moves the cursor to the next hop; not past the last.
+  void next(RouteCursor& c) const;
 
   // Hop counts, for tests and reports.
   std::uint32_t mesh_hops(std::uint32_t a, std::uint32_t b) const;
@@ -97,15 +131,16 @@ class Topology {
   std::uint32_t neighbour_rank(const GraphLinks& g, std::uint32_t from, std::uint32_t to) const;
   LinkId graph_link(const GraphLinks& g, std::uint32_t from, std::uint32_t to,
                     std::uint32_t connection) const;
-  // The route from (src_cube, src_node) to (dst_cube, dst_node), one visit(LinkId) per hop.
-  template <class Visit>
-  void walk_nodes(std::uint32_t src_cube, std::uint32_t src_node, std::uint32_t dst_cube,
-                  std::uint32_t dst_node, Visit& visit) const;
-  template <class Visit>
-  void walk_mesh(std::uint32_t cube, std::uint32_t from, std::uint32_t to, Visit& visit) const;
-  template <class Visit>
-  void walk_in_sip(std::uint32_t sip, std::uint32_t src_cube, std::uint32_t src_node,
-                   std::uint32_t dst_cube, std::uint32_t dst_node, Visit& visit) const;
+  // A walk between two nodes, before its first hop; plan chooses the way on where the walk
+  // starts or enters a cube.
+  RouteCursor between(std::uint32_t src_cube, std::uint32_t src_node, std::uint32_t dst_cube,
+                      std::uint32_t dst_node) const;
+  void plan(RouteCursor& c) const;
+  // One hop of the walk between nodes: false when the walk has reached its destination node.
+  bool step(RouteCursor& c) const;
+  // A route from a port, through the nodes, to a port.
+  RouteCursor ported(LinkId first, Tick first_latency, RouteCursor walk, LinkId last,
+                     Tick last_latency) const;
   std::uint32_t ucie_node(std::uint32_t cube_in_sip, std::uint32_t neighbour,
                           std::uint32_t connection) const;
   // The connection toward `neighbour` a packet on node `at` of the cube takes.
