@@ -333,13 +333,13 @@ void Context::move_segments(bool write, const Shape& shape, DType dtype, const s
     if (launch_.log) launch_.log->record(program_, epoch_, s.addr, s.addr + s.bytes, write);
     const Segment* seg = &s;
     if (write)
-      launch_.sys.fabric().write(pe_.global_pe, s.addr, s.bytes, [&pending, seg] {
+      launch_.sys.network().write(pe_.global_pe, s.addr, s.bytes, [&pending, seg] {
         if (pending.src && pending.memory)
           pending.memory->write(seg->addr, pending.src + seg->tile_offset, seg->bytes);
         pending.done.arrive();
       });
     else
-      launch_.sys.fabric().read(pe_.global_pe, s.addr, s.bytes, [&pending, seg] {
+      launch_.sys.network().read(pe_.global_pe, s.addr, s.bytes, [&pending, seg] {
         if (pending.dst)
           pending.memory->read(seg->addr, pending.dst + seg->tile_offset, seg->bytes);
         pending.done.arrive();

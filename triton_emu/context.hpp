@@ -7,7 +7,7 @@
 //   program_id()  : axis 0.  Any other axis is a kernel fault naming the PE and the axis.
 //
 // Where the time of each call comes from (docs/hardware-model.md has the formulas):
-//   load / store    the fabric: packets from or to memory, contended (components/network)
+//   load / store    the network: packets from or to memory, contended (components/network)
 //   composite gemm  the PE's GEMM engine: FIFO, start-up + max(compute, streaming)
 //   tile math       the vector unit: ceil(elements / lanes) + latency cycles per operation
 // Vector-unit time is accumulated and paid before the next call that talks to the rest of

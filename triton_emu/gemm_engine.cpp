@@ -140,18 +140,18 @@ void stream_ref(GemmJob& job, const tl::Context::Operand& op) {
   if (!r) return;
   const std::uint32_t size = dtype_size(r->dtype);
   const std::int64_t rows = r->shape.rows(), cols = r->shape.cols();
-  auto& fabric = job.launch->sys.fabric();
+  auto& network = job.launch->sys.network();
   if (r->row_stride == cols) {
     ++job.pending;
-    fabric.read(job.pe->global_pe, r->ptr.addr, static_cast<std::uint64_t>(rows * cols) * size,
-                [&job] { arrive(job); });
+    network.read(job.pe->global_pe, r->ptr.addr, static_cast<std::uint64_t>(rows * cols) * size,
+                 [&job] { arrive(job); });
     return;
   }
   for (std::int64_t i = 0; i < rows; ++i) {
     ++job.pending;
-    fabric.read(job.pe->global_pe,
-                r->ptr.addr + static_cast<std::uint64_t>(i * r->row_stride) * size,
-                static_cast<std::uint64_t>(cols) * size, [&job] { arrive(job); });
+    network.read(job.pe->global_pe,
+                 r->ptr.addr + static_cast<std::uint64_t>(i * r->row_stride) * size,
+                 static_cast<std::uint64_t>(cols) * size, [&job] { arrive(job); });
   }
 }
 
@@ -219,7 +219,7 @@ void start_job(const std::shared_ptr<GemmJob>& holder) {
         stream_ref(j, j.a);
         stream_ref(j, j.b);
         ++j.pending;
-        j.launch->sys.fabric().write(
+        j.launch->sys.network().write(
             j.pe->global_pe, j.out.addr,
             static_cast<std::uint64_t>(j.m * j.n) * dtype_size(j.out_dtype),
             [holder] { arrive(*holder); });

@@ -2,7 +2,7 @@
 // A PE's GEMM engine running composite(Op::gemm) operations: a FIFO of jobs, one at a time.
 // A job's time is components::GemmTimingModel's: start-up, then compute at the dtype's peak
 // rate in parallel with streaming its in-memory operands (refs) in and its result out over the
-// fabric; it ends when the longer of the two does. The numbers are computed by the GEMM
+// network; it ends when the longer of the two does. The numbers are computed by the GEMM
 // backend on a worker thread, started when the job starts and joined when it ends.
 
 #include <cstdint>

@@ -37,12 +37,12 @@ void LaunchState::trace_slice(PeState& pe, bool on_gemm_engine, const char* name
 std::uint64_t LaunchState::begin_trace_flow(const PeState& pe) {
   if (!trace_flows || !tracing(pe)) return 0;
   const std::uint64_t flow = trace->new_flow_id();
-  sys.fabric().set_trace_flow(flow);
+  sys.network().set_trace_flow(flow);
   return flow;
 }
 
 void LaunchState::end_trace_flow(std::uint64_t flow) {
-  if (flow != 0) sys.fabric().set_trace_flow(0);
+  if (flow != 0) sys.network().set_trace_flow(0);
 }
 
 void GemmResources::ensure() {
@@ -88,7 +88,7 @@ struct SimulationImpl {
     if (!options.trace_path.empty()) {
       select_traced_pes();
       trace = std::make_unique<emu::TraceWriter>(options.trace_path, options.trace_limits);
-      sys.fabric().set_trace(trace.get(), options.trace_links, options.trace_link_gap_ps);
+      sys.network().set_trace(trace.get(), options.trace_links, options.trace_link_gap_ps);
     }
   }
   ~SimulationImpl() {
@@ -101,7 +101,7 @@ struct SimulationImpl {
 
   void close_trace() {
     if (!trace) return;
-    sys.fabric().flush_trace();
+    sys.network().flush_trace();
     trace->close();
   }
 
@@ -272,8 +272,8 @@ void recover_after_abort(detail::SimulationImpl& I) {
   // Programs that stopped keep their tiles until their fibers go, perhaps after this launch.
   if (I.deferred) I.deferred->settle();
   for (auto& pe : I.pes) detail::drop_gemm_queue(pe);
-  I.sys.fabric().abandon_in_flight();
-  I.sys.fabric().set_trace_flow(0);  // a load that stopped midway never ended its flow
+  I.sys.network().abandon_in_flight();
+  I.sys.network().set_trace_flow(0);  // a load that stopped midway never ended its flow
 }
 
 }  // namespace
@@ -307,7 +307,7 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
   L.vector_latency_cycles = cfg.pe.vector.latency_cycles;
   L.start = I.sched.now();
   L.trace_calls = emu::log().should_log(spdlog::level::trace);
-  I.sys.fabric().reset_stats();
+  I.sys.network().reset_stats();
   for (auto& p : I.pes) p.reset_launch_stats();
 
   // One process per program, on the PE with the same coordinates.
@@ -467,7 +467,7 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
                    {"bytes_stored", pe->bytes_stored},
                    {"sram_peak_bytes", pe->sram->peak}});
   }
-  const auto fabric = I.sys.fabric().stats_json(elapsed);
+  const auto network = I.sys.network().stats_json(elapsed);
   const double seconds = static_cast<double>(elapsed) / 1e12;
   r.report = {
       {"sim_time_ps", r.sim_time_ps},
@@ -480,23 +480,23 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
       {"stats",
        {{"flops", flops},
         {"flops_per_second", seconds > 0 ? static_cast<double>(flops) / seconds : 0.0},
-        {"hbm_bytes", fabric["bytes"]["hbm"]},
-        {"noc_bytes", fabric["bytes"]["noc"]},
-        {"ucie_bytes", fabric["bytes"]["ucie"]},
-        {"inter_sip_bytes", fabric["bytes"]["inter_sip"]},
+        {"hbm_bytes", network["bytes"]["hbm"]},
+        {"noc_bytes", network["bytes"]["noc"]},
+        {"ucie_bytes", network["bytes"]["ucie"]},
+        {"inter_sip_bytes", network["bytes"]["inter_sip"]},
         {"events", events},
-        {"packets", fabric["packets"]},
+        {"packets", network["packets"]},
         {"pes", std::move(pes)},
-        {"links", fabric["links"]}}},
+        {"links", network["links"]}}},
       {"wall_seconds", wall},
       {"events_per_second", wall > 0 ? static_cast<double>(events) / wall : 0.0},
       {"timing_only", I.options.timing_only},
       {"network", components::network_model_name(I.options.network)},
       {"backend", I.options.timing_only ? "none" : I.options.backend},
   };
-  if (fabric.contains("busiest_link")) r.report["stats"]["busiest_link"] = fabric["busiest_link"];
-  if (fabric.contains("most_held_back"))
-    r.report["stats"]["most_held_back"] = fabric["most_held_back"];
+  if (network.contains("busiest_link")) r.report["stats"]["busiest_link"] = network["busiest_link"];
+  if (network.contains("most_held_back"))
+    r.report["stats"]["most_held_back"] = network["most_held_back"];
   return r;
 }
 

@@ -53,7 +53,8 @@ struct SimOptions {
   bool trace_flows = false;
   bool record_accesses = true;  // keep the access log for sharding checks
   // packet (default): every packet and hop; flow: one reservation per transfer and link, far
-  // fewer events for large what-if runs, approximate under contention (fabric.hpp).
+  // fewer events for large what-if runs, approximate under contention
+  // (components/network/network.hpp).
   components::NetworkModel network = components::NetworkModel::packet;
   // Host memory the simulation may take (bytes; 0 = what the host has available): a system
   // whose estimate exceeds it is refused with a UsageError before it is built (host_memory.hpp).

@@ -4,7 +4,7 @@
 //
 //   compute   = ceil(2 * M * N * K / peak_flops(dtype))               (exact integer ps)
 //   streaming = time to stream the operands that stay in memory and the result
-//               (measured by the caller on the fabric, so contention counts)
+//               (measured by the caller on the network, so contention counts)
 //   total     = startup + max(compute, streaming)
 //
 // This unit gives compute and startup; the engine (triton_emu/gemm_engine.cpp) waits out the

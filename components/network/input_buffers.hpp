@@ -35,7 +35,7 @@ class InputBuffers {
     std::uint64_t bytes = 0;
     Tick release = kUnknown;  // when its credit is back at the sender
     Occupant* next = nullptr;
-    void* packet = nullptr;  // the packet holding it (the fabric's)
+    void* packet = nullptr;  // the packet holding it (the packet model's)
   };
   struct Channel {
     Occupant* head = nullptr;  // oldest occupant not yet released
@@ -50,7 +50,7 @@ class InputBuffers {
   InputBuffers(const InputBuffers&) = delete;
   InputBuffers& operator=(const InputBuffers&) = delete;
 
-  // Whether any link has a bounded buffer (else the fabric runs without credits).
+  // Whether any link has a bounded buffer (else the packet model runs without credits).
   bool any() const { return any_; }
   // Whether the far end of `id` has a bounded buffer.
   bool bounded(LinkId id) const { return !ports_.empty() && ports_[id].first != kNone; }

@@ -9,6 +9,8 @@
 
 namespace cubesim::components {
 
+using LinkId = std::uint32_t;  // index into Topology::links()
+
 enum class LinkKind : std::uint8_t { noc, inject, eject, ucie, inter_sip, hbm_channel };
 
 inline constexpr const char* link_kind_name(LinkKind k) {

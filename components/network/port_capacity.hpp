@@ -2,7 +2,7 @@
 // What the mesh can deliver to each resource a spec attaches to it, next to the resource's own
 // peak: a cube's HBM, the UCIe links between two neighbouring cubes, the inter-SIP links
 // between two SIPs. Each is the channel-load bound of one even traffic pattern over the routes
-// the fabric takes: every (source, destination) pair carries the same share, and the pattern's
+// the network takes: every (source, destination) pair carries the same share, and the pattern's
 // throughput is at most the smallest bandwidth / (share of the pattern on a link) over the links
 // it crosses. A resource whose bound lies far below its peak is one no kernel can approach:
 // its ports sit on too few mesh nodes (`cubesim info` warns).

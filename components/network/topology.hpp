@@ -31,8 +31,6 @@
 
 namespace cubesim::components {
 
-using LinkId = std::uint32_t;
-
 struct Route {
   std::vector<LinkId> links;
   std::vector<Tick> latency;  // per hop: when the head reaches the next link's input

@@ -10,7 +10,7 @@ System::System(const SystemConfig& config, emu::Scheduler& scheduler, SystemOpti
       options_(options),
       map_(config_),
       topology_(config_),
-      fabric_(scheduler, topology_, map_, options_.network),
+      network_(Network::make(options_.network, scheduler, topology_, map_)),
       gemm_(config_.pe.gemm) {
   if (!options_.timing_only)
     memory_ = std::make_unique<SparseMemory>(map_, config_.memory.page_bytes);

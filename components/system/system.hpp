@@ -1,7 +1,7 @@
 #pragma once
 // A whole modelled system built from a SystemConfig: the topology and its links, the address
-// map, the packet fabric, functional memory (unless timing-only) and the GEMM timing model.
-// Components know nothing of kernels; triton_emu drives them.
+// map, the network (packet or flow model), functional memory (unless timing-only) and the GEMM
+// timing model. Components know nothing of kernels; triton_emu drives them.
 
 #include <cstdint>
 #include <memory>
@@ -11,7 +11,7 @@
 #include "components/gemm/gemm_timing.hpp"
 #include "components/memory/address_map.hpp"
 #include "components/memory/sparse_memory.hpp"
-#include "components/network/fabric.hpp"
+#include "components/network/network.hpp"
 #include "components/network/topology.hpp"
 #include "components/system_config.hpp"
 #include "emu/scheduler.hpp"
@@ -20,7 +20,7 @@ namespace cubesim::components {
 
 struct SystemOptions {
   bool timing_only = false;  // no functional bytes stored or moved; timing is identical
-  NetworkModel network = NetworkModel::packet;  // see components/network/fabric.hpp
+  NetworkModel network = NetworkModel::packet;  // see components/network/network.hpp
 };
 
 // Where a PE sits: SIP, cube within the SIP, PE within the cube (ADR-0022's axes 2, 1, 0).
@@ -44,8 +44,8 @@ class System {
   const AddressMap& address_map() const { return map_; }
   Topology& topology() { return topology_; }
   const Topology& topology() const { return topology_; }
-  Fabric& fabric() { return fabric_; }
-  const Fabric& fabric() const { return fabric_; }
+  Network& network() { return *network_; }
+  const Network& network() const { return *network_; }
   SparseMemory* memory() { return memory_.get(); }  // nullptr when timing-only
   const SparseMemory* memory() const { return memory_.get(); }
   const GemmTimingModel& gemm_timing() const { return gemm_; }
@@ -64,7 +64,7 @@ class System {
   SystemOptions options_;
   AddressMap map_;
   Topology topology_;
-  Fabric fabric_;
+  std::unique_ptr<Network> network_;
   std::unique_ptr<SparseMemory> memory_;
   GemmTimingModel gemm_;
 };

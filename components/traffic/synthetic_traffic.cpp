@@ -106,7 +106,7 @@ class Pattern {
 
 struct Generator {
   emu::Scheduler& sched;
-  Fabric& fabric;
+  Network& network;
   const TrafficOptions& opt;
   const Pattern& pattern;
   std::uint32_t packet_bytes = 0;
@@ -124,7 +124,7 @@ struct Generator {
     const Tick born = sched.now();
     if (in_window(born)) ++generated, ++sent_by[src];
     const std::uint32_t dst = pattern.draw(src, rng[src]);
-    fabric.send(pattern.global(src), pattern.global(dst), packet_bytes, [this, src, born] {
+    network.send(pattern.global(src), pattern.global(dst), packet_bytes, [this, src, born] {
       const Tick now = sched.now();
       if (in_window(born)) latencies.push_back(now - born);
       if (in_window(now)) delivered_bytes += packet_bytes, ++delivered_from[src];
@@ -225,13 +225,13 @@ TrafficBound traffic_bound(const Topology& t, const TrafficOptions& o) {
   return {full.rate / link_bw, full.link_name};
 }
 
-TrafficResult run_traffic(emu::Scheduler& scheduler, Fabric& fabric, const TrafficOptions& o) {
-  const Topology& topo = fabric.topology();
+TrafficResult run_traffic(emu::Scheduler& scheduler, Network& network, const TrafficOptions& o) {
+  const Topology& topo = network.topology();
   const Pattern pattern(topo, o);
   if (o.offered_load < 0 || o.offered_load > 1 || o.measure == 0)
     throw std::invalid_argument("traffic: an offered load in [0, 1] and a measurement window");
   const auto& cfg = topo.config();
-  Generator g{scheduler, fabric, o, pattern};
+  Generator g{scheduler, network, o, pattern};
   g.packet_bytes = o.packet_bytes != 0 ? o.packet_bytes : cfg.cube.noc.packet_bytes;
   g.cycle = std::max<Tick>(1, cfg.cube.noc.link_bandwidth.transfer_time(g.packet_bytes));
   g.window_start = scheduler.now() + o.warmup;

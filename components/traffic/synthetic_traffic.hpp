@@ -1,5 +1,5 @@
 #pragma once
-// Synthetic traffic on the fabric, as BookSim's patterns: every node (PE) of a scope (one cube's
+// Synthetic traffic on the network, as BookSim's patterns: every node (PE) of a scope (one cube's
 // mesh, one SIP, or the whole system) sends single-packet messages to destinations its pattern
 // draws.
 //
@@ -17,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-#include "components/network/fabric.hpp"
+#include "components/network/network.hpp"
 #include "emu/scheduler.hpp"
 
 namespace cubesim::components {
@@ -53,7 +53,7 @@ struct TrafficNodes {
 TrafficNodes traffic_nodes(const Topology& topology, TrafficScope scope);
 
 // The pattern's saturation throughput per node, as a fraction of a NOC link: the channel-load
-// bound. Every (source, destination) pair is routed as the fabric routes it, weighted by how
+// bound. Every (source, destination) pair is routed as the network routes it, weighted by how
 // often the pattern sends it; a link full at node rate r carries r x its load, so the bound is
 // the smallest bandwidth / load, ports and UCIe or inter-SIP links included. Exact up to 2^20
 // pairs; larger scopes sample sources evenly. std::invalid_argument for a pattern the scope
@@ -77,6 +77,7 @@ struct TrafficResult {
   static constexpr double kSaturatedShare = 0.95;
 };
 
-TrafficResult run_traffic(emu::Scheduler& scheduler, Fabric& fabric, const TrafficOptions& options);
+TrafficResult run_traffic(emu::Scheduler& scheduler, Network& network,
+                          const TrafficOptions& options);
 
 }  // namespace cubesim::components

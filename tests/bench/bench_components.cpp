@@ -38,9 +38,9 @@ void BM_AllToAllDefault(benchmark::State& state) {
     const std::uint32_t n = sys.total_pes();
     for (std::uint32_t s = 0; s < n; ++s)
       for (std::uint32_t d = 0; d < n; ++d)
-        if (s != d) sys.fabric().send(s, d, bytes, [] {});
+        if (s != d) sys.network().send(s, d, bytes, [] {});
     sched.run();
-    hops += sys.fabric().packet_hops();
+    hops += sys.network().packet_hops();
     sim_us = double(sched.now()) / 1e6;
   }
   state.counters["packet_hops_per_s"] =

@@ -10,7 +10,7 @@ std::string spec_path(const char* name) {
   return std::string(CUBESIM_SOURCE_DIR) + "/specs/" + name;
 }
 
-// One program loads a 16-element f32 tile N times: kernel call, SRAM accounting, the fabric
+// One program loads a 16-element f32 tile N times: kernel call, SRAM accounting, the network
 // transfer (one packet, a few events), the functional copy and the fiber switches.
 void BM_TlLoadSmallTile(benchmark::State& state) {
   const cubesim::Spec spec = cubesim::Spec::load(spec_path("default.json"));

@@ -7,13 +7,13 @@
 #include <algorithm>
 #include <vector>
 
-#include "components/network/fabric.hpp"
+#include "components/network/network.hpp"
 #include "components/network/virtual_channels.hpp"
 #include "components/system/system.hpp"
 #include "components/traffic/synthetic_traffic.hpp"
 #include "emu/errors.hpp"
 #include "emu/scheduler.hpp"
-#include "fabric_bench.hpp"
+#include "network_bench.hpp"
 #include "system_config_for_tests.hpp"
 
 namespace cubesim::components {
@@ -41,7 +41,7 @@ TEST(Credits, AStreamThroughOnePacketBuffersMovesAPacketPerCreditLoop) {
   Bench b(c);
   const std::uint64_t packets = 64;
   const std::uint64_t bytes = packets * c.cube.noc.packet_bytes;
-  const Tick t = run_one(b, [&](auto done) { b.fabric().send(0, 1, bytes, done); });
+  const Tick t = run_one(b, [&](auto done) { b.network().send(0, 1, bytes, done); });
   const Tick ser = b.ser(c.cube.noc.link_bandwidth, c.cube.noc.packet_bytes);
   const Tick hop = c.cube.noc.hop_latency;
   const Tick loop = ser + hop + c.cube.noc.router.credit_latency;
@@ -49,13 +49,13 @@ TEST(Credits, AStreamThroughOnePacketBuffersMovesAPacketPerCreditLoop) {
   // Every packet after the first reaches the mesh link as its credit is still a hop away: the
   // credit comes back when the packet ahead has gone on to the ejection port, hop ns after it
   // arrived.
-  const auto stats = b.fabric().stats_json(t);
+  const auto stats = b.network().stats_json(t);
   EXPECT_EQ(stats["links"]["sip0.cube0.noc.(0,0)->(1,0).east"]["credit_wait_ps"].get<Tick>(),
             (packets - 1) * hop);
   EXPECT_TRUE(stats.contains("most_held_back"));
 
   Bench unbounded(testing::small_config(1, 1));
-  EXPECT_EQ(run_one(unbounded, [&](auto done) { unbounded.fabric().send(0, 1, bytes, done); }),
+  EXPECT_EQ(run_one(unbounded, [&](auto done) { unbounded.network().send(0, 1, bytes, done); }),
             hop + packets * ser);
 }
 
@@ -65,8 +65,8 @@ TEST(Credits, TheFlowModelLimitsAStreamToTheSameCreditLoop) {
   const std::uint64_t bytes = packets * c.cube.noc.packet_bytes;
   Bench packet(c);
   Bench flow(c, {.timing_only = true, .network = NetworkModel::flow});
-  EXPECT_EQ(run_one(flow, [&](auto done) { flow.fabric().send(0, 1, bytes, done); }),
-            run_one(packet, [&](auto done) { packet.fabric().send(0, 1, bytes, done); }));
+  EXPECT_EQ(run_one(flow, [&](auto done) { flow.network().send(0, 1, bytes, done); }),
+            run_one(packet, [&](auto done) { packet.network().send(0, 1, bytes, done); }));
 }
 
 TEST(Credits, ABufferThatCoversTheCreditLoopCostsNothing) {
@@ -78,8 +78,8 @@ TEST(Credits, ABufferThatCoversTheCreditLoopCostsNothing) {
   const std::uint64_t bytes = 64 * std::uint64_t{c.cube.noc.packet_bytes};
   Bench bounded(c);
   Bench unbounded(testing::small_config(1, 1));
-  EXPECT_EQ(run_one(bounded, [&](auto done) { bounded.fabric().send(0, 15, bytes, done); }),
-            run_one(unbounded, [&](auto done) { unbounded.fabric().send(0, 15, bytes, done); }));
+  EXPECT_EQ(run_one(bounded, [&](auto done) { bounded.network().send(0, 15, bytes, done); }),
+            run_one(unbounded, [&](auto done) { unbounded.network().send(0, 15, bytes, done); }));
 }
 
 TEST(Credits, ALonePacketTakesItsZeroLoadTime) {
@@ -91,7 +91,7 @@ TEST(Credits, ALonePacketTakesItsZeroLoadTime) {
     const auto& k = b.cfg();
     // (0,0) -> (3,0) in cube 0, UCIe, (3,0) -> (0,0) in cube 1: the data comes back that way.
     const Tick one_way = 6 * k.cube.noc.hop_latency + k.ucie.latency;
-    const Tick t = run_one(b, [&](auto done) { b.fabric().read(0, b.addr(1, 0), 256, done); });
+    const Tick t = run_one(b, [&](auto done) { b.network().read(0, b.addr(1, 0), 256, done); });
     EXPECT_EQ(t, 2 * one_way + k.cube.hbm.latency + b.ser(k.ucie.bandwidth, 256));
   }
 }
@@ -103,10 +103,10 @@ Tick victim_time(const SystemConfig& c, bool with_hotspot) {
   Bench b(c);
   const std::uint64_t bytes = 256 * std::uint64_t{c.cube.noc.packet_bytes};
   Tick victim = 0;
-  b.fabric().send(0, 5, bytes, [&] { victim = b.sched.now(); });
+  b.network().send(0, 5, bytes, [&] { victim = b.sched.now(); });
   if (with_hotspot) {
-    b.fabric().send(2, 13, 4 * bytes, [] {});
-    for (const std::uint32_t pe : {12u, 14u, 15u}) b.fabric().send(pe, 13, 4 * bytes, [] {});
+    b.network().send(2, 13, 4 * bytes, [] {});
+    for (const std::uint32_t pe : {12u, 14u, 15u}) b.network().send(pe, 13, 4 * bytes, [] {});
   }
   b.sched.run();
   return victim;
@@ -171,7 +171,8 @@ std::uint32_t deliveries_around_a_ring(const VcPlan& plan) {
   std::uint32_t done = 0;
   for (std::uint32_t cube = 0; cube < cubes; ++cube)
     for (std::uint32_t pe = 0; pe < pes; ++pe)
-      b.fabric().send(cube * pes + pe, ((cube + 2) % cubes) * pes + pe, 64 * 4096, [&] { ++done; });
+      b.network().send(cube * pes + pe, ((cube + 2) % cubes) * pes + pe, 64 * 4096,
+                       [&] { ++done; });
   b.sched.run();
   return done;
 }
@@ -196,7 +197,7 @@ TEST(Credits, RoutesBetweenSipsDeliverEveryPacket) {
   const std::uint32_t per_sip = c.cubes_per_sip * c.cube.pes;
   std::uint32_t done = 0;
   for (std::uint32_t pe = 0; pe < 4 * per_sip; ++pe)
-    b.fabric().send(pe, (pe + 2 * per_sip + 5) % (4 * per_sip), 8 * 4096, [&] { ++done; });
+    b.network().send(pe, (pe + 2 * per_sip + 5) % (4 * per_sip), 8 * 4096, [&] { ++done; });
   b.sched.run();
   EXPECT_EQ(done, 4 * per_sip);
 }
@@ -209,15 +210,15 @@ TEST(Credits, IdenticalRunsGiveIdenticalTimes) {
 TEST(Credits, AFailedRunLeavesNoPacketInABuffer) {
   const SystemConfig c = with_router_buffers(testing::small_config(1, 1), 1);
   Bench fresh(c);
-  const Tick alone = run_one(fresh, [&](auto done) { fresh.fabric().send(0, 3, 1 << 20, done); });
+  const Tick alone = run_one(fresh, [&](auto done) { fresh.network().send(0, 3, 1 << 20, done); });
   Bench b(c);
-  for (std::uint32_t pe = 4; pe < 16; ++pe) b.fabric().send(pe, 3, 1 << 20, [] {});
+  for (std::uint32_t pe = 4; pe < 16; ++pe) b.network().send(pe, 3, 1 << 20, [] {});
   // A run that stops with packets waiting in every buffer toward PE 3 drops its events.
   b.sched.schedule_at(emu::us(1), [] { throw std::runtime_error("stop"); });
   EXPECT_THROW(b.sched.run(), emu::CallbackError);
-  b.fabric().abandon_in_flight();
+  b.network().abandon_in_flight();
   const Tick start = b.sched.now();
-  const Tick end = run_one(b, [&](auto done) { b.fabric().send(0, 3, 1 << 20, done); });
+  const Tick end = run_one(b, [&](auto done) { b.network().send(0, 3, 1 << 20, done); });
   EXPECT_EQ(end - start, alone);
 }
 

@@ -1,6 +1,6 @@
 // Synthetic traffic on a k x k mesh with XY routing (BookSim's patterns). The saturation bounds
 // are derived by hand below for each pattern and checked against traffic_bound(), which routes
-// every pair as the fabric does; the generator measures what was delivered, not what was
+// every pair as the network does; the generator measures what was delivered, not what was
 // offered. With unbounded buffers the network saturates at the bound itself; finite buffers
 // (the last tests) saturate it below.
 #include <gtest/gtest.h>
@@ -95,7 +95,7 @@ TrafficResult offer(std::uint32_t k, TrafficOptions o, double load_of_bound) {
   o.offered_load = std::min(1.0, load_of_bound * traffic_bound(sys.topology(), o).fraction_of_link);
   o.warmup = emu::us(2);
   o.measure = emu::us(20);
-  return run_traffic(sched, sys.fabric(), o);
+  return run_traffic(sched, sys.network(), o);
 }
 
 struct Case {
@@ -172,7 +172,7 @@ TEST(SyntheticTrafficClosedLoop, SaturatesWithinFivePercentBelowTheBound) {
     o.window = 32;
     o.warmup = emu::us(2);
     o.measure = emu::us(10);
-    const auto r = run_traffic(sched, sys.fabric(), o);
+    const auto r = run_traffic(sched, sys.network(), o);
     EXPECT_LE(r.delivered_fraction, uniform_bound(k) * 1.01) << k;
     EXPECT_GE(r.delivered_fraction, uniform_bound(k) * 0.95) << k;
   }
@@ -209,7 +209,7 @@ TrafficResult offer_buffered(TrafficPattern p, double load_of_bound, std::uint32
   o.offered_load = std::min(1.0, load_of_bound * traffic_bound(sys.topology(), o).fraction_of_link);
   o.warmup = emu::us(2);
   o.measure = emu::us(20);
-  return run_traffic(sched, sys.fabric(), o);
+  return run_traffic(sched, sys.network(), o);
 }
 
 TEST(SyntheticTrafficBuffers, OnePacketBuffersCapEveryLinkAtAPacketPerCreditLoop) {

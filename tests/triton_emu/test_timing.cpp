@@ -86,7 +86,7 @@ TEST(Timing, ComputeBoundGemmTakesStartupPlusFlopsOverPeak) {
 }
 
 // Streaming-bound: a long ref streams for longer than the engine computes; the GEMM then takes
-// start-up + the time the same read takes on the idle fabric.
+// start-up + the time the same read takes on the idle network.
 TEST(Timing, StreamingBoundGemmTakesStartupPlusTheStreamingTime) {
   const Spec spec = Spec::load(spec_path("tiny.json"));
   const std::int64_t m = 1, k = 4096, n = 64;
@@ -110,7 +110,7 @@ TEST(Timing, StreamingBoundGemmTakesStartupPlusTheStreamingTime) {
     const Ptr b = sim.alloc(k * n * 2, Placement::on_cube(0, 0));
     auto& sys = sim.system();
     const Tick t0 = sys.scheduler().now();
-    sys.fabric().read(0, b.addr, k * n * 2, [&] { read_time = sys.scheduler().now() - t0; });
+    sys.network().read(0, b.addr, k * n * 2, [&] { read_time = sys.scheduler().now() - t0; });
     sys.scheduler().run();
   }
   const components::GemmTimingModel model(spec.config().pe.gemm);

@@ -1,4 +1,4 @@
-// cubesim traffic: BookSim-style synthetic traffic on a spec's fabric (components/traffic/),
+// cubesim traffic: BookSim-style synthetic traffic on a spec's network (components/traffic/),
 // one load or a latency-against-load sweep, with offered and delivered throughput measured
 // against the pattern's channel-load bound.
 
@@ -73,7 +73,7 @@ Point run_point(const components::Spec& spec, components::TrafficOptions o, doub
   Point p;
   p.load = load;
   p.bound = bound.fraction_of_link;
-  p.r = components::run_traffic(sched, sys.fabric(), o);
+  p.r = components::run_traffic(sched, sys.network(), o);
   return p;
 }
 

@@ -1,10 +1,10 @@
 #pragma once
-// A system on a scheduler, for fabric tests: issue transfers, run, read the time.
+// A system on a scheduler, for network tests: issue transfers, run, read the time.
 
 #include <functional>
 #include <vector>
 
-#include "components/network/fabric.hpp"
+#include "components/network/network.hpp"
 #include "components/system/system.hpp"
 #include "emu/scheduler.hpp"
 
@@ -14,7 +14,7 @@ struct Bench {
   explicit Bench(const SystemConfig& c, SystemOptions options = {}) : sys(c, sched, options) {}
   emu::Scheduler sched;
   System sys;
-  Fabric& fabric() { return sys.fabric(); }
+  Network& network() { return sys.network(); }
   const SystemConfig& cfg() const { return sys.config(); }
   std::uint64_t addr(std::uint32_t cube, std::uint64_t off) const {
     return sys.address_map().direct_address({cube, off});
@@ -24,7 +24,7 @@ struct Bench {
 
 // Issues one transfer through `issue` (given its completion callback), runs to the end and
 // returns when it completed.
-inline emu::Tick run_one(Bench& b, const std::function<void(Fabric::Done)>& issue) {
+inline emu::Tick run_one(Bench& b, const std::function<void(Network::Done)>& issue) {
   emu::Tick done_at = 0;
   issue([&] { done_at = b.sched.now(); });
   b.sched.run();
@@ -37,8 +37,8 @@ inline std::vector<emu::Tick> reads_across_cubes(const SystemConfig& c) {
   Bench b(c);
   std::vector<emu::Tick> done;
   for (std::uint32_t pe = 0; pe < 32; ++pe)
-    b.fabric().read(pe, b.addr((pe + 1) % 2, pe * 8192), 300000,
-                    [&] { done.push_back(b.sched.now()); });
+    b.network().read(pe, b.addr((pe + 1) % 2, pe * 8192), 300000,
+                     [&] { done.push_back(b.sched.now()); });
   b.sched.run();
   return done;
 }

@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "components/network/fabric.hpp"
+#include "components/network/network.hpp"
 #include "components/system/system.hpp"
 #include "emu/scheduler.hpp"
 #include "emu/trace.hpp"
-#include "fabric_bench.hpp"
+#include "network_bench.hpp"
 #include "system_config_for_tests.hpp"
 
 namespace cubesim::components {
@@ -32,7 +32,7 @@ using ::testing::HasSubstr;
 using testing::Bench;
 using testing::run_one;
 
-// Timing-only (the fabric moves no data either way), with the given network model.
+// Timing-only (the network moves no data either way), with the given network model.
 SystemOptions model(NetworkModel m = NetworkModel::flow) {
   return {true, m};
 }
@@ -59,15 +59,15 @@ TEST(FlowModel, SmallTransfersTakeThePacketModelsTime) {
     const std::uint64_t bytes = 256;
     const Tick ser = c.cube.noc.link_bandwidth.transfer_time(bytes);
     // PE 15 at (3,3) is six hops from the controller at (0,0) and from PE 0.
-    const Tick send = run_one(b, [&](auto d) { b.fabric().send(0, 15, bytes, d); });
+    const Tick send = run_one(b, [&](auto d) { b.network().send(0, 15, bytes, d); });
     EXPECT_EQ(send, 6 * c.cube.noc.hop_latency + ser);
     Bench r(c, model(m));
-    const Tick read = run_one(r, [&](auto d) { r.fabric().read(15, r.addr(0, 0), bytes, d); });
+    const Tick read = run_one(r, [&](auto d) { r.network().read(15, r.addr(0, 0), bytes, d); });
     EXPECT_EQ(read, 12 * c.cube.noc.hop_latency + c.cube.hbm.latency + ser);
     // Across UCIe: (0,0)->(3,0) in cube 0, UCIe, (3,0)->(0,0) in cube 1, and back.
     Bench u(c, model(m));
     const Tick one_way = 6 * c.cube.noc.hop_latency + c.ucie.latency;
-    const Tick far = run_one(u, [&](auto d) { u.fabric().read(0, u.addr(1, 0), bytes, d); });
+    const Tick far = run_one(u, [&](auto d) { u.network().read(0, u.addr(1, 0), bytes, d); });
     EXPECT_EQ(far, 2 * one_way + c.cube.hbm.latency + c.ucie.bandwidth.transfer_time(bytes));
   }
 }
@@ -76,7 +76,7 @@ TEST(FlowModel, LargeTransferTakesLatencyPlusBytesOverTheBottleneck) {
   const auto c = testing::small_config();
   Bench b(c, model());
   const std::uint64_t bytes = 64ull << 20;
-  const Tick t = run_one(b, [&](auto d) { b.fabric().read(15, b.addr(0, 0), bytes, d); });
+  const Tick t = run_one(b, [&](auto d) { b.network().read(15, b.addr(0, 0), bytes, d); });
   // Eight 64 GB/s channels feed one 64 GB/s mesh path; the window (32 packets per round trip)
   // is not the limit here.
   const Tick latency = 12 * c.cube.noc.hop_latency + c.cube.hbm.latency;
@@ -89,7 +89,7 @@ TEST(FlowModel, ALatencyBoundPeIsLimitedByItsDmaWindow) {
   Bench b(c, model());
   const std::uint64_t packets = 16;
   const std::uint64_t bytes = packets * c.cube.noc.packet_bytes;
-  const Tick t = run_one(b, [&](auto d) { b.fabric().read(0, b.addr(1, 0), bytes, d); });
+  const Tick t = run_one(b, [&](auto d) { b.network().read(0, b.addr(1, 0), bytes, d); });
   const Tick round_trip = 2 * (6 * c.cube.noc.hop_latency + c.ucie.latency) + c.cube.hbm.latency +
                           c.ucie.bandwidth.transfer_time(c.cube.noc.packet_bytes);
   EXPECT_EQ(t, packets * round_trip);
@@ -100,8 +100,8 @@ TEST(FlowModel, FlowsOnASharedPathQueueWhole) {
   Bench b(c, model());
   const std::uint64_t bytes = 64 * 1024;
   Tick first = 0, second = 0;
-  b.fabric().send(0, 3, bytes, [&] { first = b.sched.now(); });
-  b.fabric().send(0, 3, bytes, [&] { second = b.sched.now(); });
+  b.network().send(0, 3, bytes, [&] { first = b.sched.now(); });
+  b.network().send(0, 3, bytes, [&] { second = b.sched.now(); });
   b.sched.run();
   EXPECT_EQ(first, 3 * c.cube.noc.hop_latency + c.cube.noc.link_bandwidth.transfer_time(bytes));
   EXPECT_EQ(second, first + c.cube.noc.link_bandwidth.transfer_time(bytes));
@@ -136,13 +136,13 @@ TEST(FlowModel, LinksCarryExactlyThePacketModelsBytes) {
                                             : map.direct_address({1, k.offset});
       bool done = false;
       if (k.write)
-        b.fabric().write(k.pe, a, k.bytes, [&] { done = true; });
+        b.network().write(k.pe, a, k.bytes, [&] { done = true; });
       else
-        b.fabric().read(k.pe, a, k.bytes, [&] { done = true; });
+        b.network().read(k.pe, a, k.bytes, [&] { done = true; });
       b.sched.run();
       EXPECT_TRUE(done);
       links[i] = nlohmann::json::object();
-      const nlohmann::json stats = b.fabric().stats_json(b.sched.now());
+      const nlohmann::json stats = b.network().stats_json(b.sched.now());
       for (const auto& [name, l] : stats["links"].items()) links[i][name] = l["bytes"];
       ++i;
     }
@@ -152,7 +152,7 @@ TEST(FlowModel, LinksCarryExactlyThePacketModelsBytes) {
 }
 
 // What a long read puts on each link, computed here from every (cube, channel) route taken
-// link by link (the fabric merges them through its per-cube forest of route prefixes).
+// link by link (the network merges them through its per-cube forest of route prefixes).
 struct Expected {
   std::uint64_t bytes = 0;
   Tick lead = emu::kTickMax, tail = 0;
@@ -225,7 +225,7 @@ TEST(FlowModel, ReadsHoldEachLinkFromTheEarliestRouteThroughIt) {
   std::map<std::string, std::vector<std::pair<Tick, Tick>>> want;
   {
     emu::TraceWriter trace(file);
-    b.fabric().set_trace(&trace);
+    b.network().set_trace(&trace);
     for (const auto& [pe64, addr, bytes] : reads) {
       const auto pe = static_cast<std::uint32_t>(pe64);
       const Tick t0 = b.sched.now();
@@ -244,9 +244,9 @@ TEST(FlowModel, ReadsHoldEachLinkFromTheEarliestRouteThroughIt) {
                           window = c.pe.dma.max_outstanding_packets;
       done = std::max(done, t0 + (packets + window - 1) / window * (path + packet));
       EXPECT_GT(loads.size(), 20u);
-      EXPECT_EQ(run_one(b, [&](auto d) { b.fabric().read(pe, addr, bytes, d); }), done);
+      EXPECT_EQ(run_one(b, [&](auto d) { b.network().read(pe, addr, bytes, d); }), done);
     }
-    b.fabric().flush_trace();
+    b.network().flush_trace();
     trace.close();
   }
   EXPECT_EQ(link_slices(file), want);
@@ -260,8 +260,8 @@ TEST(FlowModel, AFlowQueuedPastTheEndOfTimeIsAnErrorNamingTheLinkAndTheSpecField
   // Each flow fits simulated time alone (two thirds of it at 1 B/s); the second queues behind
   // the first on the UCIe link and would end past 2^64 ps.
   const std::uint64_t bytes = emu::kTickMax / emu::kPsPerSecond / 3 * 2;
-  b.fabric().send(0, c.cube.pes, bytes, [] {});
-  EXPECT_THAT([&] { b.fabric().send(0, c.cube.pes, bytes, [] {}); },
+  b.network().send(0, c.cube.pes, bytes, [] {});
+  EXPECT_THAT([&] { b.network().send(0, c.cube.pes, bytes, [] {}); },
               ::testing::ThrowsMessage<emu::TimeOverflow>(::testing::AllOf(
                   HasSubstr(fmt::format("the transfer time of {} bytes over "
                                         "system.ucie.bandwidth_GBps = {} overflows simulated time",
@@ -280,7 +280,7 @@ TEST(FlowModel, AReadTooLongForOneHbmChannelNamesTheHbmBandwidthField) {
   Bench b(c, model());
   // Interleaved over the channels, each gets more than simulated time can carry at 1 B/s.
   const std::uint64_t bytes = c.cube.hbm.channels * (emu::kTickMax / emu::kPsPerSecond + 4096);
-  EXPECT_THAT([&] { b.fabric().read(0, b.addr(0, 0), bytes, [] {}); },
+  EXPECT_THAT([&] { b.network().read(0, b.addr(0, 0), bytes, [] {}); },
               ::testing::ThrowsMessage<emu::TimeOverflow>(::testing::AllOf(
                   HasSubstr(fmt::format("over system.cube.hbm.bandwidth_GBps = {} overflows "
                                         "simulated time",
@@ -295,7 +295,7 @@ TEST(FlowModel, DmaRoundTripsPastTheEndOfTimeAreAnErrorNamingTheWindow) {
   Bench b(c, model());
   // Eight round trips, one packet at a time: twice the length of simulated time.
   const std::uint64_t bytes = 8 * c.cube.noc.packet_bytes;
-  EXPECT_THAT([&] { b.fabric().read(0, b.addr(1, 0), bytes, [] {}); },
+  EXPECT_THAT([&] { b.network().read(0, b.addr(1, 0), bytes, [] {}); },
               ::testing::ThrowsMessage<emu::TimeOverflow>(
                   ::testing::AllOf(HasSubstr("8 packets, 1 in flight at a time "
                                              "(system.pe.dma.max_outstanding_packets)"),
@@ -306,9 +306,9 @@ TEST(FlowModel, AZeroByteTransferCompletesAtOnce) {
   Bench b(testing::small_config(), model());
   b.sched.schedule_at(emu::ns(5), [] {});
   b.sched.run();
-  const Tick t = run_one(b, [&](auto d) { b.fabric().read(0, b.addr(0, 0), 0, d); });
+  const Tick t = run_one(b, [&](auto d) { b.network().read(0, b.addr(0, 0), 0, d); });
   EXPECT_EQ(t, emu::ns(5));
-  EXPECT_EQ(b.fabric().in_flight_transfers(), 0u);
+  EXPECT_EQ(b.network().in_flight_transfers(), 0u);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// Transfer timing on the fabric. Every expectation is computed from the configuration (hop
-// counts x latencies + the serialisation of the narrowest link), never copied from a run.
+// Transfer timing in the packet network model. Every expectation is computed from the configuration
+// (hop counts x latencies + the serialisation of the narrowest link), never copied from a run.
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -7,11 +7,11 @@
 #include <algorithm>
 #include <string>
 
-#include "components/network/fabric.hpp"
+#include "components/network/network.hpp"
 #include "components/system/system.hpp"
 #include "emu/errors.hpp"
 #include "emu/scheduler.hpp"
-#include "fabric_bench.hpp"
+#include "network_bench.hpp"
 #include "system_config_for_tests.hpp"
 
 namespace cubesim::components {
@@ -24,10 +24,10 @@ using testing::run_one;
 
 constexpr std::uint64_t kSmall = 256;
 
-TEST(Fabric, ReadFromHbmOnTheSameNodeCostsAccessLatencyPlusSerialisation) {
+TEST(PacketNetwork, ReadFromHbmOnTheSameNodeCostsAccessLatencyPlusSerialisation) {
   Bench b(testing::small_config());
   // PE 0 sits on node (0,0), where the HBM controller is; channel 0 holds offset 0.
-  const Tick t = run_one(b, [&](auto done) { b.fabric().read(0, b.addr(0, 0), kSmall, done); });
+  const Tick t = run_one(b, [&](auto done) { b.network().read(0, b.addr(0, 0), kSmall, done); });
   const auto& c = b.cfg();
   const Tick channel_ser =
       b.ser(Bandwidth::from_bytes_per_s(c.cube.hbm.bandwidth.bytes_per_s() / c.cube.hbm.channels),
@@ -36,59 +36,60 @@ TEST(Fabric, ReadFromHbmOnTheSameNodeCostsAccessLatencyPlusSerialisation) {
   EXPECT_EQ(t, c.cube.hbm.latency + std::max(channel_ser, link_ser));
 }
 
-TEST(Fabric, ReadAndWriteOverKMeshHopsAddHopLatencyEachWay) {
+TEST(PacketNetwork, ReadAndWriteOverKMeshHopsAddHopLatencyEachWay) {
   Bench b(testing::small_config());
   const auto& c = b.cfg();
   const std::uint32_t pe = 15;  // node (3,3): six hops from the controller at (0,0)
   const std::uint32_t hops = b.sys.topology().mesh_hops(pe, 0);
   ASSERT_EQ(hops, 6u);
   const Tick ser = b.ser(c.cube.noc.link_bandwidth, kSmall);  // channel and link: same rate here
-  const Tick read = run_one(b, [&](auto done) { b.fabric().read(pe, b.addr(0, 0), kSmall, done); });
+  const Tick read =
+      run_one(b, [&](auto done) { b.network().read(pe, b.addr(0, 0), kSmall, done); });
   EXPECT_EQ(read, 2 * hops * c.cube.noc.hop_latency + c.cube.hbm.latency + ser);
   Bench w(testing::small_config());
   const Tick write =
-      run_one(w, [&](auto done) { w.fabric().write(pe, w.addr(0, 0), kSmall, done); });
+      run_one(w, [&](auto done) { w.network().write(pe, w.addr(0, 0), kSmall, done); });
   EXPECT_EQ(write, hops * c.cube.noc.hop_latency + c.cube.hbm.latency + ser);
 }
 
-TEST(Fabric, PeToPeOverKMeshHops) {
+TEST(PacketNetwork, PeToPeOverKMeshHops) {
   Bench b(testing::small_config());
   const auto& c = b.cfg();
-  const Tick t = run_one(b, [&](auto done) { b.fabric().send(0, 15, kSmall, done); });
+  const Tick t = run_one(b, [&](auto done) { b.network().send(0, 15, kSmall, done); });
   EXPECT_EQ(t, 6 * c.cube.noc.hop_latency + b.ser(c.cube.noc.link_bandwidth, kSmall));
 }
 
-TEST(Fabric, RoutesOfReadsAndSendsNeverShareACacheEntry) {
+TEST(PacketNetwork, RoutesOfReadsAndSendsNeverShareACacheEntry) {
   // 4 PEs per cube and 8 HBM channels per cube: more (cube, channel) pairs than PEs, so a key
   // that packs them into one number can let a send find a read's route.
   const SystemConfig cfg = testing::small_config(1, 2, 2);
   ASSERT_LT(cfg.cube.pes, cfg.cube.hbm.channels);
   Bench fresh(cfg);
-  const Tick alone = run_one(fresh, [&](auto done) { fresh.fabric().send(0, 1, kSmall, done); });
+  const Tick alone = run_one(fresh, [&](auto done) { fresh.network().send(0, 1, kSmall, done); });
   EXPECT_EQ(alone, cfg.cube.noc.hop_latency + fresh.ser(cfg.cube.noc.link_bandwidth, kSmall));
   for (std::uint32_t ch = 0; ch < cfg.cube.hbm.channels; ++ch) {
     Bench b(cfg);
     const std::uint64_t at = b.addr(0, ch * cfg.cube.hbm.channel_interleave_bytes);
-    (void)run_one(b, [&](auto done) { b.fabric().read(0, at, kSmall, done); });
-    (void)run_one(b, [&](auto done) { b.fabric().write(0, at, kSmall, done); });
+    (void)run_one(b, [&](auto done) { b.network().read(0, at, kSmall, done); });
+    (void)run_one(b, [&](auto done) { b.network().write(0, at, kSmall, done); });
     const Tick start = b.sched.now();
-    const Tick end = run_one(b, [&](auto done) { b.fabric().send(0, 1, kSmall, done); });
+    const Tick end = run_one(b, [&](auto done) { b.network().send(0, 1, kSmall, done); });
     EXPECT_EQ(end - start, alone) << "after a read and a write of channel " << ch;
   }
 }
 
-TEST(Fabric, ReadFromAnotherCubeCrossesUcieBothWays) {
+TEST(PacketNetwork, ReadFromAnotherCubeCrossesUcieBothWays) {
   Bench b(testing::small_config(1, 2));
   const auto& c = b.cfg();
   // Cube 0's UCIe port to cube 1 is ucie_nodes[0] = (3,0); so is cube 1's port to cube 0.
   // Request: (0,0)->(3,0) in cube 0, UCIe, (3,0)->(0,0) in cube 1; the data comes back the same
   // way.
   const Tick one_way = 6 * c.cube.noc.hop_latency + c.ucie.latency;
-  const Tick t = run_one(b, [&](auto done) { b.fabric().read(0, b.addr(1, 0), kSmall, done); });
+  const Tick t = run_one(b, [&](auto done) { b.network().read(0, b.addr(1, 0), kSmall, done); });
   EXPECT_EQ(t, 2 * one_way + c.cube.hbm.latency + b.ser(c.ucie.bandwidth, kSmall));
 }
 
-TEST(Fabric, ReadFromAnotherSipCrossesTheInterSipLink) {
+TEST(PacketNetwork, ReadFromAnotherSipCrossesTheInterSipLink) {
   Bench b(testing::small_config(2, 2));
   const auto& c = b.cfg();
   // PE 0 of SIP 0 is on the inter-SIP port node of the port cube; in SIP 1 the data lives on
@@ -96,53 +97,53 @@ TEST(Fabric, ReadFromAnotherSipCrossesTheInterSipLink) {
   const std::uint32_t sip1_cube1 = b.sys.address_map().global_cube({1, 1});
   const Tick one_way = c.inter_sip.latency + 6 * c.cube.noc.hop_latency + c.ucie.latency;
   const Tick t =
-      run_one(b, [&](auto done) { b.fabric().read(0, b.addr(sip1_cube1, 0), kSmall, done); });
+      run_one(b, [&](auto done) { b.network().read(0, b.addr(sip1_cube1, 0), kSmall, done); });
   EXPECT_EQ(t, 2 * one_way + c.cube.hbm.latency + b.ser(c.inter_sip.bandwidth, kSmall));
 }
 
-TEST(Fabric, LargeTransferOnAnIdlePathTakesLatencyPlusBytesOverBottleneck) {
+TEST(PacketNetwork, LargeTransferOnAnIdlePathTakesLatencyPlusBytesOverBottleneck) {
   Bench b(testing::small_config());
   const auto& c = b.cfg();
   const std::uint64_t bytes = 64ull << 20;
-  const Tick t = run_one(b, [&](auto done) { b.fabric().read(15, b.addr(0, 0), bytes, done); });
+  const Tick t = run_one(b, [&](auto done) { b.network().read(15, b.addr(0, 0), bytes, done); });
   // Eight channels of 64 GB/s feed one 64 GB/s mesh path: the mesh link is the bottleneck.
   const Tick latency = 2 * 6 * c.cube.noc.hop_latency + c.cube.hbm.latency;
   const double expected = static_cast<double>(latency + b.ser(c.cube.noc.link_bandwidth, bytes));
   EXPECT_NEAR(static_cast<double>(t), expected, expected * 1e-3);
 }
 
-TEST(Fabric, TwoFlowsSharingALinkTakeTwiceAsLongAsOne) {
+TEST(PacketNetwork, TwoFlowsSharingALinkTakeTwiceAsLongAsOne) {
   const std::uint64_t bytes = 16ull << 20;
   Bench alone(testing::small_config());
-  const Tick one = run_one(alone, [&](auto done) { alone.fabric().send(0, 3, bytes, done); });
+  const Tick one = run_one(alone, [&](auto done) { alone.network().send(0, 3, bytes, done); });
   Bench shared(testing::small_config());
   Tick a = 0, c = 0;
-  shared.fabric().send(0, 3, bytes, [&] { a = shared.sched.now(); });  // (0,0) -> (3,0)
-  shared.fabric().send(1, 3, bytes, [&] { c = shared.sched.now(); });  // (1,0) -> (3,0)
+  shared.network().send(0, 3, bytes, [&] { a = shared.sched.now(); });  // (0,0) -> (3,0)
+  shared.network().send(1, 3, bytes, [&] { c = shared.sched.now(); });  // (1,0) -> (3,0)
   shared.sched.run();
   const double both = static_cast<double>(std::max(a, c));
   EXPECT_NEAR(both, 2.0 * static_cast<double>(one), 0.01 * 2.0 * static_cast<double>(one));
 }
 
-TEST(Fabric, FlowsOnDisjointLinksDoNotSlowEachOther) {
+TEST(PacketNetwork, FlowsOnDisjointLinksDoNotSlowEachOther) {
   const std::uint64_t bytes = 16ull << 20;
   Bench alone(testing::small_config());
-  const Tick one = run_one(alone, [&](auto done) { alone.fabric().send(0, 1, bytes, done); });
+  const Tick one = run_one(alone, [&](auto done) { alone.network().send(0, 1, bytes, done); });
   Bench two(testing::small_config());
   Tick a = 0, c = 0;
-  two.fabric().send(0, 1, bytes, [&] { a = two.sched.now(); });
-  two.fabric().send(2, 3, bytes, [&] { c = two.sched.now(); });
+  two.network().send(0, 1, bytes, [&] { a = two.sched.now(); });
+  two.network().send(2, 3, bytes, [&] { c = two.sched.now(); });
   two.sched.run();
   EXPECT_EQ(a, one);
   EXPECT_EQ(c, one);
 }
 
-TEST(Fabric, LinkStatisticsCountBytesAndBusyTime) {
+TEST(PacketNetwork, LinkStatisticsCountBytesAndBusyTime) {
   Bench b(testing::small_config());
   const auto& c = b.cfg();
   const std::uint64_t bytes = 1 << 20;
-  const Tick t = run_one(b, [&](auto done) { b.fabric().send(0, 1, bytes, done); });
-  const auto stats = b.fabric().stats_json(t);
+  const Tick t = run_one(b, [&](auto done) { b.network().send(0, 1, bytes, done); });
+  const auto stats = b.network().stats_json(t);
   EXPECT_EQ(stats["bytes"]["noc"].get<std::uint64_t>(), bytes);  // one mesh hop
   EXPECT_EQ(stats["bytes"]["inject"].get<std::uint64_t>(), bytes);
   EXPECT_EQ(stats["packets"].get<std::uint64_t>(), bytes / c.cube.noc.packet_bytes);
@@ -151,9 +152,9 @@ TEST(Fabric, LinkStatisticsCountBytesAndBusyTime) {
   EXPECT_TRUE(stats.contains("busiest_link"));
 }
 
-TEST(Fabric, OutOfRangeTransferNamesTheAddress) {
+TEST(PacketNetwork, OutOfRangeTransferNamesTheAddress) {
   Bench b(testing::small_config());
-  EXPECT_THAT([&] { b.fabric().read(0, 0x42, 16, [] {}); },
+  EXPECT_THAT([&] { b.network().read(0, 0x42, 16, [] {}); },
               ::testing::ThrowsMessage<AddressError>(::testing::HasSubstr("0x42")));
 }
 
@@ -178,12 +179,12 @@ std::string time_overflow_of(Bench& b) {
 constexpr std::uint64_t kBytesPastTheEndOfTimeAtOneBytePerSecond =
     emu::kTickMax / emu::kPsPerSecond + 1;
 
-TEST(Fabric, UcieTrafficPastTheEndOfTimeIsAnErrorNamingTheLinkAndTheSpecField) {
+TEST(PacketNetwork, UcieTrafficPastTheEndOfTimeIsAnErrorNamingTheLinkAndTheSpecField) {
   SystemConfig c = testing::small_config(1, 2);
   c.ucie.bandwidth = Bandwidth::from_bytes_per_s(1);
   Bench b(c);
   // PE 0 of cube 1: every byte crosses the UCIe link cube0->cube1.
-  b.fabric().send(0, c.cube.pes, kBytesPastTheEndOfTimeAtOneBytePerSecond, [] {});
+  b.network().send(0, c.cube.pes, kBytesPastTheEndOfTimeAtOneBytePerSecond, [] {});
   const std::string what = time_overflow_of(b);
   EXPECT_THAT(what, ::testing::HasSubstr(fmt::format(
                         "bytes over system.ucie.bandwidth_GBps = {} overflows simulated time "
@@ -193,11 +194,11 @@ TEST(Fabric, UcieTrafficPastTheEndOfTimeIsAnErrorNamingTheLinkAndTheSpecField) {
   EXPECT_THAT(what, ::testing::HasSubstr("Raise system.ucie.bandwidth_GBps"));
 }
 
-TEST(Fabric, NocTrafficPastTheEndOfTimeIsAnErrorNamingTheSpecFieldNotThePast) {
+TEST(PacketNetwork, NocTrafficPastTheEndOfTimeIsAnErrorNamingTheSpecFieldNotThePast) {
   SystemConfig c = testing::small_config(1, 1);
   c.cube.noc.link_bandwidth = Bandwidth::from_bytes_per_s(1);
   Bench b(c);
-  b.fabric().send(0, 1, kBytesPastTheEndOfTimeAtOneBytePerSecond, [] {});
+  b.network().send(0, 1, kBytesPastTheEndOfTimeAtOneBytePerSecond, [] {});
   const std::string what = time_overflow_of(b);
   EXPECT_THAT(what,
               ::testing::HasSubstr(fmt::format("system.cube.noc.link_bandwidth_GBps = {}", 1e-9)));
@@ -205,7 +206,7 @@ TEST(Fabric, NocTrafficPastTheEndOfTimeIsAnErrorNamingTheSpecFieldNotThePast) {
   EXPECT_THAT(what, ::testing::Not(::testing::HasSubstr("lies in the past")));
 }
 
-TEST(Fabric, IdenticalRunsGiveIdenticalTimes) {
+TEST(PacketNetwork, IdenticalRunsGiveIdenticalTimes) {
   const SystemConfig c = testing::small_config(1, 2);
   EXPECT_EQ(testing::reads_across_cubes(c), testing::reads_across_cubes(c));
 }

@@ -1,0 +1,237 @@
+#include "components/network/network.hpp"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "components/network/flow_network.hpp"
+#include "components/network/packet_network.hpp"
+
+namespace cubesim::components {
+
+namespace {
+constexpr const char* kEndOfTime = "simulated time (2^64 ps = 213 days)";
+
+// The value of link_bandwidth_field(kind) in the spec, in GB/s.
+double spec_GBps(const SystemConfig& c, LinkKind kind) {
+  Bandwidth b = c.cube.noc.link_bandwidth;
+  if (kind == LinkKind::ucie) b = c.ucie.bandwidth;
+  if (kind == LinkKind::inter_sip) b = c.inter_sip.bandwidth;
+  if (kind == LinkKind::hbm_channel) b = c.cube.hbm.bandwidth;
+  return static_cast<double>(b.bytes_per_s()) / 1e9;
+}
+}  // namespace
+
+const char* network_model_name(NetworkModel m) {
+  return m == NetworkModel::flow ? "flow" : "packet";
+}
+
+NetworkModel parse_network_model(const std::string& name) {
+  if (name == "packet") return NetworkModel::packet;
+  if (name == "flow") return NetworkModel::flow;
+  throw std::invalid_argument("unknown network model '" + name +
+                              "': use 'packet' (every packet and hop, the default) or 'flow' "
+                              "(one reservation per transfer and link, for large what-if runs)");
+}
+
+std::unique_ptr<Network> Network::make(NetworkModel model, emu::Scheduler& scheduler,
+                                       Topology& topology, const AddressMap& map) {
+  if (model == NetworkModel::flow) return std::make_unique<FlowNetwork>(scheduler, topology, map);
+  return std::make_unique<PacketNetwork>(scheduler, topology, map);
+}
+
+Network::Network(NetworkModel model, emu::Scheduler& scheduler, Topology& topology,
+                 const AddressMap& map)
+    : model_(model),
+      sched_(scheduler),
+      topology_(topology),
+      map_(map),
+      links_(topology.links()),
+      packet_bytes_(topology.config().cube.noc.packet_bytes),
+      window_(topology.config().pe.dma.max_outstanding_packets),
+      buffers_(topology),
+      tracer_(topology) {}
+
+void Network::read(std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes, Done done) {
+  map_.check_range(addr, bytes, "read");
+  begin(TransferKind::read, pe, 0, addr, bytes, std::move(done));
+}
+
+void Network::write(std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes, Done done) {
+  map_.check_range(addr, bytes, "write");
+  begin(TransferKind::write, pe, 0, addr, bytes, std::move(done));
+}
+
+void Network::send(std::uint32_t src_pe, std::uint32_t dst_pe, std::uint64_t bytes, Done done) {
+  if (dst_pe >= topology_.total_pes())
+    throw std::out_of_range("Network::send: destination PE index out of range");
+  begin(TransferKind::send, src_pe, dst_pe, 0, bytes, std::move(done));
+}
+
+void Network::begin(TransferKind kind, std::uint32_t pe, std::uint32_t peer, std::uint64_t addr,
+                    std::uint64_t bytes, Done done) {
+  if (pe >= topology_.total_pes()) throw std::out_of_range("Network: PE index out of range");
+  Transfer& t = *new_transfer();
+  t.kind = kind;
+  t.pe = pe;
+  t.peer = peer;
+  t.addr = addr;
+  t.bytes = bytes;
+  t.done = std::move(done);
+  ++transfers_;
+  ++live_transfers_;
+  if (bytes == 0) {
+    sched_.schedule_in(
+        0, [this, &t] { complete(t); }, 0, "empty transfer");
+    return;
+  }
+  start(t);
+}
+
+void Network::complete(Transfer& t) {
+  // Recycle the record before the callback runs: it may start a transfer that reuses it.
+  --live_transfers_;
+  Done d = std::move(t.done);
+  t.done = nullptr;
+  t.next_free = free_transfers_;
+  free_transfers_ = &t;
+  if (d) d();
+}
+
+Transfer* Network::new_transfer() {
+  Transfer* t = free_transfers_;
+  if (!t) {
+    t = &transfer_store_.emplace_back();
+    t->trace_flow = trace_flow_;
+    return t;
+  }
+  free_transfers_ = t->next_free;
+  // Field by field: `*t = Transfer{}` zeroed a temporary with `rep stos` and moved it. The
+  // caller sets what a transfer is; this resets its progress.
+  if (t->done) t->done = nullptr;
+  t->issued = 0;
+  t->delivered = 0;
+  t->in_flight = 0;
+  t->next_free = nullptr;
+  t->trace_flow = trace_flow_;
+  if (!t->traced_links.empty()) t->traced_links.clear();
+  return t;
+}
+
+void Network::reset_stats() {
+  for (Link& l : links_) {
+    l.busy = 0;
+    l.credit_wait = 0;
+    l.bytes = 0;
+    l.packets = 0;
+  }
+  packets_ = packet_hops_ = transfers_ = 0;
+}
+
+void Network::abandon_in_flight() {
+  for (Link& l : links_) l.free_at = 0;
+  buffers_.clear();
+  forget_in_flight();
+  free_transfers_ = nullptr;
+  for (Transfer& t : transfer_store_) {
+    t.done = nullptr;
+    t.next_free = free_transfers_;
+    free_transfers_ = &t;
+  }
+  live_transfers_ = 0;
+}
+
+void Network::busy_overflow(LinkId id, std::uint64_t bytes, emu::Tick from) const {
+  const Link& l = links_[id];
+  const char* field = link_bandwidth_field(l.kind);
+  const std::string busy =
+      from == 0 ? std::string() : fmt::format(" after being busy until {}", emu::format_time(from));
+  throw emu::TimeOverflow(fmt::format(
+      "the transfer time of {} bytes over {} = {} overflows {}: link {} would carry them at {} "
+      "B/s{}. Raise {} or move fewer bytes over that link",
+      bytes, field, spec_GBps(topology_.config(), l.kind), kEndOfTime, topology_.link_name(id),
+      l.bandwidth.bytes_per_s(), busy, field));
+}
+
+void Network::arrival_overflow(LinkId id, emu::Tick from, emu::Tick latency) const {
+  const Link& l = links_[id];
+  const char* field = link_bandwidth_field(l.kind);
+  throw emu::TimeOverflow(fmt::format(
+      "a packet leaving link {} at {} would arrive {} later, past the end of {}: the links on its "
+      "way ({} = {} here) are busy that long. Raise their bandwidth or move fewer bytes",
+      topology_.link_name(id), emu::format_time(from), emu::format_time(latency), kEndOfTime, field,
+      spec_GBps(topology_.config(), l.kind)));
+}
+
+void Network::window_overflow(std::uint32_t pe, std::uint64_t packets, emu::Tick from,
+                              emu::Tick round_trip) const {
+  throw emu::TimeOverflow(fmt::format(
+      "the DMA engine of PE {} (global index) would still hold packets past the end of {}: from "
+      "{}, {} packets, {} in flight at a time (system.pe.dma.max_outstanding_packets), each for "
+      "a round trip of {}. Raise the bandwidths on the transfer's way or move fewer bytes",
+      pe, kEndOfTime, emu::format_time(from), packets, window_, emu::format_time(round_trip)));
+}
+
+void Network::request_overflow(std::uint32_t pe, emu::Tick from, emu::Tick delay) const {
+  throw emu::TimeOverflow(fmt::format(
+      "a transfer of PE {} (global index) starting at {} would reach its first link {} later "
+      "(the hop latencies and system.cube.hbm.latency_ns on the way), past the end of {}: the "
+      "links before it are busy that long. Raise their bandwidth or move fewer bytes",
+      pe, emu::format_time(from), emu::format_time(delay), kEndOfTime));
+}
+
+std::uint64_t Network::link_bytes(LinkKind kind) const {
+  std::uint64_t sum = 0;
+  for (const Link& l : links_)
+    if (l.kind == kind) sum += l.bytes;
+  return sum;
+}
+
+nlohmann::json Network::stats_json(emu::Tick elapsed) const {
+  nlohmann::json links = nlohmann::json::object();
+  LinkId busiest = 0, held_back = 0;
+  emu::Tick busiest_time = 0, most_wait = 0;
+  for (LinkId id = 0; id < links_.size(); ++id) {
+    const Link& l = links_[id];
+    if (l.packets == 0) continue;
+    nlohmann::json& j = links[topology_.link_name(id)] = {
+        {"kind", link_kind_name(l.kind)},
+        {"bytes", l.bytes},
+        {"packets", l.packets},
+        {"busy_ps", l.busy},
+        {"utilisation",
+         elapsed ? static_cast<double>(l.busy) / static_cast<double>(elapsed) : 0.0}};
+    if (counts_credit_waits()) j["credit_wait_ps"] = l.credit_wait;
+    if (l.busy > busiest_time) {
+      busiest_time = l.busy;
+      busiest = id;
+    }
+    if (l.credit_wait > most_wait) {
+      most_wait = l.credit_wait;
+      held_back = id;
+    }
+  }
+  nlohmann::json out = {{"transfers", transfers_},
+                        {"packets", packets_},
+                        {"packet_hops", packet_hops_},
+                        {"bytes",
+                         {{"noc", link_bytes(LinkKind::noc)},
+                          {"inject", link_bytes(LinkKind::inject)},
+                          {"eject", link_bytes(LinkKind::eject)},
+                          {"hbm", link_bytes(LinkKind::hbm_channel)},
+                          {"ucie", link_bytes(LinkKind::ucie)},
+                          {"inter_sip", link_bytes(LinkKind::inter_sip)}}},
+                        {"links", std::move(links)}};
+  if (most_wait > 0)
+    out["most_held_back"] = {{"name", topology_.link_name(held_back)},
+                             {"credit_wait_ps", most_wait}};
+  if (busiest_time > 0)
+    out["busiest_link"] = {
+        {"name", topology_.link_name(busiest)},
+        {"busy_ps", busiest_time},
+        {"utilisation",
+         elapsed ? static_cast<double>(busiest_time) / static_cast<double>(elapsed) : 0.0}};
+  return out;
+}
+
+}  // namespace cubesim::components

@@ -1,0 +1,130 @@
+#pragma once
+// Moves bytes between PEs and memory over the links of a Topology, in simulated time: the
+// interface the programming model drives, with two models chosen by name.
+//
+//  - packet (packet_network.hpp, the reference): every packet and every hop, virtual
+//    cut-through, with the spec's input buffers and credit flow control.
+//  - flow (flow_network.hpp, for what-if studies of large systems): one reservation per
+//    transfer and link; approximate when transfers contend (docs/hardware-model.md compares).
+//
+// A transfer is cut into packets at packet_bytes boundaries of its memory address (and at HBM
+// channel and interleave granules, so each packet has one source and one destination). Both
+// models keep the link statistics (link.hpp) and the link trace (link_trace.hpp) the same way.
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "components/memory/address_map.hpp"
+#include "components/network/input_buffers.hpp"
+#include "components/network/link_trace.hpp"
+#include "components/network/topology.hpp"
+#include "components/network/transfer.hpp"
+#include "emu/scheduler.hpp"
+
+namespace cubesim::components {
+
+enum class NetworkModel : std::uint8_t { packet, flow };
+const char* network_model_name(NetworkModel m);
+// "packet" or "flow"; std::invalid_argument naming the valid ones otherwise.
+NetworkModel parse_network_model(const std::string& name);
+
+class Network {
+ public:
+  using Done = Transfer::Done;
+
+  // The model `model` over the topology's links.
+  static std::unique_ptr<Network> make(NetworkModel model, emu::Scheduler& scheduler,
+                                       Topology& topology, const AddressMap& map);
+  virtual ~Network() = default;
+  Network(const Network&) = delete;
+  Network& operator=(const Network&) = delete;
+
+  // `done` runs (as a simulation callback) when the last byte has arrived. PEs are global
+  // indices (global_cube * pes_per_cube + PE within the cube). Address ranges are checked
+  // first (AddressError). A transfer of zero bytes completes at once.
+  void read(std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes, Done done);
+  void write(std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes, Done done);
+  void send(std::uint32_t src_pe, std::uint32_t dst_pe, std::uint64_t bytes, Done done);
+
+  // Link slices go to `trace` (one track per link that carries traffic), as `mode` says;
+  // `busy_gap` is the longest idle gap inside a busy period. flush_trace() writes the slices
+  // still open.
+  void set_trace(emu::TraceWriter* trace, LinkTrace mode = LinkTrace::all, emu::Tick busy_gap = 0) {
+    tracer_.start(trace, mode, busy_gap);
+  }
+  void flush_trace() { tracer_.flush(); }
+  // While `id` is not 0, the transfers issued carry trace flow `id`: the first time one of them
+  // occupies a link, it adds a step of the flow on that link's slice.
+  void set_trace_flow(std::uint64_t id) { trace_flow_ = id; }
+
+  // Zeroes the link and packet statistics (a new launch measures from here).
+  void reset_stats();
+  // Forgets every transfer in flight or queued and frees every link and DMA engine, as on a new
+  // network. For a run that stopped early, once the scheduler has dropped the events those
+  // transfers were waiting for: their callbacks are destroyed without being called.
+  void abandon_in_flight();
+
+  NetworkModel model() const { return model_; }
+  Topology& topology() { return topology_; }
+  const Topology& topology() const { return topology_; }
+  // In the flow model: packets the transfers would have been cut into, and link reservations.
+  std::uint64_t packets() const { return packets_; }
+  std::uint64_t packet_hops() const { return packet_hops_; }
+  std::uint64_t transfers() const { return transfers_; }
+  std::uint64_t in_flight_transfers() const { return live_transfers_; }
+
+  // Bytes carried by each kind of link, summed over links (bytes x links crossed).
+  std::uint64_t link_bytes(LinkKind kind) const;
+  // {"links": {name: {bytes, packets, busy_ps, utilisation}}, "busiest": {...}, totals}; only
+  // links that carried traffic. With bounded buffers each link also has credit_wait_ps (time
+  // packets waited at it for room beyond it) and "most_held_back" names the link with the most.
+  // `elapsed` is the time utilisation is measured against.
+  nlohmann::json stats_json(emu::Tick elapsed) const;
+
+ protected:
+  Network(NetworkModel model, emu::Scheduler& scheduler, Topology& topology, const AddressMap& map);
+
+  // Moves a transfer of at least one byte; complete(t) when its last byte has arrived.
+  virtual void start(Transfer& t) = 0;
+  // What abandon_in_flight() forgets of the model's own state.
+  virtual void forget_in_flight() = 0;
+  // Whether link statistics include credit waits (the packet model with bounded buffers).
+  virtual bool counts_credit_waits() const { return false; }
+  // The last byte is delivered: recycles the record, then calls its Done.
+  void complete(Transfer& t);
+
+  // Simulated time would pass emu::kTickMax: emu::TimeOverflow naming the link or PE, the spec
+  // field behind it and what would fix it. A run cannot go on past the end of time.
+  [[noreturn]] void busy_overflow(LinkId id, std::uint64_t bytes, emu::Tick from) const;
+  [[noreturn]] void arrival_overflow(LinkId id, emu::Tick from, emu::Tick latency) const;
+  [[noreturn]] void window_overflow(std::uint32_t pe, std::uint64_t packets, emu::Tick from,
+                                    emu::Tick round_trip) const;
+  [[noreturn]] void request_overflow(std::uint32_t pe, emu::Tick from, emu::Tick delay) const;
+
+  NetworkModel model_;
+  emu::Scheduler& sched_;
+  Topology& topology_;
+  const AddressMap& map_;
+  std::vector<Link>& links_;
+  std::uint32_t packet_bytes_;
+  std::uint32_t window_;  // system.pe.dma.max_outstanding_packets
+  InputBuffers buffers_;
+  LinkTracer tracer_;
+  std::uint64_t packets_ = 0, packet_hops_ = 0, transfers_ = 0, live_transfers_ = 0;
+
+ private:
+  void begin(TransferKind kind, std::uint32_t pe, std::uint32_t peer, std::uint64_t addr,
+             std::uint64_t bytes, Done done);
+  Transfer* new_transfer();
+
+  std::deque<Transfer> transfer_store_;
+  Transfer* free_transfers_ = nullptr;
+  std::uint64_t trace_flow_ = 0;
+};
+
+}  // namespace cubesim::components

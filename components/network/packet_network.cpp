@@ -1,0 +1,304 @@
+#include "components/network/packet_network.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace cubesim::components {
+
+PacketNetwork::PacketNetwork(emu::Scheduler& scheduler, Topology& topology, const AddressMap& map)
+    : Network(NetworkModel::packet, scheduler, topology, map),
+      credits_(buffers_.any()),
+      dma_(topology.total_pes(), DmaEngine(window_)) {
+  if (credits_) waiters_.resize(links_.size());
+}
+
+void PacketNetwork::start(Transfer& t) {
+  DmaEngine& d = dma_[t.pe];
+  if (d.free()) {
+    // What pump() does with this transfer alone in the queue, without the queue: a small
+    // transfer (every small tl.load) is one packet, issued at once.
+    issue_packet(t);
+    if (t.issued == t.bytes) return;
+  }
+  d.queue(t);
+  pump(t.pe);
+}
+
+void PacketNetwork::pump(std::uint32_t pe) {
+  DmaEngine& d = dma_[pe];
+  while (d.can_issue()) {
+    Transfer& t = d.take();
+    issue_packet(t);
+    if (t.issued < t.bytes) d.queue(t);
+  }
+}
+
+RouteCursor PacketNetwork::packet_route(const Transfer& t, std::uint32_t* bytes,
+                                        emu::Tick* delay) const {
+  const std::uint64_t left = t.bytes - t.issued;
+  *delay = 0;
+  if (t.kind == TransferKind::send) {
+    // Packets of a PE-to-PE transfer are cut at packet_bytes of the transfer's own offset.
+    *bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(left, packet_bytes_));
+    return topology_.start_pe_to_pe(t.pe, t.peer);
+  }
+  // The first piece of the remaining range: one cube, one channel, at most one packet.
+  const auto piece = map_.first_piece(t.addr + t.issued, left, packet_bytes_);
+  *bytes = static_cast<std::uint32_t>(piece.len);
+  const std::uint32_t cube = piece.loc.global_cube, channel = map_.channel(piece.loc);
+  if (t.kind == TransferKind::write) return topology_.start_pe_to_memory(t.pe, cube, channel);
+  *delay = topology_.read_request_delay(t.pe, cube, channel);
+  return topology_.start_memory_to_pe(cube, channel, t.pe);
+}
+
+void PacketNetwork::issue_packet(Transfer& t) {
+  Packet& p = *new_packet();
+  p.transfer = &t;
+  emu::Tick delay = 0;
+  p.route = packet_route(t, &p.bytes, &delay);
+  if (delay > emu::kTickMax - sched_.now()) [[unlikely]]
+    request_overflow(t.pe, sched_.now(), delay);
+  p.tail = sched_.now() + delay;
+  t.issued += p.bytes;
+  ++t.in_flight;
+  dma_[t.pe].sent();  // the packet holds a slot of its PE's window until delivered
+  ++packets_;
+  if (credits_) {
+    p.held = nullptr;
+    p.crossed = 0;
+    p.in_line = false;
+    p.next_waiting = nullptr;
+    p.waiting_since = emu::kTickMax;
+    if (delay == 0)
+      arrive(p);
+    else
+      sched_.schedule_in(
+          delay, [this, &p] { arrive(p); }, 0, "noc packet");
+    return;
+  }
+  if (delay == 0)
+    advance(p);
+  else
+    sched_.schedule_in(
+        delay, [this, &p] { advance(p); }, 0, "noc packet");
+}
+
+void PacketNetwork::advance(Packet& p) {
+  const emu::Tick now = sched_.now();
+  for (;;) {
+    const LinkId id = p.route.link;
+    const emu::Tick start = std::max(now, links_[id].free_at);
+    const emu::Tick end = occupy(p, id, start);
+    const emu::Tick lat = p.route.latency;
+    if (p.route.last) {
+      sched_.schedule_at(
+          end + lat, [this, &p] { delivered(p); }, 0, "noc delivery");
+      return;
+    }
+    topology_.next(p.route);
+    p.tail = end + lat;
+    const emu::Tick next = start + lat;
+    if (next != now) {
+      sched_.schedule_at(
+          next, [this, &p] { advance(p); }, 0, "noc packet");
+      return;
+    }
+    // A zero-latency port with the next link ready now: go on without another event.
+  }
+}
+
+emu::Tick PacketNetwork::occupy(Packet& p, LinkId id, emu::Tick start) {
+  Link& l = links_[id];
+  const emu::Tick ser =
+      p.bytes == packet_bytes_ ? l.full_packet_time : l.bandwidth.transfer_time(p.bytes);
+  if (ser > emu::kTickMax - start) [[unlikely]]
+    busy_overflow(id, p.bytes, start);
+  const emu::Tick end = std::max(start + ser, p.tail);
+  const emu::Tick lat = p.route.latency;
+  if (lat > emu::kTickMax - end) [[unlikely]]
+    arrival_overflow(id, end, lat);
+  l.free_at = end;
+  l.busy += end - start;
+  l.bytes += p.bytes;
+  ++l.packets;
+  ++packet_hops_;
+  if (tracer_.on()) tracer_.busy(id, start, end, p.bytes, *p.transfer);
+  return end;
+}
+
+void PacketNetwork::arrive(Packet& p) {
+  // It leaves its channel first in line: behind another packet, it waits for that one's grant.
+  if (p.held != nullptr && buffers_.channel(p.held_channel).waiting != p.held) {
+    p.in_line = true;  // grant() of the packet ahead goes on with it
+    return;
+  }
+  request(p);
+}
+
+void PacketNetwork::request(Packet& p) {
+  // Granting one packet can make the next in its channel first in line, and so on down the
+  // channel: those requests are queued and taken here one after another, not nested (a
+  // callback may run on a program's small fiber stack).
+  pending_.push_back(&p);
+  if (pending_.size() > 1) return;  // a request further up the stack takes it
+  for (std::size_t i = 0; i < pending_.size(); ++i) request_now(*pending_[i]);
+  pending_.clear();
+}
+
+void PacketNetwork::request_now(Packet& p) {
+  if (p.held != nullptr) {
+    // Not before the tail of the packet ahead in its channel has left. When the link is busy
+    // past that anyway, the request is taken now, as a busy link's always is; otherwise at
+    // that time, so that the link is not held idle for it.
+    const emu::Tick clear = buffers_.channel(p.held_channel).clear_at;
+    if (clear > std::max(sched_.now(), links_[p.route.link].free_at)) {
+      sched_.schedule_at(
+          clear, [this, &p] { request(p); }, 0, "noc packet");
+      return;
+    }
+  }
+  emu::Tick retry = 0;
+  if (try_grant(p, &retry)) return;
+  p.waiting_since = sched_.now();
+  const LinkId id = p.route.link;
+  Waiters& w = waiters_[id];
+  if (w.tail != nullptr)
+    w.tail->next_waiting = &p;
+  else
+    w.head = &p;
+  w.tail = &p;
+  if (retry != InputBuffers::kUnknown) schedule_wake(id, retry);
+}
+
+bool PacketNetwork::try_grant(Packet& p, emu::Tick* retry) {
+  const LinkId id = p.route.link;
+  const Link& l = links_[id];
+  const emu::Tick start = std::max(sched_.now(), l.free_at);
+  std::uint32_t channel = InputBuffers::kNone;
+  if (!p.route.last && buffers_.bounded(id)) {
+    channel = buffers_.choose(id, p.crossed + (joins_cubes(l.kind) ? 1 : 0), p.bytes, start, retry);
+    if (channel == InputBuffers::kNone) return false;
+  }
+  grant(p, start, channel);
+  return true;
+}
+
+void PacketNetwork::grant(Packet& p, emu::Tick start, std::uint32_t channel) {
+  const LinkId id = p.route.link;
+  const emu::Tick end = occupy(p, id, start);
+  const emu::Tick lat = p.route.latency;
+  if (p.waiting_since != emu::kTickMax) {
+    links_[id].credit_wait += sched_.now() - p.waiting_since;
+    p.waiting_since = emu::kTickMax;
+  }
+  if (p.held != nullptr) {  // its tail leaves the buffer it sat in at `end`
+    InputBuffers::Occupant* next = buffers_.leave(p.held_link, p.held_channel, p.held, end);
+    if (next != nullptr && static_cast<Packet*>(next->packet)->in_line) {
+      Packet& q = *static_cast<Packet*>(next->packet);  // first in line now
+      q.in_line = false;
+      request(q);
+    }
+    if (waiters_[p.held_link].head != nullptr) schedule_wake(p.held_link, p.held->release);
+    p.held = nullptr;
+  }
+  if (joins_cubes(links_[id].kind)) ++p.crossed;
+  if (channel != InputBuffers::kNone) {
+    p.held = buffers_.enter(channel, p.bytes, &p);
+    p.held_link = id;
+    p.held_channel = channel;
+  }
+  if (p.route.last) {
+    sched_.schedule_at(
+        end + lat, [this, &p] { delivered(p); }, 0, "noc delivery");
+    return;
+  }
+  topology_.next(p.route);
+  p.tail = end + lat;
+  if (start + lat == sched_.now()) {
+    arrive(p);  // a zero-latency port, granted now: on without another event
+    return;
+  }
+  sched_.schedule_at(
+      start + lat, [this, &p] { arrive(p); }, 0, "noc packet");
+}
+
+void PacketNetwork::schedule_wake(LinkId id, emu::Tick at) {
+  Waiters& w = waiters_[id];
+  at = std::max(at, sched_.now());
+  if (at >= w.wake_at) return;  // an earlier one will look again
+  w.wake_at = at;
+  sched_.schedule_at(
+      at,
+      [this, id] {
+        if (waiters_[id].wake_at != sched_.now()) return;  // replaced by an earlier one
+        waiters_[id].wake_at = emu::kTickMax;
+        wake(id);
+      },
+      0, "credit");
+}
+
+void PacketNetwork::wake(LinkId id) {
+  Waiters& w = waiters_[id];
+  Packet* p = w.head;
+  w.head = w.tail = nullptr;
+  emu::Tick soonest = InputBuffers::kUnknown;
+  // Per class (links crossed): the smallest packet that found no room in this pass. A packet
+  // of that class at least as big is passed over without looking: many packets often wait on
+  // one link (a DMA window at an injection port, a busy HBM channel), and one look per class
+  // tells them all.
+  constexpr std::uint32_t kClassesTracked = 16;
+  std::array<std::uint32_t, kClassesTracked> no_room;
+  no_room.fill(~std::uint32_t{0});
+  while (p != nullptr) {
+    Packet* next = p->next_waiting;
+    p->next_waiting = nullptr;
+    const bool tracked = p->crossed < kClassesTracked;
+    emu::Tick retry = 0;
+    if ((tracked && p->bytes >= no_room[p->crossed]) || !try_grant(*p, &retry)) {
+      if (w.tail != nullptr)
+        w.tail->next_waiting = p;
+      else
+        w.head = p;
+      w.tail = p;
+      if (retry != 0) soonest = std::min(soonest, retry);
+      if (tracked) no_room[p->crossed] = std::min(no_room[p->crossed], p->bytes);
+    }
+    p = next;
+  }
+  if (soonest != InputBuffers::kUnknown) schedule_wake(id, soonest);
+}
+
+void PacketNetwork::delivered(Packet& p) {
+  Transfer& t = *p.transfer;
+  t.delivered += p.bytes;
+  --t.in_flight;
+  p.next_free = free_packets_;
+  free_packets_ = &p;
+  dma_[t.pe].delivered();
+  pump(t.pe);
+  if (t.issued < t.bytes || t.in_flight != 0) return;
+  complete(t);
+}
+
+PacketNetwork::Packet* PacketNetwork::new_packet() {
+  Packet* p = free_packets_;
+  if (p) {
+    free_packets_ = p->next_free;
+  } else {
+    p = &packet_store_.emplace_back();
+  }
+  return p;
+}
+
+void PacketNetwork::forget_in_flight() {
+  for (DmaEngine& d : dma_) d.clear();
+  for (Waiters& w : waiters_) w = Waiters{};
+  pending_.clear();
+  free_packets_ = nullptr;
+  for (Packet& p : packet_store_) {
+    p.next_free = free_packets_;
+    free_packets_ = &p;
+  }
+}
+
+}  // namespace cubesim::components

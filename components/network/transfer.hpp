@@ -1,0 +1,31 @@
+#pragma once
+// A transfer in flight: what a PE asked a Network to move, and how far it has got.
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "components/network/link.hpp"
+
+namespace cubesim::components {
+
+enum class TransferKind : std::uint8_t { read, write, send };
+
+struct Transfer {
+  using Done = std::function<void()>;
+  TransferKind kind = TransferKind::read;
+  std::uint32_t pe = 0;
+  std::uint32_t peer = 0;  // send: destination PE
+  std::uint64_t addr = 0;
+  std::uint64_t bytes = 0;
+  // Packet model: bytes handed to packets so far, bytes delivered, packets on their way.
+  std::uint64_t issued = 0;
+  std::uint64_t delivered = 0;
+  std::uint32_t in_flight = 0;
+  Done done;
+  Transfer* next_free = nullptr;
+  std::uint64_t trace_flow = 0;      // its trace flow (0: none)
+  std::vector<LinkId> traced_links;  // links its flow has a step on
+};
+
+}  // namespace cubesim::components
