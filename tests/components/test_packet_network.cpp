@@ -1,5 +1,5 @@
-// Transfer timing in the packet network model. Every expectation is computed from the configuration
-// (hop counts x latencies + the serialisation of the narrowest link), never copied from a run.
+// Transfer timing in the packet model. Every expectation is computed from the configuration (hop
+// counts x latencies + the serialisation of the narrowest link), never copied from a run.
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -57,25 +57,6 @@ TEST(PacketNetwork, PeToPeOverKMeshHops) {
   const auto& c = b.cfg();
   const Tick t = run_one(b, [&](auto done) { b.network().send(0, 15, kSmall, done); });
   EXPECT_EQ(t, 6 * c.cube.noc.hop_latency + b.ser(c.cube.noc.link_bandwidth, kSmall));
-}
-
-TEST(PacketNetwork, RoutesOfReadsAndSendsNeverShareACacheEntry) {
-  // 4 PEs per cube and 8 HBM channels per cube: more (cube, channel) pairs than PEs, so a key
-  // that packs them into one number can let a send find a read's route.
-  const SystemConfig cfg = testing::small_config(1, 2, 2);
-  ASSERT_LT(cfg.cube.pes, cfg.cube.hbm.channels);
-  Bench fresh(cfg);
-  const Tick alone = run_one(fresh, [&](auto done) { fresh.network().send(0, 1, kSmall, done); });
-  EXPECT_EQ(alone, cfg.cube.noc.hop_latency + fresh.ser(cfg.cube.noc.link_bandwidth, kSmall));
-  for (std::uint32_t ch = 0; ch < cfg.cube.hbm.channels; ++ch) {
-    Bench b(cfg);
-    const std::uint64_t at = b.addr(0, ch * cfg.cube.hbm.channel_interleave_bytes);
-    (void)run_one(b, [&](auto done) { b.network().read(0, at, kSmall, done); });
-    (void)run_one(b, [&](auto done) { b.network().write(0, at, kSmall, done); });
-    const Tick start = b.sched.now();
-    const Tick end = run_one(b, [&](auto done) { b.network().send(0, 1, kSmall, done); });
-    EXPECT_EQ(end - start, alone) << "after a read and a write of channel " << ch;
-  }
 }
 
 TEST(PacketNetwork, ReadFromAnotherCubeCrossesUcieBothWays) {
