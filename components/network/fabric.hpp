@@ -42,7 +42,6 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -50,6 +49,7 @@
 #include "components/memory/address_map.hpp"
 #include "components/memory/divisor.hpp"
 #include "components/network/input_buffers.hpp"
+#include "components/network/link_stats.hpp"
 #include "components/network/topology.hpp"
 #include "emu/scheduler.hpp"
 #include "emu/trace.hpp"
@@ -111,11 +111,9 @@ class Fabric {
 
   // Bytes carried by each kind of link, summed over links (bytes x links crossed).
   std::uint64_t link_bytes(LinkKind kind) const;
-  // {"links": {name: {bytes, packets, busy_ps, utilisation}}, "busiest": {...}, totals}; only
-  // links that carried traffic. With bounded buffers each link also has credit_wait_ps (time
-  // packets waited at it for room beyond it) and "most_held_back" names the link with the most.
-  // `elapsed` is the time utilisation is measured against.
-  nlohmann::json stats_json(emu::Tick elapsed) const;
+  // The links' statistics (link_stats.hpp) and the transfer and packet counts above,
+  // utilisation measured over `elapsed`.
+  LinkStats link_stats(emu::Tick elapsed) const;
 
  private:
   enum class Kind : std::uint8_t { read, write, send };
