@@ -562,32 +562,22 @@ RunResult sum_runs(std::vector<RunResult> runs) {
   if (runs.empty()) return {};
   if (runs.size() == 1) return std::move(runs.front());
   RunResult total = runs.back();
-  nlohmann::json& rep = total.report;
-  std::uint64_t time = 0, flops = 0, events = 0;
-  double wall = 0;
-  nlohmann::json launches = nlohmann::json::array();
-  std::uint64_t bytes[4] = {0, 0, 0, 0};
-  const char* keys[4] = {"hbm_bytes", "noc_bytes", "ucie_bytes", "inter_sip_bytes"};
+  RunStats& sum = total.stats;
+  sum.sim_time_ps = sum.flops = sum.events = 0;
+  sum.wall_seconds = 0;
+  sum.network.bytes_by_kind = {};
+  sum.launches.clear();
   for (const auto& r : runs) {
-    time += r.sim_time_ps;
-    const auto& s = r.report.value("stats", nlohmann::json::object());
-    flops += s.value("flops", std::uint64_t{0});
-    events += s.value("events", std::uint64_t{0});
-    for (int i = 0; i < 4; ++i) bytes[i] += s.value(keys[i], std::uint64_t{0});
-    wall += r.report.value("wall_seconds", 0.0);
-    launches.push_back(r.report);
+    sum.sim_time_ps += r.stats.sim_time_ps;
+    sum.flops += r.stats.flops;
+    sum.events += r.stats.events;
+    sum.wall_seconds += r.stats.wall_seconds;
+    for (std::size_t k = 0; k < components::kLinkKinds; ++k)
+      sum.network.bytes_by_kind[k] += r.stats.network.bytes_by_kind[k];
+    sum.launches.push_back(r.stats);
   }
-  total.sim_time_ps = time;
-  rep["sim_time_ps"] = time;
-  rep["wall_seconds"] = wall;
-  rep["events_per_second"] = wall > 0 ? static_cast<double>(events) / wall : 0.0;
-  auto& stats = rep["stats"];
-  stats["flops"] = flops;
-  stats["events"] = events;
-  stats["flops_per_second"] =
-      time > 0 ? static_cast<double>(flops) / (static_cast<double>(time) / 1e12) : 0.0;
-  for (int i = 0; i < 4; ++i) stats[keys[i]] = bytes[i];
-  rep["launches"] = std::move(launches);
+  total.sim_time_ps = sum.sim_time_ps;
+  total.report = run_report(sum);
   return total;
 }
 

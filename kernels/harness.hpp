@@ -181,7 +181,8 @@ void verify_gemm(Outcome& out, const Simulation& sim, Ptr c, DType dtype, const 
 
 // One RunResult for launches run one after another: simulated times, FLOPs, bytes, events and
 // wall time add up; the access log and programs are the last launch's; per-PE and per-link
-// figures are the last launch's too (report["launches"] keeps every launch's report).
+// figures and the packet count are the last launch's too (stats.launches keeps every launch's
+// statistics, and the report's "launches" their reports).
 RunResult sum_runs(std::vector<RunResult> runs);
 
 }  // namespace cubesim::kernels

@@ -451,52 +451,32 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
   r.sim_time_ps = I.sched.now() - L.start;
   r.accesses = log;
   r.programs = L.coords;
-  const emu::Tick elapsed = r.sim_time_ps;
-  nlohmann::json pes = nlohmann::json::array();
-  std::uint64_t flops = 0;
+  RunStats& s = r.stats;
+  s.sips = cfg.sips;
+  s.cubes_per_sip = cfg.cubes_per_sip;
+  s.pes_per_cube = cfg.cube.pes;
+  s.grid = {g[0], g[1], g[2]};
+  s.timing_only = I.options.timing_only;
+  s.network_model = I.options.network;
+  s.backend = I.options.timing_only ? "none" : I.options.backend;
+  s.sim_time_ps = r.sim_time_ps;
+  s.events = events;
+  s.wall_seconds = wall;
   for (auto* pe : used) {
-    flops += pe->flops;
-    pes.push_back({{"pe", pe->name},
-                   {"finish_ps", pe->finish - L.start},
-                   {"vector_busy_ps", pe->vector_busy},
-                   {"gemm_busy_ps", pe->gemm_busy},
-                   {"memory_wait_ps", pe->memory_wait},
-                   {"gemm_wait_ps", pe->gemm_wait},
-                   {"flops", pe->flops},
-                   {"bytes_loaded", pe->bytes_loaded},
-                   {"bytes_stored", pe->bytes_stored},
-                   {"sram_peak_bytes", pe->sram->peak}});
+    s.flops += pe->flops;
+    s.pes.push_back({.pe = pe->name,
+                     .finish_ps = pe->finish - L.start,
+                     .vector_busy_ps = pe->vector_busy,
+                     .gemm_busy_ps = pe->gemm_busy,
+                     .memory_wait_ps = pe->memory_wait,
+                     .gemm_wait_ps = pe->gemm_wait,
+                     .flops = pe->flops,
+                     .bytes_loaded = pe->bytes_loaded,
+                     .bytes_stored = pe->bytes_stored,
+                     .sram_peak_bytes = pe->sram->peak});
   }
-  const auto network = I.sys.network().stats_json(elapsed);
-  const double seconds = static_cast<double>(elapsed) / 1e12;
-  r.report = {
-      {"sim_time_ps", r.sim_time_ps},
-      {"system",
-       {{"sips", cfg.sips},
-        {"cubes_per_sip", cfg.cubes_per_sip},
-        {"pes_per_cube", cfg.cube.pes},
-        {"total_pes", cfg.total_pes()}}},
-      {"grid", {g[0], g[1], g[2]}},
-      {"stats",
-       {{"flops", flops},
-        {"flops_per_second", seconds > 0 ? static_cast<double>(flops) / seconds : 0.0},
-        {"hbm_bytes", network["bytes"]["hbm"]},
-        {"noc_bytes", network["bytes"]["noc"]},
-        {"ucie_bytes", network["bytes"]["ucie"]},
-        {"inter_sip_bytes", network["bytes"]["inter_sip"]},
-        {"events", events},
-        {"packets", network["packets"]},
-        {"pes", std::move(pes)},
-        {"links", network["links"]}}},
-      {"wall_seconds", wall},
-      {"events_per_second", wall > 0 ? static_cast<double>(events) / wall : 0.0},
-      {"timing_only", I.options.timing_only},
-      {"network", components::network_model_name(I.options.network)},
-      {"backend", I.options.timing_only ? "none" : I.options.backend},
-  };
-  if (network.contains("busiest_link")) r.report["stats"]["busiest_link"] = network["busiest_link"];
-  if (network.contains("most_held_back"))
-    r.report["stats"]["most_held_back"] = network["most_held_back"];
+  s.network = I.sys.network().link_stats(r.sim_time_ps);
+  r.report = run_report(s);
   return r;
 }
 

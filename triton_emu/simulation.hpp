@@ -29,6 +29,7 @@
 #include "triton_emu/context.hpp"
 #include "triton_emu/errors.hpp"
 #include "triton_emu/ptr.hpp"
+#include "triton_emu/run_stats.hpp"
 
 namespace cubesim {
 
@@ -76,7 +77,8 @@ struct Grid {
 
 struct RunResult {
   std::uint64_t sim_time_ps = 0;  // launch to the end of its last program and operation
-  nlohmann::json report;          // as `cubesim run --json` (simulation fields)
+  RunStats stats;                 // what it measured (run_stats.hpp)
+  nlohmann::json report;          // run_report(stats): as `cubesim run --json` (simulation fields)
   std::shared_ptr<const AccessLog> accesses;
   std::vector<ProgramCoord> programs;
 

@@ -180,58 +180,12 @@ void Network::request_overflow(std::uint32_t pe, emu::Tick from, emu::Tick delay
       pe, emu::format_time(from), emu::format_time(delay), kEndOfTime));
 }
 
-std::uint64_t Network::link_bytes(LinkKind kind) const {
-  std::uint64_t sum = 0;
-  for (const Link& l : links_)
-    if (l.kind == kind) sum += l.bytes;
-  return sum;
-}
-
-nlohmann::json Network::stats_json(emu::Tick elapsed) const {
-  nlohmann::json links = nlohmann::json::object();
-  LinkId busiest = 0, held_back = 0;
-  emu::Tick busiest_time = 0, most_wait = 0;
-  for (LinkId id = 0; id < links_.size(); ++id) {
-    const Link& l = links_[id];
-    if (l.packets == 0) continue;
-    nlohmann::json& j = links[topology_.link_name(id)] = {
-        {"kind", link_kind_name(l.kind)},
-        {"bytes", l.bytes},
-        {"packets", l.packets},
-        {"busy_ps", l.busy},
-        {"utilisation",
-         elapsed ? static_cast<double>(l.busy) / static_cast<double>(elapsed) : 0.0}};
-    if (counts_credit_waits()) j["credit_wait_ps"] = l.credit_wait;
-    if (l.busy > busiest_time) {
-      busiest_time = l.busy;
-      busiest = id;
-    }
-    if (l.credit_wait > most_wait) {
-      most_wait = l.credit_wait;
-      held_back = id;
-    }
-  }
-  nlohmann::json out = {{"transfers", transfers_},
-                        {"packets", packets_},
-                        {"packet_hops", packet_hops_},
-                        {"bytes",
-                         {{"noc", link_bytes(LinkKind::noc)},
-                          {"inject", link_bytes(LinkKind::inject)},
-                          {"eject", link_bytes(LinkKind::eject)},
-                          {"hbm", link_bytes(LinkKind::hbm_channel)},
-                          {"ucie", link_bytes(LinkKind::ucie)},
-                          {"inter_sip", link_bytes(LinkKind::inter_sip)}}},
-                        {"links", std::move(links)}};
-  if (most_wait > 0)
-    out["most_held_back"] = {{"name", topology_.link_name(held_back)},
-                             {"credit_wait_ps", most_wait}};
-  if (busiest_time > 0)
-    out["busiest_link"] = {
-        {"name", topology_.link_name(busiest)},
-        {"busy_ps", busiest_time},
-        {"utilisation",
-         elapsed ? static_cast<double>(busiest_time) / static_cast<double>(elapsed) : 0.0}};
-  return out;
+LinkStats Network::link_stats(emu::Tick elapsed) const {
+  LinkStats s = measure_links(topology_, elapsed, counts_credit_waits());
+  s.transfers = transfers_;
+  s.packets = packets_;
+  s.packet_hops = packet_hops_;
+  return s;
 }
 
 }  // namespace cubesim::components

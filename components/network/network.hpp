@@ -15,12 +15,12 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "components/memory/address_map.hpp"
 #include "components/network/input_buffers.hpp"
+#include "components/network/link_stats.hpp"
 #include "components/network/link_trace.hpp"
 #include "components/network/topology.hpp"
 #include "components/network/transfer.hpp"
@@ -78,13 +78,9 @@ class Network {
   std::uint64_t transfers() const { return transfers_; }
   std::uint64_t in_flight_transfers() const { return live_transfers_; }
 
-  // Bytes carried by each kind of link, summed over links (bytes x links crossed).
-  std::uint64_t link_bytes(LinkKind kind) const;
-  // {"links": {name: {bytes, packets, busy_ps, utilisation}}, "busiest": {...}, totals}; only
-  // links that carried traffic. With bounded buffers each link also has credit_wait_ps (time
-  // packets waited at it for room beyond it) and "most_held_back" names the link with the most.
-  // `elapsed` is the time utilisation is measured against.
-  nlohmann::json stats_json(emu::Tick elapsed) const;
+  // The links' statistics (link_stats.hpp) and the transfer and packet counts above,
+  // utilisation measured over `elapsed`.
+  LinkStats link_stats(emu::Tick elapsed) const;
 
  protected:
   Network(NetworkModel model, emu::Scheduler& scheduler, Topology& topology, const AddressMap& map);

@@ -62,20 +62,19 @@ TEST(CliByteSize, Suffixes) {
 class CliReport : public ::testing::Test {
  protected:
   json report_for(std::optional<bool> verified, bool timing_only) {
-    kernels::Outcome o;
-    o.run.sim_time_ps = 2'000'000;  // 2 us
-    o.run.report = {
-        {"sim_time_ps", 2'000'000},
-        {"timing_only", timing_only},
-        {"system", {{"sips", 1}, {"cubes_per_sip", 2}, {"pes_per_cube", 4}, {"total_pes", 8}}},
-        {"stats",
-         {{"hbm_bytes", 4096},
-          {"noc_bytes", 8192},
-          {"ucie_bytes", 0},
-          {"inter_sip_bytes", 0},
-          {"events", 100}}},
-        {"wall_seconds", 0.5},
-        {"events_per_second", 200.0}};
+    kernels::Outcome& o = outcome_;
+    RunStats& s = o.run.stats;
+    s.sips = 1;
+    s.cubes_per_sip = 2;
+    s.pes_per_cube = 4;
+    s.timing_only = timing_only;
+    s.sim_time_ps = 2'000'000;  // 2 us
+    s.network.bytes_by_kind[static_cast<std::size_t>(components::LinkKind::hbm_channel)] = 4096;
+    s.network.bytes_by_kind[static_cast<std::size_t>(components::LinkKind::noc)] = 8192;
+    s.events = 100;
+    s.wall_seconds = 0.5;
+    o.run.sim_time_ps = s.sim_time_ps;
+    o.run.report = run_report(s);
     o.verified = verified;
     o.max_rel_error = 0.5;
     o.tolerance = 0.01;
@@ -89,11 +88,12 @@ class CliReport : public ::testing::Test {
     const auto spec = components::Spec::load(std::string(CUBESIM_SOURCE_DIR) + "/specs/tiny.json");
     return build_report(req, spec, describe, o, 0.75);
   }
-  static std::string summary(const json& r) {
+  std::string summary(const json& r) const {
     std::ostringstream s;
-    print_summary(s, r, {"dtype"});
+    print_summary(s, r, outcome_.run.stats, {"dtype"});
     return s.str();
   }
+  kernels::Outcome outcome_;
 };
 
 TEST_F(CliReport, FailedVerification) {
@@ -110,6 +110,39 @@ TEST_F(CliReport, FailedVerification) {
   EXPECT_THAT(s, HasSubstr("2.00 TFLOP/s = 25.0% of the 8.00 TFLOP/s f16 system peak"));
   EXPECT_THAT(s, HasSubstr("overrides   system.ucie.latency_ns=5"));
   EXPECT_THAT(s, HasSubstr("sim time    2.000 us"));
+}
+
+TEST_F(CliReport, SummaryTellsTrafficAndLinksFromTheStatistics) {
+  components::LinkStats& n = outcome_.run.stats.network;
+  n.elapsed_ps = 2'000'000;
+  n.bounded_buffers = true;
+  n.links = {{.name = "sip0.cube0.noc.(0,0)->(1,0).east",
+              .kind = components::LinkKind::noc,
+              .bytes = 8192,
+              .packets = 2,
+              .busy_ps = 1'000'000,
+              .credit_wait_ps = 0},
+             {.name = "sip0.cube0.hbm.ch0",
+              .kind = components::LinkKind::hbm_channel,
+              .bytes = 4096,
+              .packets = 1,
+              .busy_ps = 500'000,
+              .credit_wait_ps = 3'000}};
+  n.busiest = 0;
+  n.most_held_back = 1;
+  const std::string s = summary(report_for(true, false));
+  EXPECT_THAT(s, HasSubstr("traffic     HBM 4.00 KiB | NOC 8.00 KiB | UCIe 0 B | inter-SIP 0 B"));
+  EXPECT_THAT(s, HasSubstr("busiest     sip0.cube0.noc.(0,0)->(1,0).east (noc), 50.0% busy "
+                           "(1.000 us)"));
+  EXPECT_THAT(s, HasSubstr("held back   sip0.cube0.hbm.ch0: its packets waited 3.000 ns"));
+  EXPECT_THAT(s, HasSubstr("500 ms simulating"));
+  EXPECT_THAT(s, HasSubstr("200 events/s (100 events)"));
+}
+
+TEST_F(CliReport, SummaryWithoutTrafficSaysSo) {
+  const std::string s = summary(report_for(true, false));
+  EXPECT_THAT(s, HasSubstr("busiest     no link carried traffic"));
+  EXPECT_THAT(s, ::testing::Not(HasSubstr("held back")));
 }
 
 TEST_F(CliReport, TimingOnly) {

@@ -49,10 +49,11 @@ TEST(Credits, AStreamThroughOnePacketBuffersMovesAPacketPerCreditLoop) {
   // Every packet after the first reaches the mesh link as its credit is still a hop away: the
   // credit comes back when the packet ahead has gone on to the ejection port, hop ns after it
   // arrived.
-  const auto stats = b.network().stats_json(t);
-  EXPECT_EQ(stats["links"]["sip0.cube0.noc.(0,0)->(1,0).east"]["credit_wait_ps"].get<Tick>(),
-            (packets - 1) * hop);
-  EXPECT_TRUE(stats.contains("most_held_back"));
+  const LinkStats stats = b.network().link_stats(t);
+  const LinkRecord* link = stats.link("sip0.cube0.noc.(0,0)->(1,0).east");
+  ASSERT_NE(link, nullptr);
+  EXPECT_EQ(link->credit_wait_ps, (packets - 1) * hop);
+  EXPECT_NE(stats.most_held_back_link(), nullptr);
 
   Bench unbounded(testing::small_config(1, 1));
   EXPECT_EQ(run_one(unbounded, [&](auto done) { unbounded.network().send(0, 1, bytes, done); }),

@@ -124,13 +124,14 @@ TEST(PacketNetwork, LinkStatisticsCountBytesAndBusyTime) {
   const auto& c = b.cfg();
   const std::uint64_t bytes = 1 << 20;
   const Tick t = run_one(b, [&](auto done) { b.network().send(0, 1, bytes, done); });
-  const auto stats = b.network().stats_json(t);
-  EXPECT_EQ(stats["bytes"]["noc"].get<std::uint64_t>(), bytes);  // one mesh hop
-  EXPECT_EQ(stats["bytes"]["inject"].get<std::uint64_t>(), bytes);
-  EXPECT_EQ(stats["packets"].get<std::uint64_t>(), bytes / c.cube.noc.packet_bytes);
-  const auto& link = stats["links"]["sip0.cube0.noc.(0,0)->(1,0).east"];
-  EXPECT_EQ(link["busy_ps"].get<Tick>(), b.ser(c.cube.noc.link_bandwidth, bytes));
-  EXPECT_TRUE(stats.contains("busiest_link"));
+  const LinkStats stats = b.network().link_stats(t);
+  EXPECT_EQ(stats.bytes(LinkKind::noc), bytes);  // one mesh hop
+  EXPECT_EQ(stats.bytes(LinkKind::inject), bytes);
+  EXPECT_EQ(stats.packets, bytes / c.cube.noc.packet_bytes);
+  const LinkRecord* link = stats.link("sip0.cube0.noc.(0,0)->(1,0).east");
+  ASSERT_NE(link, nullptr);
+  EXPECT_EQ(link->busy_ps, b.ser(c.cube.noc.link_bandwidth, bytes));
+  EXPECT_NE(stats.busiest_link(), nullptr);
 }
 
 TEST(PacketNetwork, OutOfRangeTransferNamesTheAddress) {

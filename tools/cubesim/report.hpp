@@ -1,7 +1,8 @@
 #pragma once
-// The `cubesim run --json` report: the simulation's own report (RunResult::report) plus what
-// the CLI and the kernel's harness know (spec, kernel, parameters, verification, useful work).
-// The human summary (summary.hpp) is printed from this same object, so the two never disagree.
+// The `cubesim run --json` report: the simulation's own report (RunResult::report, made from
+// its RunStats) plus what the CLI and the kernel's harness know (spec, kernel, parameters,
+// verification, useful work). The human summary (summary.hpp) is printed from this same object
+// and those statistics, so the two never disagree.
 
 #include <cstdint>
 #include <nlohmann/json.hpp>

@@ -166,7 +166,7 @@ int run(const RunArgs& a) {
 
   std::vector<std::string> order;
   for (const auto& p : kernel.params) order.push_back(p.name);
-  print_summary(std::cout, report, order);
+  print_summary(std::cout, report, outcome.run.stats, order);
   std::cout.flush();
   if (!a.json_file.empty()) write_json_file(a.json_file, report);
   if (sim->trace()) warn_if_truncated(a, *sim->trace());

@@ -43,12 +43,10 @@ void line(std::ostream& out, const char* label, const std::string& text) {
       << "\n";
 }
 
-std::string verification(const json& r) {
+std::string verification(const json& r, bool timing_only) {
   const json& v = field(r, "verified");
-  if (v.is_null()) {
-    return r.value("timing_only", false) ? "skipped (timing-only)"
-                                         : "not checked (this kernel has no reference)";
-  }
+  if (v.is_null())
+    return timing_only ? "skipped (timing-only)" : "not checked (this kernel has no reference)";
   const bool ok = v.get<bool>();
   const std::string elements =
       count(r, "elements_checked")
@@ -81,11 +79,11 @@ std::string describe_topology(const json& s) {
   return t;
 }
 
-void print_summary(std::ostream& out, const json& r, const std::vector<std::string>& param_order) {
+void print_summary(std::ostream& out, const json& r, const RunStats& stats,
+                   const std::vector<std::string>& param_order) {
   const json& sys = field(r, "system");
-  const json& stats = field(r, "stats");
   const json& run_params = field(r, "params");
-  const std::uint64_t sim_ps = count(r, "sim_time_ps");
+  const components::LinkStats& network = stats.network;
 
   out << r.value("kernel", "?") << " on " << r.value("spec", "?") << " ("
       << r.value("spec_file", "?") << ")\n";
@@ -103,7 +101,7 @@ void print_summary(std::ostream& out, const json& r, const std::vector<std::stri
   for (const auto& name : names)
     if (run_params.contains(name)) params += " " + name + "=" + value_text(run_params[name]);
   line(out, "kernel", r.value("kernel", "?") + params);
-  line(out, "sim time", format_duration_ps(sim_ps));
+  line(out, "sim time", format_duration_ps(stats.sim_time_ps));
 
   const double flops = number(r, "useful_flops");
   if (flops > 0) {
@@ -127,38 +125,34 @@ void print_summary(std::ostream& out, const json& r, const std::vector<std::stri
     line(out, "data", t);
   }
 
+  const auto carried = [&](components::LinkKind kind) {
+    return format_bytes(static_cast<double>(network.bytes(kind)));
+  };
   line(out, "traffic",
-       "HBM " + format_bytes(number(stats, "hbm_bytes")) + " | NOC " +
-           format_bytes(number(stats, "noc_bytes")) + " | UCIe " +
-           format_bytes(number(stats, "ucie_bytes")) + " | inter-SIP " +
-           format_bytes(number(stats, "inter_sip_bytes")));
-  if (!field(stats, "busiest_link").empty()) {
-    const json& b = field(stats, "busiest_link");
-    const std::string name = b.value("name", "?");
-    std::string kind;
-    const json& link = field(field(stats, "links"), name.c_str());
-    if (!link.empty()) kind = " (" + link.value("kind", "?") + ")";
+       "HBM " + carried(components::LinkKind::hbm_channel) + " | NOC " +
+           carried(components::LinkKind::noc) + " | UCIe " + carried(components::LinkKind::ucie) +
+           " | inter-SIP " + carried(components::LinkKind::inter_sip));
+  if (const components::LinkRecord* b = network.busiest_link()) {
     line(out, "busiest",
-         name + kind + ", " + format_percent(number(b, "utilisation")) + " busy (" +
-             format_duration_ps(count(b, "busy_ps")) + ")");
+         b->name + " (" + components::link_kind_name(b->kind) + "), " +
+             format_percent(network.utilisation(*b)) + " busy (" + format_duration_ps(b->busy_ps) +
+             ")");
   } else {
     line(out, "busiest", "no link carried traffic");
   }
-  if (!field(stats, "most_held_back").empty()) {
-    const json& h = field(stats, "most_held_back");
+  if (const components::LinkRecord* h = network.most_held_back_link()) {
     line(out, "held back",
-         h.value("name", "?") + ": its packets waited " +
-             format_duration_ps(count(h, "credit_wait_ps")) +
+         h->name + ": its packets waited " + format_duration_ps(h->credit_wait_ps) +
              " in all for room in the buffer beyond it");
   }
-  line(out, "verified", verification(r));
+  line(out, "verified", verification(r, stats.timing_only));
   line(out, "wall",
-       format_seconds(number(r, "wall_seconds")) + " simulating (" +
+       format_seconds(stats.wall_seconds) + " simulating (" +
            format_seconds(number(r, "harness_wall_seconds")) +
            " with inputs and "
            "checks), " +
-           format_count(number(r, "events_per_second")) + " events/s (" +
-           format_count(number(stats, "events")) + " events)");
+           format_count(stats.events_per_second()) + " events/s (" +
+           format_count(static_cast<double>(stats.events)) + " events)");
 }
 
 }  // namespace cubesim::cli

@@ -1,18 +1,21 @@
 #pragma once
 // The few lines `cubesim run` prints: what ran on what, how long it took in simulated time,
 // how close to peak, where the bytes went, whether the numbers are right, and how fast the
-// simulator itself was. Printed from the --json report (report.hpp).
+// simulator itself was. Printed from the run's statistics (RunStats) and the --json report
+// made of them (report.hpp), so the two never disagree.
 
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "triton_emu/run_stats.hpp"
+
 namespace cubesim::cli {
 
 // `param_order`: the kernel's parameter names in declaration order (the report's object is
 // sorted by name, which reads worse: M K N beats K M N).
-void print_summary(std::ostream& out, const nlohmann::json& report,
+void print_summary(std::ostream& out, const nlohmann::json& report, const RunStats& stats,
                    const std::vector<std::string>& param_order);
 
 // "1 SIP x 2 cubes x 4 PEs = 8 PEs; 2x2 NOC mesh per cube; UCIe ring" from System::describe().

@@ -37,18 +37,22 @@ void set_status(json& row, int exit_code, const std::string& error) {
   row["error"] = error;
 }
 
-// The row's metrics from a run report.
-void fill_metrics(json& row, const json& report) {
-  const json stats = report.value("stats", json::object());
-  row["sim_time_ps"] = report.value("sim_time_ps", std::uint64_t{0});
+// The row's metrics: the simulation's from its statistics, the rest from the run report.
+void fill_metrics(json& row, const RunStats& stats, const json& report) {
+  using components::LinkKind;
+  const components::LinkStats& network = stats.network;
+  row["sim_time_ps"] = stats.sim_time_ps;
   for (const char* k : {"useful_flops", "useful_bytes", "achieved_flops_per_second",
                         "achieved_bytes_per_second", "peak_fraction"})
     row[k] = number_or_null(report, k);
-  for (const char* k : {"hbm_bytes", "noc_bytes", "ucie_bytes", "inter_sip_bytes", "events"})
-    row[k] = number_or_null(stats, k);
-  if (stats.contains("busiest_link") && stats["busiest_link"].is_object()) {
-    row["busiest_link"] = stats["busiest_link"].value("name", "");
-    row["busiest_link_utilisation"] = number_or_null(stats["busiest_link"], "utilisation");
+  row["hbm_bytes"] = network.bytes(LinkKind::hbm_channel);
+  row["noc_bytes"] = network.bytes(LinkKind::noc);
+  row["ucie_bytes"] = network.bytes(LinkKind::ucie);
+  row["inter_sip_bytes"] = network.bytes(LinkKind::inter_sip);
+  row["events"] = stats.events;
+  if (const components::LinkRecord* b = network.busiest_link()) {
+    row["busiest_link"] = b->name;
+    row["busiest_link_utilisation"] = network.utilisation(*b);
   }
   row["verified"] = report.value("verified", json(nullptr));
   row["max_rel_error"] = number_or_null(report, "max_rel_error");
@@ -198,7 +202,7 @@ json run_point(const json& request) {
     RunRequest run_request{spec_file,          sets, kernel.name, params, options.seed,
                            options.stack_size, ""};
     report = build_report(run_request, spec, describe_system(sim->system()), outcome, wall);
-    fill_metrics(row, report);
+    fill_metrics(row, outcome.run.stats, report);
     const bool failed = outcome.verified.has_value() && !*outcome.verified;
     set_status(row, failed ? 1 : 0,
                failed

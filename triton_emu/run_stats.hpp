@@ -1,0 +1,63 @@
+#pragma once
+// What a launch measured, typed: filled by Simulation::run, summed over launches run one after
+// another by kernels::sum_runs, read by the CLI's summary and sweeps. run_report() is the one
+// place it becomes report JSON (RunResult::report, the simulation's keys of
+// `cubesim run --json`; docs/cli.md lists them).
+
+#include <array>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "components/network/link_stats.hpp"
+#include "components/network/network.hpp"
+#include "emu/time.hpp"
+
+namespace cubesim {
+
+// One PE's launch.
+struct PeStats {
+  std::string pe;           // "sip0.cube1.pe5"
+  emu::Tick finish_ps = 0;  // from the start of the launch
+  emu::Tick vector_busy_ps = 0;
+  emu::Tick gemm_busy_ps = 0;
+  emu::Tick memory_wait_ps = 0;  // blocked in load / store
+  emu::Tick gemm_wait_ps = 0;    // blocked in wait()
+  std::uint64_t flops = 0;
+  std::uint64_t bytes_loaded = 0;
+  std::uint64_t bytes_stored = 0;
+  std::uint64_t sram_peak_bytes = 0;
+};
+
+struct RunStats {
+  // What ran on what.
+  std::uint32_t sips = 0;
+  std::uint32_t cubes_per_sip = 0;
+  std::uint32_t pes_per_cube = 0;
+  std::array<std::int64_t, 3> grid{};  // programs per axis
+  bool timing_only = false;
+  components::NetworkModel network_model = components::NetworkModel::packet;
+  std::string backend;  // what computed the GEMM numbers: "none" when timing-only
+
+  // What it measured.
+  emu::Tick sim_time_ps = 0;
+  std::uint64_t flops = 0;
+  std::uint64_t events = 0;
+  double wall_seconds = 0;         // host time the simulation took
+  std::vector<PeStats> pes;        // the PEs of the launch's programs, in program order
+  components::LinkStats network;   // utilisation over sim_time_ps
+  std::vector<RunStats> launches;  // the launches summed into this one, if several
+
+  std::uint64_t total_pes() const { return std::uint64_t{sips} * cubes_per_sip * pes_per_cube; }
+  double flops_per_second() const;
+  double events_per_second() const;  // of host time
+};
+
+// The report of a launch: sim_time_ps, system, grid, stats (flops, bytes by kind of link,
+// events, packets, per-PE and per-link figures, the busiest link and the one held back most),
+// the host's wall time and rate, and how it ran (timing_only, network, backend); `launches`
+// holds the report of each launch summed into this one.
+nlohmann::json run_report(const RunStats& stats);
+
+}  // namespace cubesim
