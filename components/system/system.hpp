@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "components/gemm/gemm_timing.hpp"
+#include "components/pe/gemm_timing.hpp"
 #include "components/memory/address_map.hpp"
 #include "components/memory/sparse_memory.hpp"
 #include "components/network/fabric.hpp"
