@@ -52,7 +52,7 @@ struct PeState {
   void reset_launch_stats() {
     finish = vector_busy = gemm_busy = memory_wait = gemm_wait = 0;
     flops = bytes_loaded = bytes_stored = 0;
-    if (sram) sram->peak = sram->used;
+    if (sram) sram->reset_peak();
   }
 };
 
@@ -80,8 +80,6 @@ struct LaunchState {
   std::int64_t grid[3] = {1, 1, 1};  // programs per axis
   std::vector<ProgramCoord> coords{};
   std::vector<std::unique_ptr<emu::Completion>> barriers{};  // one per generation
-  std::uint64_t vector_lanes = 1;
-  std::uint64_t vector_latency_cycles = 0;
   emu::Tick start = 0;
   bool trace_calls = false;  // log every TL call (--log-level trace), read once per launch
 

@@ -66,8 +66,7 @@ struct SimulationImpl {
       p.global_pe = i;
       p.coord = sys.pe_coord(i);
       p.name = sys.pe_name(i);
-      p.sram = new tl::SramAccount();
-      p.sram->capacity = c.pe.sram_bytes;
+      p.sram = new tl::SramAccount(c.pe.sram_bytes);
     }
     direct_next.assign(sys.address_map().cubes(), 0);
     interleaved_low = sys.address_map().interleaved_size();
@@ -303,8 +302,6 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
                         I.deferred.get(), I.allocations};
   for (int i = 0; i < 3; ++i) L.grid[i] = g[i];
   L.trace_flows = I.options.trace_flows;
-  L.vector_lanes = std::max<std::uint32_t>(1, cfg.pe.vector.lanes);
-  L.vector_latency_cycles = cfg.pe.vector.latency_cycles;
   L.start = I.sched.now();
   L.trace_calls = emu::log().should_log(spdlog::level::trace);
   I.sys.fabric().reset_stats();
@@ -465,7 +462,7 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
                    {"flops", pe->flops},
                    {"bytes_loaded", pe->bytes_loaded},
                    {"bytes_stored", pe->bytes_stored},
-                   {"sram_peak_bytes", pe->sram->peak}});
+                   {"sram_peak_bytes", pe->sram->peak()}});
   }
   const auto fabric = I.sys.fabric().stats_json(elapsed);
   const double seconds = static_cast<double>(elapsed) / 1e12;
