@@ -59,15 +59,8 @@ struct SimulationImpl {
         options(std::move(o)),
         sched(emu::SchedulerOptions{options.stack_size}),
         sys(spec.config(), sched, components::SystemOptions{options.timing_only, options.network}) {
-    const auto& c = spec.config();
-    pes.resize(sys.total_pes());
-    for (std::uint32_t i = 0; i < pes.size(); ++i) {
-      auto& p = pes[i];
-      p.global_pe = i;
-      p.coord = sys.pe_coord(i);
-      p.name = sys.pe_name(i);
-      p.sram = new tl::SramAccount(c.pe.sram_bytes);
-    }
+    pes.reserve(sys.total_pes());
+    for (std::uint32_t i = 0; i < sys.total_pes(); ++i) pes.emplace_back(sys, i);
     direct_next.assign(sys.address_map().cubes(), 0);
     interleaved_low = sys.address_map().interleaved_size();
     if (!options.timing_only) {
@@ -270,7 +263,7 @@ void recover_after_abort(detail::SimulationImpl& I) {
   }
   // Programs that stopped keep their tiles until their fibers go, perhaps after this launch.
   if (I.deferred) I.deferred->settle();
-  for (auto& pe : I.pes) detail::drop_gemm_queue(pe);
+  for (auto& pe : I.pes) pe.gemm.abandon();  // waits for numerics still on a worker thread
   I.sys.fabric().abandon_in_flight();
   I.sys.fabric().set_trace_flow(0);  // a load that stopped midway never ended its flow
 }
@@ -452,14 +445,14 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
   nlohmann::json pes = nlohmann::json::array();
   std::uint64_t flops = 0;
   for (auto* pe : used) {
-    flops += pe->flops;
+    flops += pe->gemm.flops();
     pes.push_back({{"pe", pe->name},
                    {"finish_ps", pe->finish - L.start},
                    {"vector_busy_ps", pe->vector_busy},
-                   {"gemm_busy_ps", pe->gemm_busy},
+                   {"gemm_busy_ps", pe->gemm.busy()},
                    {"memory_wait_ps", pe->memory_wait},
                    {"gemm_wait_ps", pe->gemm_wait},
-                   {"flops", pe->flops},
+                   {"flops", pe->gemm.flops()},
                    {"bytes_loaded", pe->bytes_loaded},
                    {"bytes_stored", pe->bytes_stored},
                    {"sram_peak_bytes", pe->sram->peak()}});
