@@ -54,11 +54,10 @@ Topology::Topology(const SystemConfig& config)
   for (std::uint32_t pe = 0; pe < total_pes(); ++pe)
     add_link(LinkKind::eject, noc.link_bandwidth, 0, pe / pes_, pe % pes_, pe % pes_);
   channel_base_ = static_cast<LinkId>(links_.size());
-  const auto& hbm = config.cube.hbm;
-  const Bandwidth channel_bw = Bandwidth::from_bytes_per_s(hbm.bandwidth.bytes_per_s() / channels_);
+  hbm_ = make_hbm_model(config.cube.hbm);
   for (std::uint32_t c = 0; c < cubes_; ++c)
     for (std::uint32_t ch = 0; ch < channels_; ++ch)
-      add_link(LinkKind::hbm_channel, channel_bw, 0, c, ch, ch);
+      add_link(LinkKind::hbm_channel, hbm_->channel_bandwidth(), 0, c, ch, ch);
 
   const auto& u = config.ucie;
   cube_graph_ = std::make_unique<Graph>(u.topology, cubes_per_sip_, u.mesh_x, u.mesh_y);
@@ -243,7 +242,7 @@ Route Topology::pe_to_memory(std::uint32_t pe, std::uint32_t cube, std::uint32_t
   r.latency.push_back(0);
   route_nodes(pe / pes_, node_of_pe(pe % pes_), cube, hbm_node(channel), r);
   r.links.push_back(hbm_channel(cube, channel));
-  r.latency.push_back(config_.cube.hbm.latency);  // the write lands after the access latency
+  r.latency.push_back(hbm_->access_latency());  // the write lands after the access latency
   return r;
 }
 
@@ -253,7 +252,7 @@ Route Topology::memory_to_pe(std::uint32_t cube, std::uint32_t channel, std::uin
   route_nodes(pe / pes_, node_of_pe(pe % pes_), cube, hbm_node(channel), request);
   Route r;
   for (Tick t : request.latency) r.pre_delay += t;
-  r.pre_delay += config_.cube.hbm.latency;
+  r.pre_delay += hbm_->access_latency();
   r.links.push_back(hbm_channel(cube, channel));
   r.latency.push_back(0);
   route_nodes(cube, hbm_node(channel), pe / pes_, node_of_pe(pe % pes_), r);
