@@ -41,23 +41,26 @@ class RecordingJob final : public GemmEngine::Job {
   emu::Scheduler& sched_;
 };
 
-std::unique_ptr<RecordingJob> job(const std::string& name, Seen& seen, Bench& b, std::uint64_t mnk,
-                                  DType dtype = DType::f16) {
-  auto j = std::make_unique<RecordingJob>(name, seen, b.sched);
-  j->m = j->n = j->k = mnk;
-  j->dtype = dtype;
-  return j;
-}
+// A GEMM engine on PE 0 of a system.
+struct EngineBench : Bench {
+  explicit EngineBench(const SystemConfig& c = testing::small_config()) : Bench(c) {}
+  GemmEngine engine{sched, fabric(), sys.gemm_timing(), 0};
 
-GemmEngine engine_of(Bench& b, std::uint32_t pe = 0) {
-  return GemmEngine(b.sched, b.fabric(), b.sys.gemm_timing(), pe);
-}
+  // An mnk x mnk x mnk product of `dtype` that tells `seen` what happens to it.
+  std::unique_ptr<RecordingJob> job(const std::string& name, Seen& seen, std::uint64_t mnk,
+                                    DType dtype = DType::f16) {
+    auto j = std::make_unique<RecordingJob>(name, seen, sched);
+    j->m = j->n = j->k = mnk;
+    j->dtype = dtype;
+    return j;
+  }
+};
 
 TEST(GemmEngine, AJobWithNothingToStreamTakesStartUpPlusCompute) {
-  Bench b(testing::small_config());
-  GemmEngine e = engine_of(b);
+  EngineBench b;
+  GemmEngine& e = b.engine;
   Seen seen;
-  e.submit(job("a", seen, b, 128));
+  e.submit(b.job("a", seen, 128));
   b.sched.run();
   const Tick startup = b.cfg().pe.gemm.startup;
   const Tick compute = 131072;  // 2 * 128^3 FLOP at 32 TFLOP/s
@@ -69,11 +72,11 @@ TEST(GemmEngine, AJobWithNothingToStreamTakesStartUpPlusCompute) {
 }
 
 TEST(GemmEngine, TwoQueuedJobsRunOneAfterTheOtherInOrder) {
-  Bench b(testing::small_config());
-  GemmEngine e = engine_of(b);
+  EngineBench b;
+  GemmEngine& e = b.engine;
   Seen seen_a, seen_b;
-  e.submit(job("a", seen_a, b, 128));
-  e.submit(job("b", seen_b, b, 64));
+  e.submit(b.job("a", seen_a, 128));
+  e.submit(b.job("b", seen_b, 64));
   EXPECT_EQ(e.jobs(), 2u);
   b.sched.run();
   const Tick startup = b.cfg().pe.gemm.startup;
@@ -94,10 +97,10 @@ TEST(GemmEngine, ComputeOverlapsStreamingAndTheLongerDecides) {
   const Tick read = c.cube.hbm.latency + c.cube.noc.link_bandwidth.transfer_time(kBytes);
   ASSERT_EQ(read, 104000u);
   for (const std::uint64_t mnk : {128u, 8u}) {  // 131072 ps of compute, then 32 ps
-    Bench b(c);
-    GemmEngine e = engine_of(b);
+    EngineBench b(c);
+    GemmEngine& e = b.engine;
     Seen seen;
-    auto j = job("j", seen, b, mnk);
+    auto j = b.job("j", seen, mnk);
     j->operands[0] = StridedBytes::contiguous(b.addr(0, 0), kBytes);
     e.submit(std::move(j));
     b.sched.run();
@@ -108,10 +111,10 @@ TEST(GemmEngine, ComputeOverlapsStreamingAndTheLongerDecides) {
 
 TEST(GemmEngine, StreamsEachRowOfAStridedOperandAndTheResult) {
   const SystemConfig c = testing::small_config();
-  Bench b(c);
-  GemmEngine e = engine_of(b);
+  EngineBench b(c);
+  GemmEngine& e = b.engine;
   Seen seen;
-  auto j = job("j", seen, b, 8);
+  auto j = b.job("j", seen, 8);
   j->operands[1] = {b.addr(0, 0), 64, 4, 1024};  // 4 rows of 64 bytes, 1 KiB apart
   j->result = StridedBytes::contiguous(b.addr(0, 8192), 256);
   e.submit(std::move(j));
@@ -126,10 +129,10 @@ TEST(GemmEngine, StreamsEachRowOfAStridedOperandAndTheResult) {
 }
 
 TEST(GemmEngine, ResetStatsMeasuresFromHere) {
-  Bench b(testing::small_config());
-  GemmEngine e = engine_of(b);
+  EngineBench b;
+  GemmEngine& e = b.engine;
   Seen seen;
-  e.submit(job("a", seen, b, 64));
+  e.submit(b.job("a", seen, 64));
   b.sched.run();
   ASSERT_GT(e.busy(), 0u);
   e.reset_stats();
@@ -138,11 +141,11 @@ TEST(GemmEngine, ResetStatsMeasuresFromHere) {
 }
 
 TEST(GemmEngine, AbandonForgetsQueuedJobsWithoutFinishingThem) {
-  Bench b(testing::small_config());
-  GemmEngine e = engine_of(b);
+  EngineBench b;
+  GemmEngine& e = b.engine;
   Seen seen_a, seen_b;
-  e.submit(job("a", seen_a, b, 64));
-  e.submit(job("b", seen_b, b, 64));
+  e.submit(b.job("a", seen_a, 64));
+  e.submit(b.job("b", seen_b, 64));
   b.sched.run(emu::RunLimits{1, UINT64_MAX, false});  // stop before a's start-up ends
   e.abandon();  // (the events left are never run: the bench goes first)
   EXPECT_EQ(e.jobs(), 0u);
