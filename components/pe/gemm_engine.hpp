@@ -59,8 +59,9 @@ class GemmEngine {
              std::uint32_t pe);
   GemmEngine(GemmEngine&&) = default;  // only before anything is submitted: events hold `this`
 
-  // Queues `job` and starts it if the engine is idle. Throws TimeOverflow (from the timing
-  // model) when a job's compute time has no Tick, as it starts.
+  // Queues `job` and starts it if the engine is idle. A job that cannot start (the timing
+  // model throws: no Tick holds its compute time, or its dtype has no peak rate) throws from
+  // here or from the event that ends the job before it, and stays queued until abandon().
   void submit(std::unique_ptr<Job> job);
   std::size_t jobs() const { return queue_.size(); }  // queued, the running one included
 
