@@ -53,6 +53,7 @@ struct HbmConfig {
   std::uint32_t channels = 16;                       // bandwidth is split evenly over channels
   Tick latency = 0;                                  // access latency, per request
   std::uint64_t channel_interleave_bytes = 4096;     // consecutive granules go to the next channel
+  std::string model = "simple";                      // the HbmModel, by name (components/hbm/)
 };
 
 struct CubeConfig {

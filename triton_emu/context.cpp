@@ -52,7 +52,7 @@ bool Context::timing_only() const {
   return launch_.sys.timing_only();
 }
 std::uint64_t Context::sram_free() const {
-  return pe_.sram->capacity - pe_.sram->used;
+  return pe_.sram->available();
 }
 
 void Context::fault(const std::string& what) const {
@@ -62,9 +62,7 @@ void Context::fault(const std::string& what) const {
 // ---- Vector unit ------------------------------------------------------------------------------
 
 void Context::charge_vector(std::uint64_t element_ops) {
-  const std::uint64_t cycles = (element_ops + launch_.vector_lanes - 1) / launch_.vector_lanes +
-                               launch_.vector_latency_cycles;
-  pending_ += launch_.sys.config().pe.clock.cycles_to_ticks(emu::Cycles{cycles});
+  pending_ += launch_.sys.vector_unit().time(element_ops);
 }
 
 void Context::sync() {
@@ -95,7 +93,7 @@ void Context::bad_shape(const char* what, const Shape& shape, DType dtype) const
           " has a negative dimension; dimensions are element counts (0 or more)");
   fault(std::string(what) + ": a " + std::string(dtype_name(dtype)) + " tile of shape " +
         shape.str() + " has more than 2^63 bytes; no PE's SRAM (" +
-        std::to_string(pe_.sram->capacity) + " bytes on " + pe_.name +
+        std::to_string(pe_.sram->capacity()) + " bytes on " + pe_.name +
         ") holds it: work on smaller blocks");
 }
 
@@ -105,10 +103,10 @@ Tile Context::make_tile(Shape shape, DType dtype, bool values) {
 
 Tile Context::make_tile(Shape shape, DType dtype, std::uint64_t bytes, bool values) {
   auto& sram = *pe_.sram;
-  if (bytes > sram.capacity - sram.used)
+  if (!sram.allocate(bytes))
     fault("SRAM overflow on " + pe_.name + ": a " + std::string(dtype_name(dtype)) +
           " tile of shape " + shape.str() + " needs " + std::to_string(bytes) + " bytes but only " +
-          std::to_string(sram.capacity - sram.used) + " of " + std::to_string(sram.capacity) +
+          std::to_string(sram.available()) + " of " + std::to_string(sram.capacity()) +
           " bytes are free; work on smaller blocks, let tiles go out of scope, or raise "
           "system.pe.sram_KiB");
   Tile t;
@@ -119,8 +117,6 @@ Tile Context::make_tile(Shape shape, DType dtype, std::uint64_t bytes, bool valu
   t.data_->sram = pe_.sram;
   t.data_->held = bytes;
   t.data_->launch = sram.launch;
-  sram.used += bytes;
-  sram.peak = std::max(sram.peak, sram.used);
   // Timing-only runs keep values of i32 tiles only (index math and masks; see tile.cpp).
   if (values && (!timing_only() || dtype == DType::i32)) t.data_->bytes.assign_uninitialised(bytes);
   return t;

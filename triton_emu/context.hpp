@@ -10,6 +10,7 @@
 //   load / store    the network: packets from or to memory, contended (components/network)
 //   composite gemm  the PE's GEMM engine: FIFO, start-up + max(compute, streaming)
 //   tile math       the vector unit: ceil(elements / lanes) + latency cycles per operation
+//                   (components/pe/vector_unit.hpp)
 // Vector-unit time is accumulated and paid before the next call that talks to the rest of
 // the system (a load, store, composite, wait, barrier) or when the program ends, which gives
 // the same simulated times as paying it at once, with far fewer context switches.

@@ -25,25 +25,37 @@ namespace cubesim::detail {
 
 using components::hex_address;
 
-struct GemmJob {
-  LaunchState* launch;
-  PeState* pe;
+namespace {
+
+// A composite GEMM as the PE's engine (components/pe/gemm_engine.hpp) runs it, with what its
+// numbers need: the engine says when it starts (operands are read as they are then) and ends.
+struct GemmJob final : components::GemmEngine::Job {
+  LaunchState* launch = nullptr;
+  PeState* pe = nullptr;
   std::shared_ptr<tl::HandleState> handle;
-  std::int64_t m, n, k;
-  DType in, out_dtype;
+  DType out_dtype = DType::f32;
   tl::CompositeOptions options;
   tl::Context::Operand a, b;
   Ptr out;
   // While running.
-  emu::Tick started = 0;
-  int pending = 0;
   std::vector<std::byte> a_buf, b_buf, c_buf;
   std::shared_ptr<const std::vector<float>> a_f32, b_f32;  // f16 operands, converted (shared)
   std::future<void> numerics;
   std::shared_ptr<HeldProduct> held;  // or computed when needed (held_gemms.hpp)
-};
 
-namespace {
+  // A job dropped while its numbers are computed (a run that stopped early) waits for the
+  // worker, which uses its buffers; its errors do not matter any more.
+  ~GemmJob() override {
+    if (numerics.valid()) numerics.wait();
+  }
+  std::int64_t rows() const { return static_cast<std::int64_t>(m); }
+  std::int64_t cols() const { return static_cast<std::int64_t>(n); }
+  std::int64_t depth() const { return static_cast<std::int64_t>(k); }
+
+ private:
+  void on_start() override;
+  void on_finish(emu::Tick started, emu::Tick ended) override;
+};
 
 struct OperandInfo {
   std::int64_t rows, cols, row_stride;
@@ -121,136 +133,89 @@ std::shared_ptr<HeldProduct> hold(const GemmJob& job, FunctionalMemory& mem, Hel
   p.b = *b;
   p.trans_a = job.options.trans_a;
   p.trans_b = job.options.trans_b;
-  p.m = job.m;
-  p.n = job.n;
-  p.k = job.k;
+  p.m = job.rows();
+  p.n = job.cols();
+  p.k = job.depth();
   p.out = job.out.addr;
   p.out_dtype = job.out_dtype;
   return held.hold(std::move(p));
 }
 
-void finish_job(GemmJob& job);
-
-void arrive(GemmJob& job) {
-  if (--job.pending == 0) finish_job(job);
-}
-
-void stream_ref(GemmJob& job, const tl::Context::Operand& op) {
+// What the engine streams in for the operand: a ref's rows; nothing for a tile (in SRAM).
+components::StridedBytes streamed(const tl::Context::Operand& op) {
   const auto* r = std::get_if<tl::Ref>(&op);
-  if (!r) return;
-  const std::uint32_t size = dtype_size(r->dtype);
+  if (!r) return {};
+  const std::uint64_t size = dtype_size(r->dtype);
   const std::int64_t rows = r->shape.rows(), cols = r->shape.cols();
-  auto& network = job.launch->sys.network();
-  if (r->row_stride == cols) {
-    ++job.pending;
-    network.read(job.pe->global_pe, r->ptr.addr, static_cast<std::uint64_t>(rows * cols) * size,
-                 [&job] { arrive(job); });
-    return;
-  }
-  for (std::int64_t i = 0; i < rows; ++i) {
-    ++job.pending;
-    network.read(job.pe->global_pe,
-                 r->ptr.addr + static_cast<std::uint64_t>(i * r->row_stride) * size,
-                 static_cast<std::uint64_t>(cols) * size, [&job] { arrive(job); });
-  }
+  if (r->row_stride == cols)
+    return components::StridedBytes::contiguous(r->ptr.addr,
+                                                static_cast<std::uint64_t>(rows * cols) * size);
+  return {r->ptr.addr, static_cast<std::uint64_t>(cols) * size, static_cast<std::uint64_t>(rows),
+          static_cast<std::uint64_t>(r->row_stride) * size};
 }
 
-void start_job(const std::shared_ptr<GemmJob>& holder) {
-  GemmJob& job = *holder;
-  LaunchState& L = *job.launch;
-  job.started = L.sched.now();
-  const auto& timing = L.sys.gemm_timing();
-  const emu::Tick compute =
-      timing.compute_time(static_cast<std::uint64_t>(job.m), static_cast<std::uint64_t>(job.n),
-                          static_cast<std::uint64_t>(job.k), job.in);
+void GemmJob::on_start() {
+  LaunchState& L = *launch;
   auto* mem = L.memory;
   if (mem && L.gemm) L.gemm->ensure();
-  if (mem && L.gemm) job.held = hold(job, *mem, *L.gemm->held);
-  if (mem && L.gemm && !job.held) {
+  if (mem && L.gemm) held = hold(*this, *mem, *L.gemm->held);
+  if (mem && L.gemm && !held) {
     // Operands as they are now, when the engine starts; the product on a worker thread.
-    const void* a = nullptr;
-    const void* b = nullptr;
-    DType compute_dtype = job.in;
-    if (job.in == DType::f16) {
+    const void* a_values = nullptr;
+    const void* b_values = nullptr;
+    DType compute_dtype = dtype;
+    if (dtype == DType::f16) {
       // The backend computes f16 in f32 anyway; converting through the cache gives the same
       // numbers and converts an operand that many GEMMs share only once.
-      job.a_f32 = f16_operand_as_f32(job.a, *mem, *L.gemm->cache);
-      job.b_f32 = f16_operand_as_f32(job.b, *mem, *L.gemm->cache);
-      a = job.a_f32->data();
-      b = job.b_f32->data();
+      a_f32 = f16_operand_as_f32(a, *mem, *L.gemm->cache);
+      b_f32 = f16_operand_as_f32(b, *mem, *L.gemm->cache);
+      a_values = a_f32->data();
+      b_values = b_f32->data();
       compute_dtype = DType::f32;
     } else {
-      a = values(job.a, job.a_buf, *mem);
-      b = values(job.b, job.b_buf, *mem);
+      a_values = values(a, a_buf, *mem);
+      b_values = values(b, b_buf, *mem);
     }
     const std::uint64_t c_bytes =
-        static_cast<std::uint64_t>(job.m * job.n) * dtype_size(job.out_dtype);
-    job.c_buf.resize(c_bytes);
-    if (job.options.accumulate) mem->read(job.out.addr, job.c_buf.data(), c_bytes);
-    const OperandInfo ai = info(job.a), bi = info(job.b);
+        static_cast<std::uint64_t>(rows() * cols()) * dtype_size(out_dtype);
+    c_buf.resize(c_bytes);
+    if (options.accumulate) mem->read(out.addr, c_buf.data(), c_bytes);
+    const OperandInfo ai = info(a), bi = info(b);
     backends::GemmDesc d;
     d.in_dtype = compute_dtype;
-    d.out_dtype = job.out_dtype;
-    d.M = job.m;
-    d.N = job.n;
-    d.K = job.k;
-    d.trans_a = job.options.trans_a;
-    d.trans_b = job.options.trans_b;
-    d.a = a;
+    d.out_dtype = out_dtype;
+    d.M = rows();
+    d.N = cols();
+    d.K = depth();
+    d.trans_a = options.trans_a;
+    d.trans_b = options.trans_b;
+    d.a = a_values;
     d.lda = ai.cols;  // gathered operands are contiguous
-    d.b = b;
+    d.b = b_values;
     d.ldb = bi.cols;
-    d.c = job.c_buf.data();
-    d.ldc = job.n;
-    d.accumulate = job.options.accumulate;
+    d.c = c_buf.data();
+    d.ldc = cols();
+    d.accumulate = options.accumulate;
     auto* backend = L.gemm->backend.get();
     // Keep the operand tiles alive until the worker is done: the job holds them.
-    job.numerics = L.gemm->pool->submit([backend, d] { backend->gemm(d); });
+    numerics = L.gemm->pool->submit([backend, d] { backend->gemm(d); });
   }
-  // Start-up, then compute and streaming side by side.
-  job.pending = 1;
-  L.sched.schedule_in(
-      timing.startup(),
-      [holder, compute] {
-        GemmJob& j = *holder;
-        ++j.pending;  // the compute timer
-        j.launch->sched.schedule_in(
-            compute, [holder] { arrive(*holder); }, 0, "gemm compute");
-        stream_ref(j, j.a);
-        stream_ref(j, j.b);
-        ++j.pending;
-        j.launch->sys.network().write(
-            j.pe->global_pe, j.out.addr,
-            static_cast<std::uint64_t>(j.m * j.n) * dtype_size(j.out_dtype),
-            [holder] { arrive(*holder); });
-        arrive(j);  // the start-up
-      },
-      0, "gemm start");
 }
 
-void finish_job(GemmJob& job) {
-  LaunchState& L = *job.launch;
-  PeState& pe = *job.pe;
-  const emu::Tick end = L.sched.now();
-  if (job.held) {
-    L.gemm->held->complete(*job.held);
-  } else if (job.numerics.valid()) {
-    job.numerics.get();  // rethrows a backend error into this callback
-    L.memory->write(job.out.addr, job.c_buf.data(), job.c_buf.size());
+void GemmJob::on_finish(emu::Tick started, emu::Tick ended) {
+  LaunchState& L = *launch;
+  if (held) {
+    L.gemm->held->complete(*held);
+  } else if (numerics.valid()) {
+    numerics.get();  // rethrows a backend error into this callback
+    L.memory->write(out.addr, c_buf.data(), c_buf.size());
   }
-  pe.gemm_busy += end - job.started;
-  pe.flops += components::GemmTimingModel::flops(static_cast<std::uint64_t>(job.m),
-                                                 static_cast<std::uint64_t>(job.n),
-                                                 static_cast<std::uint64_t>(job.k));
-  if (L.tracing(pe))
-    L.trace_slice(pe, true, "gemm", job.started, end,
-                  fmt::format(R"({{"M":{},"N":{},"K":{},"dtype":"{}","out_dtype":"{}"}})", job.m,
-                              job.n, job.k, dtype_name(job.in), dtype_name(job.out_dtype)));
-  auto handle = job.handle;
-  // Drop the finished job (this frees its buffers and operand tiles), then start the next.
-  pe.gemm_queue.pop_front();
+  if (L.tracing(*pe))
+    L.trace_slice(*pe, true, "gemm", started, ended,
+                  fmt::format(R"({{"M":{},"N":{},"K":{},"dtype":"{}","out_dtype":"{}"}})", m, n, k,
+                              dtype_name(dtype), dtype_name(out_dtype)));
+  // The engine drops the job next (this frees its buffers and operand tiles).
   handle->done.fire();
-  if (!pe.gemm_queue.empty()) start_job(pe.gemm_queue.front());
 }
 
 }  // namespace
@@ -291,7 +256,7 @@ std::shared_ptr<tl::HandleState> start_gemm(LaunchState& launch, PeState& pe, tl
   if (launch.sys.gemm_timing().peak_flops_per_s(ai.dtype) == 0)
     ctx.fault("composite gemm: the GEMM engine has no " + std::string(dtype_name(ai.dtype)) +
               " rate (system.pe.gemm.peak_TFLOPS." + std::string(dtype_name(ai.dtype)) + " is 0)");
-  auto job = std::make_shared<GemmJob>();
+  auto job = std::make_unique<GemmJob>();
   job->handle = std::make_shared<tl::HandleState>(launch.sched);
   if (launch.log) {
     // In flight until the program waits on it: the engine reads and writes at times of its own.
@@ -314,30 +279,27 @@ std::shared_ptr<tl::HandleState> start_gemm(LaunchState& launch, PeState& pe, tl
   }
   job->launch = &launch;
   job->pe = &pe;
-  job->m = m;
-  job->n = n;
-  job->k = ka;
-  job->in = ai.dtype;
+  job->m = static_cast<std::uint64_t>(m);
+  job->n = static_cast<std::uint64_t>(n);
+  job->k = static_cast<std::uint64_t>(ka);
+  job->dtype = ai.dtype;
+  job->operands[0] = streamed(a);
+  job->operands[1] = streamed(b);
+  job->result = components::StridedBytes::contiguous(out.addr, c_bytes);
   job->out_dtype = out_dtype;
   job->options = options;
   job->a = a;
   job->b = b;
   job->out = out;
-  pe.gemm_queue.push_back(job);
-  if (pe.gemm_queue.size() == 1) start_job(job);
-  return job->handle;
+  auto handle = job->handle;
+  pe.gemm.submit(std::move(job));
+  return handle;
 }
 
 void wait_gemm(LaunchState& launch, tl::HandleState& h, std::uint32_t program,
                std::uint32_t epoch) {
   h.done.wait();
   if (launch.log && h.logged_op) launch.log->waited(program, h.logged_op, epoch);
-}
-
-void drop_gemm_queue(PeState& pe) {
-  for (const auto& job : pe.gemm_queue)
-    if (job->numerics.valid()) job->numerics.wait();  // its errors do not matter any more
-  pe.gemm_queue.clear();
 }
 
 }  // namespace cubesim::detail

@@ -2,7 +2,6 @@
 // Internal state shared by Simulation, KernelRunner and tl::Context (not installed API).
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <future>
 #include <memory>
@@ -10,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "components/pe/gemm_engine.hpp"
 #include "emu/scheduler.hpp"
 #include "emu/trace.hpp"
 #include "emu/waitable.hpp"
@@ -28,31 +28,36 @@ class GemmBackend;
 
 namespace cubesim::detail {
 
-struct GemmJob;
 class OperandCache;
 
-// One PE: its SRAM, its GEMM engine queue and what it did during the current launch.
+// One PE: its SRAM, its GEMM engine and what it did during the current launch.
 struct PeState {
+  PeState(components::System& sys, std::uint32_t pe)
+      : global_pe(pe),
+        coord(sys.pe_coord(pe)),
+        name(sys.pe_name(pe)),
+        sram(new tl::SramAccount(sys.config().pe.sram_bytes)),
+        gemm(sys.scheduler(), sys.network(), sys.gemm_timing(), pe) {}
+
   std::uint32_t global_pe = 0;
   components::PeCoord coord;
   std::string name;  // "sip0.cube1.pe5"
   boost::intrusive_ptr<tl::SramAccount> sram;
-  std::deque<std::shared_ptr<GemmJob>> gemm_queue;  // front = running
+  components::GemmEngine gemm;  // its busy time and FLOPs are per launch
   // Per launch.
   emu::Tick finish = 0;
   emu::Tick vector_busy = 0;
-  emu::Tick gemm_busy = 0;
   emu::Tick memory_wait = 0;  // blocked in load / store
   emu::Tick gemm_wait = 0;    // blocked in wait()
-  std::uint64_t flops = 0;
   std::uint64_t bytes_loaded = 0, bytes_stored = 0;
   bool trace_selected = true;  // by SimOptions::trace_pes
   bool traced = false;         // its tracks exist
   emu::TraceWriter::Track track{}, gemm_track{};
   void reset_launch_stats() {
-    finish = vector_busy = gemm_busy = memory_wait = gemm_wait = 0;
-    flops = bytes_loaded = bytes_stored = 0;
-    if (sram) sram->peak = sram->used;
+    finish = vector_busy = memory_wait = gemm_wait = 0;
+    bytes_loaded = bytes_stored = 0;
+    gemm.reset_stats();
+    if (sram) sram->reset_peak();
   }
 };
 
@@ -80,8 +85,6 @@ struct LaunchState {
   std::int64_t grid[3] = {1, 1, 1};  // programs per axis
   std::vector<ProgramCoord> coords{};
   std::vector<std::unique_ptr<emu::Completion>> barriers{};  // one per generation
-  std::uint64_t vector_lanes = 1;
-  std::uint64_t vector_latency_cycles = 0;
   emu::Tick start = 0;
   bool trace_calls = false;  // log every TL call (--log-level trace), read once per launch
 

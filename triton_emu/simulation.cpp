@@ -59,16 +59,8 @@ struct SimulationImpl {
         options(std::move(o)),
         sched(emu::SchedulerOptions{options.stack_size}),
         sys(spec.config(), sched, components::SystemOptions{options.timing_only, options.network}) {
-    const auto& c = spec.config();
-    pes.resize(sys.total_pes());
-    for (std::uint32_t i = 0; i < pes.size(); ++i) {
-      auto& p = pes[i];
-      p.global_pe = i;
-      p.coord = sys.pe_coord(i);
-      p.name = sys.pe_name(i);
-      p.sram = new tl::SramAccount();
-      p.sram->capacity = c.pe.sram_bytes;
-    }
+    pes.reserve(sys.total_pes());
+    for (std::uint32_t i = 0; i < sys.total_pes(); ++i) pes.emplace_back(sys, i);
     direct_next.assign(sys.address_map().cubes(), 0);
     interleaved_low = sys.address_map().interleaved_size();
     if (!options.timing_only) {
@@ -271,7 +263,7 @@ void recover_after_abort(detail::SimulationImpl& I) {
   }
   // Programs that stopped keep their tiles until their fibers go, perhaps after this launch.
   if (I.deferred) I.deferred->settle();
-  for (auto& pe : I.pes) detail::drop_gemm_queue(pe);
+  for (auto& pe : I.pes) pe.gemm.abandon();  // waits for numerics still on a worker thread
   I.sys.network().abandon_in_flight();
   I.sys.network().set_trace_flow(0);  // a load that stopped midway never ended its flow
 }
@@ -303,8 +295,6 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
                         I.deferred.get(), I.allocations};
   for (int i = 0; i < 3; ++i) L.grid[i] = g[i];
   L.trace_flows = I.options.trace_flows;
-  L.vector_lanes = std::max<std::uint32_t>(1, cfg.pe.vector.lanes);
-  L.vector_latency_cycles = cfg.pe.vector.latency_cycles;
   L.start = I.sched.now();
   L.trace_calls = emu::log().should_log(spdlog::level::trace);
   I.sys.network().reset_stats();
@@ -463,17 +453,17 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
   s.events = events;
   s.wall_seconds = wall;
   for (auto* pe : used) {
-    s.flops += pe->flops;
+    s.flops += pe->gemm.flops();
     s.pes.push_back({.pe = pe->name,
                      .finish_ps = pe->finish - L.start,
                      .vector_busy_ps = pe->vector_busy,
-                     .gemm_busy_ps = pe->gemm_busy,
+                     .gemm_busy_ps = pe->gemm.busy(),
                      .memory_wait_ps = pe->memory_wait,
                      .gemm_wait_ps = pe->gemm_wait,
-                     .flops = pe->flops,
+                     .flops = pe->gemm.flops(),
                      .bytes_loaded = pe->bytes_loaded,
                      .bytes_stored = pe->bytes_stored,
-                     .sram_peak_bytes = pe->sram->peak});
+                     .sram_peak_bytes = pe->sram->peak()});
   }
   s.network = I.sys.network().link_stats(r.sim_time_ps);
   r.report = run_report(s);

@@ -440,7 +440,7 @@ void Tile::Data::operator delete(void* p, std::size_t) noexcept {
 
 Tile::Data::~Data() {
   if (deferred) deferred->forget(*this);
-  if (sram) sram->used -= held;
+  if (sram) sram->free(held);
 }
 
 void Tile::copy_deferred() const {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "components/dtype.hpp"
+#include "components/pe/sram.hpp"
 
 namespace cubesim::detail {
 class DeferredLoads;
@@ -85,11 +86,9 @@ struct Shape {
 template <class T>
 using SimThreadShared = boost::intrusive_ref_counter<T, boost::thread_unsafe_counter>;
 
-// Bytes of SRAM held by live tiles of one PE.
-struct SramAccount : SimThreadShared<SramAccount> {
-  std::uint64_t capacity = 0;
-  std::uint64_t used = 0;
-  std::uint64_t peak = 0;
+// One PE's SRAM, whose bytes its live tiles hold (each tile gives its bytes back when it goes).
+struct SramAccount : components::Sram, SimThreadShared<SramAccount> {
+  explicit SramAccount(std::uint64_t capacity_bytes) : components::Sram(capacity_bytes) {}
   // The launch running on the PE (0: none). Tiles are stamped with it when made, so a tile kept
   // past its launch is told apart from a live one although its program's Context is gone.
   std::uint64_t launch = 0;

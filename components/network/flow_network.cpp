@@ -200,7 +200,7 @@ const FlowNetwork::ReadGroup& FlowNetwork::read_group(std::uint32_t pe, std::uin
   g.suffix = suffix;
   // The request's way there, then the HBM access.
   g.pre =
-      topology_.config().cube.hbm.latency + topology_.route_latency(dst_cube, dst_node, cube, node);
+      topology_.hbm().access_latency() + topology_.route_latency(dst_cube, dst_node, cube, node);
   g.arrival = g.pre + g.prefix->total;
   g.total = g.arrival + g.suffix->total;
   g.leaf = g.prefix->leaf;

@@ -54,11 +54,10 @@ Topology::Topology(const SystemConfig& config)
   for (std::uint32_t pe = 0; pe < total_pes(); ++pe)
     add_link(LinkKind::eject, noc.link_bandwidth, 0, pe / pes_, pe % pes_, pe % pes_);
   channel_base_ = static_cast<LinkId>(links_.size());
-  const auto& hbm = config.cube.hbm;
-  const Bandwidth channel_bw = Bandwidth::from_bytes_per_s(hbm.bandwidth.bytes_per_s() / channels_);
+  hbm_ = make_hbm_model(config.cube.hbm);
   for (std::uint32_t c = 0; c < cubes_; ++c)
     for (std::uint32_t ch = 0; ch < channels_; ++ch)
-      add_link(LinkKind::hbm_channel, channel_bw, 0, c, ch, ch);
+      add_link(LinkKind::hbm_channel, hbm_->channel_bandwidth(), 0, c, ch, ch);
 
   const auto& u = config.ucie;
   cube_graph_ = std::make_unique<Graph>(u.topology, cubes_per_sip_, u.mesh_x, u.mesh_y);
@@ -275,7 +274,7 @@ RouteCursor Topology::start_pe_to_memory(std::uint32_t pe, std::uint32_t cube,
   // The write lands after the access latency.
   return ported(inject_port(pe), 0,
                 between(pe / pes_, node_of_pe(pe % pes_), cube, hbm_node(channel)),
-                hbm_channel(cube, channel), config_.cube.hbm.latency);
+                hbm_channel(cube, channel), hbm_->access_latency());
 }
 
 RouteCursor Topology::start_memory_to_pe(std::uint32_t cube, std::uint32_t channel,
@@ -289,7 +288,7 @@ Tick Topology::read_request_delay(std::uint32_t pe, std::uint32_t cube,
                                   std::uint32_t channel) const {
   // The request travels the reverse way first; it is small, so it costs latency only.
   return route_latency(pe / pes_, node_of_pe(pe % pes_), cube, hbm_node(channel)) +
-         config_.cube.hbm.latency;
+         hbm_->access_latency();
 }
 
 namespace {

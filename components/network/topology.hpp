@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "components/hbm/hbm_model.hpp"
 #include "components/network/link.hpp"
 #include "components/system_config.hpp"
 #include "components/topology/graph.hpp"
@@ -76,6 +77,8 @@ class Topology {
   std::uint32_t node(MeshCoord c) const { return c.y * mesh_x_ + c.x; }
   // The mesh node of the controller that serves HBM channel `channel` (< channels per cube).
   std::uint32_t hbm_node(std::uint32_t channel) const { return hbm_node_of_channel_[channel]; }
+  // How every HBM channel serves requests: the channel links' rate and the access latency.
+  const HbmModel& hbm() const { return *hbm_; }
 
   std::vector<Link>& links() { return links_; }
   const std::vector<Link>& links() const { return links_; }
@@ -149,6 +152,7 @@ class Topology {
 
   SystemConfig config_;
   std::uint32_t mesh_x_, mesh_y_, pes_, cubes_, cubes_per_sip_, sips_, channels_;
+  std::unique_ptr<const HbmModel> hbm_;
   std::vector<Link> links_;
   std::vector<LinkId> mesh_ids_;  // [(cube * nodes + node) * 4 + direction]
   std::vector<std::uint32_t> hbm_node_of_channel_;

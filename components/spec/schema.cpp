@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "components/dtype.hpp"
+#include "components/hbm/hbm_model.hpp"
 
 namespace cubesim::components::spec {
 
@@ -233,6 +234,10 @@ std::vector<SpecField> build_schema() {
           .pow2()
           .def(4096)
           .desc("Granule of the address interleave across channels; a power of two."));
+  add(choice("system.cube.hbm.model", hbm_model_names())
+          .def("simple")
+          .desc("How the channels serve requests. `simple`: each channel serves `bandwidth_GBps` "
+                "/ `channels` after `latency_ns` per request, whatever the address."));
 
   add(object("system.pe").desc("Every PE: clock, local SRAM, vector unit, GEMM engine, DMA."));
   add(number("system.pe.clock_GHz", "GHz").range(0.001, 100).desc("PE clock."));

@@ -428,6 +428,7 @@ class Builder {
     hbm.channel_interleave_bytes =
         doc_.at(json::json_pointer("/system/cube/hbm/channel_interleave_bytes"))
             .get<std::uint64_t>();
+    hbm.model = doc_.at(json::json_pointer("/system/cube/hbm/model")).get<std::string>();
 
     PeConfig& pe = c.pe;
     pe.clock = frequency("/system/pe/clock_GHz");

@@ -11,7 +11,8 @@ System::System(const SystemConfig& config, emu::Scheduler& scheduler, SystemOpti
       map_(config_),
       topology_(config_),
       network_(Network::make(options_.network, scheduler, topology_, map_)),
-      gemm_(config_.pe.gemm) {
+      gemm_(config_.pe.gemm),
+      vector_(config_.pe.vector, config_.pe.clock) {
   if (!options_.timing_only)
     memory_ = std::make_unique<SparseMemory>(map_, config_.memory.page_bytes);
 }

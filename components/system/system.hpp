@@ -1,18 +1,20 @@
 #pragma once
 // A whole modelled system built from a SystemConfig: the topology and its links, the address
-// map, the network (packet or flow model), functional memory (unless timing-only) and the GEMM
-// timing model. Components know nothing of kernels; triton_emu drives them.
+// map, the network (packet or flow model), functional memory (unless timing-only), and the GEMM
+// timing model and vector unit that every PE shares (one each: the PEs are alike).
+// Components know nothing of kernels; triton_emu drives them.
 
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "components/gemm/gemm_timing.hpp"
 #include "components/memory/address_map.hpp"
 #include "components/memory/sparse_memory.hpp"
 #include "components/network/network.hpp"
 #include "components/network/topology.hpp"
+#include "components/pe/gemm_timing.hpp"
+#include "components/pe/vector_unit.hpp"
 #include "components/system_config.hpp"
 #include "emu/scheduler.hpp"
 
@@ -49,6 +51,7 @@ class System {
   SparseMemory* memory() { return memory_.get(); }  // nullptr when timing-only
   const SparseMemory* memory() const { return memory_.get(); }
   const GemmTimingModel& gemm_timing() const { return gemm_; }
+  const VectorUnit& vector_unit() const { return vector_; }
 
   std::uint32_t total_pes() const { return topology_.total_pes(); }
   PeCoord pe_coord(std::uint32_t global_pe) const;
@@ -67,6 +70,7 @@ class System {
   std::unique_ptr<Network> network_;
   std::unique_ptr<SparseMemory> memory_;
   GemmTimingModel gemm_;
+  VectorUnit vector_;
 };
 
 }  // namespace cubesim::components

@@ -89,6 +89,12 @@ TEST_F(CliErrors, BuffersThatCouldDeadlockOrHoldNoPacketAreRefused) {
                      "/system/cube/noc/router/virtual_channels");
 }
 
+TEST_F(CliErrors, UnknownHbmModelListsTheKnownOnes) {
+  expect_usage_error({"run", tiny, "vector_add", "--set", "system.cube.hbm.model=banked"},
+                     "/system/cube/hbm/model: \"banked\" is not allowed; allowed values: "
+                     "\"simple\"");
+}
+
 TEST_F(CliErrors, BadBackend) {
   expect_usage_error({"run", tiny, "vector_add", "--backend", "tpu"}, "--backend");
 }

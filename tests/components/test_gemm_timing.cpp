@@ -1,7 +1,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "components/gemm/gemm_timing.hpp"
+#include "components/pe/gemm_timing.hpp"
 #include "system_config_for_tests.hpp"
 
 namespace cubesim::components {

@@ -211,6 +211,14 @@ TEST(SpecRules, ChoiceListsTheAllowedValues) {
       HasSubstr("allowed values: \"ring\", \"mesh\", \"torus\", \"all_to_all\""));
 }
 
+TEST(SpecRules, HbmModelIsOneOfTheRegisteredModels) {
+  EXPECT_THAT(issue_at(set(tiny(), "/system/cube/hbm/model", "banked"), "/system/cube/hbm/model"),
+              HasSubstr("\"banked\" is not allowed; allowed values: \"simple\""));
+  const Spec s = Spec::from_json(tiny(), "t.json");  // tiny.json does not say: the default
+  EXPECT_EQ(s.config().cube.hbm.model, "simple");
+  EXPECT_EQ(s.json().at(json::json_pointer("/system/cube/hbm/model")), "simple");
+}
+
 TEST(SpecRules, ChoiceSuggestsTheNearestValue) {
   EXPECT_THAT(issue_at(set(tiny(), "/system/ucie/topology", "all-to-all"), "/system/ucie/topology"),
               HasSubstr("did you mean \"all_to_all\""));

@@ -7,10 +7,10 @@
 //               (measured by the caller on the network, so contention counts)
 //   total     = startup + max(compute, streaming)
 //
-// This unit gives compute and startup; the engine (triton_emu/gemm_engine.cpp) waits out the
-// startup, then runs the compute timer and the streaming side by side. The engine overlaps
-// streaming with compute perfectly; what is not modelled: tile-shape efficiency, partial tiles,
-// SRAM bank conflicts (docs/hardware-model.md).
+// This unit gives compute and startup; the engine (gemm_engine.hpp) waits out the startup, then
+// runs the compute timer and the streaming side by side. The engine overlaps streaming with
+// compute perfectly; what is not modelled: tile-shape efficiency, partial tiles, SRAM bank
+// conflicts (docs/hardware-model.md).
 
 #include <cstdint>
 

@@ -1,4 +1,4 @@
-#include "components/gemm/gemm_timing.hpp"
+#include "components/pe/gemm_timing.hpp"
 
 #include <fmt/format.h>
 
