@@ -90,13 +90,7 @@ void PacketNetwork::advance(Packet& p) {
     const emu::Tick start = std::max(now, links_[id].free_at);
     const emu::Tick end = occupy(p, id, start);
     const emu::Tick lat = p.route.latency;
-    if (p.route.last) {
-      sched_.schedule_at(
-          end + lat, [this, &p] { delivered(p); }, 0, "noc delivery");
-      return;
-    }
-    topology_.next(p.route);
-    p.tail = end + lat;
+    if (!move_on(p, end)) return;
     const emu::Tick next = start + lat;
     if (next != now) {
       sched_.schedule_at(
@@ -207,13 +201,7 @@ void PacketNetwork::grant(Packet& p, emu::Tick start, std::uint32_t channel) {
     p.held_link = id;
     p.held_channel = channel;
   }
-  if (p.route.last) {
-    sched_.schedule_at(
-        end + lat, [this, &p] { delivered(p); }, 0, "noc delivery");
-    return;
-  }
-  topology_.next(p.route);
-  p.tail = end + lat;
+  if (!move_on(p, end)) return;
   if (start + lat == sched_.now()) {
     arrive(p);  // a zero-latency port, granted now: on without another event
     return;
@@ -266,6 +254,18 @@ void PacketNetwork::wake(LinkId id) {
     p = next;
   }
   if (soonest != InputBuffers::kUnknown) schedule_wake(id, soonest);
+}
+
+bool PacketNetwork::move_on(Packet& p, emu::Tick end) {
+  const emu::Tick arrival = end + p.route.latency;
+  if (p.route.last) {
+    sched_.schedule_at(
+        arrival, [this, &p] { delivered(p); }, 0, "noc delivery");
+    return false;
+  }
+  topology_.next(p.route);
+  p.tail = arrival;
+  return true;
 }
 
 void PacketNetwork::delivered(Packet& p) {

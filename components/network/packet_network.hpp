@@ -81,6 +81,9 @@ class PacketNetwork final : public Network {
   // p crosses its hop, link `id`, from `start`: the link is busy until the returned end of
   // its serialisation (no earlier than p's tail arrives), counted in the link's statistics.
   emu::Tick occupy(Packet& p, LinkId id, emu::Tick start);
+  // p's hop ends at `end`: after the last hop it is delivered the hop's latency later (false);
+  // otherwise it moves to its next hop, where its tail arrives then (true).
+  bool move_on(Packet& p, emu::Tick end);
   void delivered(Packet& p);
   Packet* new_packet();
 
