@@ -133,10 +133,15 @@ void PacketNetwork::request(Packet& p) {
   // Granting one packet can make the next in its channel first in line, and so on down the
   // channel: those requests are queued and taken here one after another, not nested (a
   // callback may run on a program's small fiber stack).
-  pending_.push_back(&p);
-  if (pending_.size() > 1) return;  // a request further up the stack takes it
+  if (requesting_) {  // a request further up the stack takes it
+    pending_.push_back(&p);
+    return;
+  }
+  requesting_ = true;
+  request_now(p);
   for (std::size_t i = 0; i < pending_.size(); ++i) request_now(*pending_[i]);
   pending_.clear();
+  requesting_ = false;
 }
 
 void PacketNetwork::request_now(Packet& p) {
@@ -294,6 +299,7 @@ void PacketNetwork::forget_in_flight() {
   for (DmaEngine& d : dma_) d.clear();
   for (Waiters& w : waiters_) w = Waiters{};
   pending_.clear();
+  requesting_ = false;
   free_packets_ = nullptr;
   for (Packet& p : packet_store_) {
     p.next_free = free_packets_;

@@ -91,6 +91,7 @@ class PacketNetwork final : public Network {
   std::vector<DmaEngine> dma_;    // per PE
   std::vector<Waiters> waiters_;  // per link, with credits
   std::vector<Packet*> pending_;  // requests being taken in turn (request())
+  bool requesting_ = false;       // request() is taking them
   std::deque<Packet> packet_store_;
   Packet* free_packets_ = nullptr;
 };

@@ -72,6 +72,21 @@ Topology::Topology(const SystemConfig& config)
               0, is.connections);
 
   for (auto& l : links_) l.full_packet_time = l.bandwidth.transfer_time(noc.packet_bytes);
+
+  // Every SIP's UCIe links were added alike, one SIP after another.
+  if (sips_ > 1 && !edges.empty())
+    ucie_sip_stride_ =
+        ucie_[1].adj[edges[0].first].front().second - ucie_[0].adj[edges[0].first].front().second;
+  constexpr std::size_t kMaxSteps = std::size_t{1} << 20;
+  const std::size_t steps = std::size_t{cubes_per_sip_} * cubes_per_sip_ * nodes;
+  if (cubes_per_sip_ > 1 && steps <= kMaxSteps) {
+    ucie_steps_.resize(steps);
+    for (std::uint32_t a = 0; a < cubes_per_sip_; ++a)
+      for (std::uint32_t b = 0; b < cubes_per_sip_; ++b)
+        if (a != b)
+          for (std::uint32_t n = 0; n < nodes; ++n)
+            ucie_steps_[(std::size_t{a} * cubes_per_sip_ + b) * nodes + n] = ucie_step(a, b, n);
+  }
 }
 
 LinkId Topology::add_link(LinkKind kind, Bandwidth bw, Tick latency, std::uint32_t owner,
@@ -121,6 +136,14 @@ std::uint32_t Topology::neighbour_rank(const GraphLinks& g, std::uint32_t from,
 LinkId Topology::graph_link(const GraphLinks& g, std::uint32_t from, std::uint32_t to,
                             std::uint32_t connection) const {
   return g.adj[from][neighbour_rank(g, from, to)].second + connection;
+}
+
+Topology::UcieStep Topology::ucie_step(std::uint32_t local, std::uint32_t to,
+                                       std::uint32_t at) const {
+  const std::uint32_t next = cube_graph_->next_hop(local, to);
+  const std::uint32_t j = ucie_connection(local, next, at);
+  return {next, ucie_node(local, next, j), ucie_node(next, local, j),
+          graph_link(ucie_[0], local, next, j)};
 }
 
 std::uint32_t Topology::ucie_node(std::uint32_t cube_in_sip, std::uint32_t neighbour,
@@ -173,13 +196,16 @@ void Topology::plan(RouteCursor& c) const {
     c.then = after;
     return;
   }
-  const std::uint32_t next = cube_graph_->next_hop(local, to_cube);
-  const std::uint32_t j = ucie_connection(local, next, c.node);
-  c.target = ucie_node(local, next, j);
+  const UcieStep step =
+      ucie_steps_.empty()
+          ? ucie_step(local, to_cube, c.node)
+          : ucie_steps_[(std::size_t{local} * cubes_per_sip_ + to_cube) * mesh_x_ * mesh_y_ +
+                        c.node];
+  c.target = step.target;
   c.then = RouteCursor::Then::ucie;
-  c.exit = graph_link(ucie_[sip], local, next, j);
-  c.exit_cube = sip * cubes_per_sip_ + next;
-  c.exit_node = ucie_node(next, local, j);
+  c.exit = step.link + sip * ucie_sip_stride_;
+  c.exit_cube = sip * cubes_per_sip_ + step.next;
+  c.exit_node = step.entry;
 }
 
 bool Topology::step(RouteCursor& c) const {

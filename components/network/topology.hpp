@@ -142,6 +142,14 @@ class Topology {
   // A route from a port, through the nodes, to a port.
   RouteCursor ported(LinkId first, Tick first_latency, RouteCursor walk, LinkId last,
                      Tick last_latency) const;
+  // The way out of a cube toward cube `to` of its SIP, from node `at`: the next cube, the node
+  // of the connection taken, the node it enters there and the link (SIP 0's; another SIP's is
+  // ucie_sip_stride_ per SIP further on).
+  struct UcieStep {
+    std::uint32_t next, target, entry;
+    LinkId link;
+  };
+  UcieStep ucie_step(std::uint32_t local, std::uint32_t to, std::uint32_t at) const;
   std::uint32_t ucie_node(std::uint32_t cube_in_sip, std::uint32_t neighbour,
                           std::uint32_t connection) const;
   // The connection toward `neighbour` a packet on node `at` of the cube takes.
@@ -160,6 +168,11 @@ class Topology {
   std::unique_ptr<Graph> cube_graph_, sip_graph_;  // routes over the cubes of a SIP, the SIPs
   std::vector<GraphLinks> ucie_;                   // per SIP
   GraphLinks inter_sip_;
+  // ucie_step for every (cube, destination cube, node) of a SIP, where that table is small
+  // (every spec but the largest all-to-all ones); empty otherwise. Packets plan their way at
+  // every cube they enter.
+  std::vector<UcieStep> ucie_steps_;
+  LinkId ucie_sip_stride_ = 0;
 };
 
 }  // namespace cubesim::components
