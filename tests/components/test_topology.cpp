@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -9,6 +10,77 @@
 
 namespace cubesim::components {
 namespace {
+
+// Every route leaves its source's injection port, crosses links that join up (a mesh link
+// starts where the last one ended, a UCIe or inter-SIP link leaves the cube or SIP the walk is
+// in), crosses as many UCIe links as the graph's shortest path has, and ends at the
+// destination's ejection port. Checked where the exits from each cube are tabulated (small
+// SIPs) and where they are worked out per packet (a SIP too large for the table).
+void expect_connected_routes(const Topology& t, std::uint32_t stride) {
+  const SystemConfig& c = t.config();
+  ASSERT_EQ(c.ucie.topology, GraphKind::ring);
+  const std::uint32_t pes = t.pes_per_cube(), per_sip = c.cubes_per_sip;
+  // Connection j from cube `from` enters cube `to` on the node of to's own side toward `from`:
+  // ucie_nodes[(rank * connections + j) % size], rank among to's neighbours in increasing order.
+  const auto entry = [&](std::uint32_t to, std::uint32_t from, std::uint32_t j) {
+    std::vector<std::uint32_t> near{(to + 1) % per_sip, (to + per_sip - 1) % per_sip};
+    std::sort(near.begin(), near.end());
+    near.erase(std::unique(near.begin(), near.end()), near.end());
+    const auto rank =
+        static_cast<std::uint32_t>(std::find(near.begin(), near.end(), from) - near.begin());
+    const auto& nodes = c.cube.noc.ucie_nodes;
+    return t.node(nodes[(rank * c.ucie.connections + j) % nodes.size()]);
+  };
+  for (std::uint32_t a = 0; a < t.total_pes(); a += stride)
+    for (std::uint32_t b = 3; b < t.total_pes(); b += stride + 2) {
+      const Route r = t.pe_to_pe(a, b);
+      ASSERT_GE(r.links.size(), 2u);
+      EXPECT_EQ(r.links.front(), t.inject_port(a));
+      EXPECT_EQ(r.links.back(), t.eject_port(b));
+      std::uint32_t cube = a / pes, node = t.node_of_pe(a % pes), ucie = 0;
+      // The walk crosses a link only from the node it is on, and ends on the destination's.
+      for (std::size_t i = 1; i + 1 < r.links.size(); ++i) {
+        const Link& l = t.link(r.links[i]);
+        if (l.kind == LinkKind::noc) {
+          ASSERT_EQ(l.owner, cube) << "route " << a << " -> " << b << ", hop " << i;
+          ASSERT_EQ(l.from, node) << "route " << a << " -> " << b << ", hop " << i;
+          node = l.to;
+        } else if (l.kind == LinkKind::ucie) {
+          ASSERT_EQ(l.owner, cube / per_sip);
+          ASSERT_EQ(l.from, cube % per_sip);
+          cube = l.owner * per_sip + l.to;
+          node = entry(l.to, l.from, l.connection);
+          ++ucie;
+        } else {
+          ASSERT_EQ(l.kind, LinkKind::inter_sip);
+          ASSERT_EQ(l.from, cube / per_sip);
+          cube = l.to * per_sip + c.inter_sip.port_cube;
+          const auto& ports = c.cube.noc.inter_sip_nodes;
+          node = t.node(ports[l.connection % ports.size()]);
+        }
+      }
+      EXPECT_EQ(cube, b / pes) << "route " << a << " -> " << b;
+      EXPECT_EQ(node, t.node_of_pe(b % pes)) << "route " << a << " -> " << b;
+      if (a / pes / per_sip == b / pes / per_sip) {
+        EXPECT_EQ(ucie, t.cube_hops(0, a / pes % per_sip, b / pes % per_sip));
+      }
+    }
+}
+
+TEST(Topology, RoutesJoinUpWhereCubeExitsAreTabulated) {
+  SystemConfig c = testing::small_config(3, 5, 4);
+  c.ucie.connections = 2;
+  c.cube.noc.ucie_nodes = {{3, 0}, {0, 3}, {3, 3}, {1, 2}};  // each side its own nodes
+  expect_connected_routes(Topology(c), 7);
+}
+
+TEST(Topology, RoutesJoinUpWhereCubeExitsAreWorkedOutPerPacket) {
+  // 64 cubes of 17 x 17 nodes: 64^2 x 289 exits, more than the table holds.
+  SystemConfig c = testing::small_config(1, 64, 17);
+  c.ucie.connections = 2;
+  c.cube.noc.ucie_nodes = {{16, 0}, {0, 16}, {16, 16}, {5, 9}};
+  expect_connected_routes(Topology(c), 1543);
+}
 
 TEST(Topology, XyRouteOnFourByFourMeshCostsSixHopsAndGoesXFirst) {
   const Topology t(testing::small_config(1, 1, 4));
