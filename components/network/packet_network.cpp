@@ -67,7 +67,6 @@ void PacketNetwork::issue_packet(Transfer& t) {
     p.held = nullptr;
     p.crossed = 0;
     p.in_line = false;
-    p.next_waiting = nullptr;
     p.waiting_since = emu::kTickMax;
     if (delay == 0)
       arrive(p);
@@ -160,12 +159,7 @@ void PacketNetwork::request_now(Packet& p) {
   if (try_grant(p, &retry)) return;
   p.waiting_since = sched_.now();
   const LinkId id = p.route.link;
-  Waiters& w = waiters_[id];
-  if (w.tail != nullptr)
-    w.tail->next_waiting = &p;
-  else
-    w.head = &p;
-  w.tail = &p;
+  wait_for(id, {&p, p.bytes, p.crossed});
   if (retry != InputBuffers::kUnknown) schedule_wake(id, retry);
 }
 
@@ -197,7 +191,7 @@ void PacketNetwork::grant(Packet& p, emu::Tick start, std::uint32_t channel) {
       q.in_line = false;
       request(q);
     }
-    if (waiters_[p.held_link].head != nullptr) schedule_wake(p.held_link, p.held->release);
+    if (!waiters_[p.held_link].list.empty()) schedule_wake(p.held_link, p.held->release);
     p.held = nullptr;
   }
   if (joins_cubes(links_[id].kind)) ++p.crossed;
@@ -230,33 +224,51 @@ void PacketNetwork::schedule_wake(LinkId id, emu::Tick at) {
       0, "credit");
 }
 
+void PacketNetwork::wait_for(LinkId id, const Waiting& e) {
+  Waiters& w = waiters_[id];
+  w.list.push_back(e);
+  w.classes |= class_bit(e.crossed);
+  if (e.bytes < packet_bytes_) ++w.partial;
+}
+
 void PacketNetwork::wake(LinkId id) {
   Waiters& w = waiters_[id];
-  Packet* p = w.head;
-  w.head = w.tail = nullptr;
+  // Detached: packets that start waiting for `id` meanwhile (a grant here can move the next
+  // packet of a channel on) join the list behind the ones kept, in the order it all happens.
+  waking_.clear();
+  waking_.swap(w.list);
+  const std::uint32_t classes = w.classes;
+  std::uint32_t partial = w.partial;
+  w.classes = 0;
+  w.partial = 0;
   emu::Tick soonest = InputBuffers::kUnknown;
   // Per class (links crossed): the smallest packet that found no room in this pass. A packet
   // of that class at least as big is passed over without looking: many packets often wait on
-  // one link (a DMA window at an injection port, a busy HBM channel), and one look per class
-  // tells them all.
+  // one link, and one look per class tells them all. Once every class listed has found no room
+  // and only full packets are left, all of them would be passed over: they stay as they are,
+  // without a look each (a DMA window's worth of packets can wait at one injection port).
   constexpr std::uint32_t kClassesTracked = 16;
   std::array<std::uint32_t, kClassesTracked> no_room;
   no_room.fill(~std::uint32_t{0});
-  while (p != nullptr) {
-    Packet* next = p->next_waiting;
-    p->next_waiting = nullptr;
-    const bool tracked = p->crossed < kClassesTracked;
-    emu::Tick retry = 0;
-    if ((tracked && p->bytes >= no_room[p->crossed]) || !try_grant(*p, &retry)) {
-      if (w.tail != nullptr)
-        w.tail->next_waiting = p;
-      else
-        w.head = p;
-      w.tail = p;
-      if (retry != 0) soonest = std::min(soonest, retry);
-      if (tracked) no_room[p->crossed] = std::min(no_room[p->crossed], p->bytes);
+  std::uint32_t failed = 0;  // class_bit of the classes that found no room
+  for (std::size_t i = 0; i < waking_.size(); ++i) {
+    if (partial == 0 && (failed & classes) == classes) {
+      w.list.insert(w.list.end(), waking_.begin() + static_cast<std::ptrdiff_t>(i), waking_.end());
+      w.classes |= classes;
+      break;
     }
-    p = next;
+    const Waiting& e = waking_[i];
+    if (e.bytes < packet_bytes_) --partial;
+    const bool tracked = e.crossed < kClassesTracked;
+    emu::Tick retry = 0;
+    if ((tracked && e.bytes >= no_room[e.crossed]) || !try_grant(*e.packet, &retry)) {
+      wait_for(id, e);
+      if (retry != 0) soonest = std::min(soonest, retry);
+      if (tracked) {
+        no_room[e.crossed] = std::min(no_room[e.crossed], e.bytes);
+        failed |= class_bit(e.crossed);
+      }
+    }
   }
   if (soonest != InputBuffers::kUnknown) schedule_wake(id, soonest);
 }

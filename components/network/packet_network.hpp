@@ -41,22 +41,32 @@ class PacketNetwork final : public Network {
     Packet* next_free = nullptr;
     // With credits (InputBuffers): the bytes it holds in the buffer before its hop (none at
     // its source or beyond an unbounded link), the UCIe and inter-SIP links crossed (its class),
-    // whether its head waits behind another packet of its channel, and the next packet waiting
-    // for the same link.
+    // and whether its head waits behind another packet of its channel.
     InputBuffers::Occupant* held = nullptr;
     LinkId held_link = 0;
     std::uint32_t held_channel = 0;
     std::uint32_t crossed = 0;
     bool in_line = false;
-    Packet* next_waiting = nullptr;
     emu::Tick waiting_since = emu::kTickMax;  // when it began to wait for room, if it waits
   };
-  // With credits: the packets waiting for room beyond a link, in the order they came.
-  struct Waiters {
-    Packet* head = nullptr;
-    Packet* tail = nullptr;
-    emu::Tick wake_at = emu::kTickMax;  // the wake-up scheduled, if any
+  // With credits: the packets waiting for room beyond a link, in the order they came. Each
+  // entry keeps what a wake-up sorts them by, so that passing over the many that wait on a busy
+  // link (a DMA window at an injection port, an HBM channel) reads one array, not each packet.
+  struct Waiting {
+    Packet* packet;
+    std::uint32_t bytes;
+    std::uint32_t crossed;
   };
+  struct Waiters {
+    std::vector<Waiting> list;
+    emu::Tick wake_at = emu::kTickMax;  // the wake-up scheduled, if any
+    std::uint32_t classes = 0;          // class_bit of every packet listed (perhaps more bits)
+    std::uint32_t partial = 0;          // packets listed smaller than a full packet
+  };
+  static std::uint32_t class_bit(std::uint32_t crossed) {
+    return crossed < 32 ? std::uint32_t{1} << crossed : ~std::uint32_t{0};
+  }
+  void wait_for(LinkId id, const Waiting& e);
 
   void start(Transfer& t) override;
   void forget_in_flight() override;
@@ -90,6 +100,7 @@ class PacketNetwork final : public Network {
   bool credits_;                  // bounded buffers somewhere
   std::vector<DmaEngine> dma_;    // per PE
   std::vector<Waiters> waiters_;  // per link, with credits
+  std::vector<Waiting> waking_;   // the list wake() goes through
   std::vector<Packet*> pending_;  // requests being taken in turn (request())
   bool requesting_ = false;       // request() is taking them
   std::deque<Packet> packet_store_;
