@@ -100,7 +100,8 @@ void PacketNetwork::advance(Packet& p) {
   }
 }
 
-emu::Tick PacketNetwork::occupy(Packet& p, LinkId id, emu::Tick start) {
+[[gnu::always_inline]] inline emu::Tick PacketNetwork::occupy(Packet& p, LinkId id,
+                                                              emu::Tick start) {
   Link& l = links_[id];
   const emu::Tick ser =
       p.bytes == packet_bytes_ ? l.full_packet_time : l.bandwidth.transfer_time(p.bytes);
@@ -143,7 +144,7 @@ void PacketNetwork::request(Packet& p) {
   requesting_ = false;
 }
 
-void PacketNetwork::request_now(Packet& p) {
+[[gnu::always_inline]] inline void PacketNetwork::request_now(Packet& p) {
   if (p.held != nullptr) {
     // Not before the tail of the packet ahead in its channel has left. When the link is busy
     // past that anyway, the request is taken now, as a busy link's always is; otherwise at
@@ -163,7 +164,7 @@ void PacketNetwork::request_now(Packet& p) {
   if (retry != InputBuffers::kUnknown) schedule_wake(id, retry);
 }
 
-bool PacketNetwork::try_grant(Packet& p, emu::Tick* retry) {
+[[gnu::always_inline]] inline bool PacketNetwork::try_grant(Packet& p, emu::Tick* retry) {
   const LinkId id = p.route.link;
   const Link& l = links_[id];
   const emu::Tick start = std::max(sched_.now(), l.free_at);
@@ -176,7 +177,8 @@ bool PacketNetwork::try_grant(Packet& p, emu::Tick* retry) {
   return true;
 }
 
-void PacketNetwork::grant(Packet& p, emu::Tick start, std::uint32_t channel) {
+[[gnu::always_inline]] inline void PacketNetwork::grant(Packet& p, emu::Tick start,
+                                                        std::uint32_t channel) {
   const LinkId id = p.route.link;
   const emu::Tick end = occupy(p, id, start);
   const emu::Tick lat = p.route.latency;
