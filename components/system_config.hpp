@@ -111,6 +111,38 @@ struct MemoryConfig {
   std::uint64_t page_bytes = 65536;       // functional-storage page (sparse memory)
 };
 
+// Where the slots of a message channel live (system.messages.memory).
+enum class SlotMemory : std::uint8_t { pe_sram, cube_sram, hbm };
+inline const char* slot_memory_name(SlotMemory m) {
+  switch (m) {
+    case SlotMemory::pe_sram:
+      return "pe_sram";
+    case SlotMemory::cube_sram:
+      return "cube_sram";
+    case SlotMemory::hbm:
+      return "hbm";
+  }
+  return "?";
+}
+
+// Messages between programs (tl.send / tl.recv): each (sender, receiver) channel is a queue of
+// `slots` slots of `slot_bytes` in the receiver's memory; a recv that frees a slot sends a credit
+// of `credit_bytes` back over the network.
+struct MessagesConfig {
+  std::uint32_t slots = 4;
+  std::uint64_t slot_bytes = 4096;
+  SlotMemory memory = SlotMemory::pe_sram;
+  std::uint32_t credit_bytes = 16;
+  // The cost of reading a slot into a tile, or of a slot's write once its payload has arrived
+  // (the latency only: the network's last link already serialised it). HBM slots are reached
+  // over the network, as loads and stores are.
+  Bandwidth pe_sram_bandwidth = Bandwidth::from_GBps(512);
+  Tick pe_sram_latency = 0;
+  std::uint64_t cube_sram_bytes = 8 << 20;  // per cube, shared by the channels into it
+  Bandwidth cube_sram_bandwidth = Bandwidth::from_GBps(128);
+  Tick cube_sram_latency = 2000;
+};
+
 struct SystemConfig {
   std::string name;
   std::string description;
@@ -121,6 +153,7 @@ struct SystemConfig {
   UcieConfig ucie;
   InterSipConfig inter_sip;
   MemoryConfig memory;
+  MessagesConfig messages;
 
   std::uint64_t total_cubes() const { return std::uint64_t{sips} * cubes_per_sip; }
   std::uint64_t total_pes() const { return total_cubes() * cube.pes; }

@@ -14,6 +14,7 @@
 #include "triton_emu/errors.hpp"
 #include "triton_emu/gemm_engine.hpp"
 #include "triton_emu/launch_state.hpp"
+#include "triton_emu/messages.hpp"
 
 namespace cubesim::tl {
 
@@ -440,6 +441,73 @@ void Context::barrier() {
   ++epoch_;
   c.arrive();
   c.wait();
+}
+
+std::string Peer::str() const {
+  switch (kind) {
+    case Kind::north:
+      return "north";
+    case Kind::south:
+      return "south";
+    case Kind::east:
+      return "east";
+    case Kind::west:
+      return "west";
+    case Kind::ucie:
+      return "ucie(" + std::to_string(index) + ")";
+    case Kind::inter_sip:
+      return "inter_sip(" + std::to_string(index) + ")";
+    case Kind::program:
+      break;
+  }
+  return "program(" + std::to_string(id[0]) + ", " + std::to_string(id[1]) + ", " +
+         std::to_string(id[2]) + ")";
+}
+
+void Context::send(const Peer& dst, const Tile& tile) {
+  sync();
+  if (!tile.valid()) fault("send(" + dst.str() + ") on " + pe_.name + ": the tile is empty");
+  detail::Messages& m = *launch_.messages;
+  const std::uint32_t to = m.resolve(*this, program_, dst, "send");
+  if (launch_.trace_calls)
+    emu::log().trace("{}: send {} bytes to {}", pe_.name, tile.bytes(), dst.str());
+  const emu::Tick t0 = launch_.sched.now();
+  m.send(*this, program_, to, tile);
+  pe_.message_wait += launch_.sched.now() - t0;
+}
+
+Tile Context::recv(const Peer& src, Shape shape, DType dtype) {
+  RecvHandle h = recv_async(src, shape, dtype);
+  return wait(h);
+}
+
+RecvHandle Context::recv_async(const Peer& src, Shape shape, DType dtype) {
+  sync();
+  detail::Messages& m = *launch_.messages;
+  const std::uint32_t from = m.resolve(*this, program_, src, "recv");
+  Tile t = make_tile(shape, dtype);  // its SRAM is taken now, as the DMA writes into it
+  RecvHandle h;
+  h.state_ = m.recv(*this, program_, from, std::move(t));
+  h.state_->owner = program_;
+  return h;
+}
+
+Tile Context::wait(RecvHandle& handle) {
+  sync();
+  if (!handle.valid()) fault("wait on " + pe_.name + ": the RecvHandle came from no recv_async");
+  detail::Receipt& r = *handle.state_;
+  if (r.owner != program_)
+    fault("wait on " + pe_.name + ": the RecvHandle belongs to another program's recv_async");
+  const emu::Tick t0 = launch_.sched.now();
+  launch_.messages->wait(program_, r);
+  pe_.message_wait += launch_.sched.now() - t0;
+  if (!r.error.empty()) fault("recv on " + pe_.name + ": " + r.error);
+  Tile t = r.tile;
+  if (!r.values.empty() && t.data_ && !t.data_->bytes.empty())
+    std::memcpy(t.data_->bytes.data(), r.values.data(),
+                std::min<std::size_t>(r.values.size(), t.data_->bytes.size()));
+  r.values.clear();
+  return t;
 }
 
 }  // namespace cubesim::tl

@@ -33,6 +33,7 @@ class Simulation;
 namespace detail {
 struct LaunchState;
 struct PeState;
+struct Receipt;
 // A run of elements consecutive both in memory and in a tile: one transfer of a load/store.
 struct AccessSegment {
   std::uint64_t addr;
@@ -87,6 +88,42 @@ class Handle {
   std::shared_ptr<struct HandleState> state_;
 };
 
+// Who a message goes to or comes from (DESIGN.md "Communication"): a mesh neighbour (north is
+// the row above, y - 1; west the column to the left, x - 1), the same PE of the k-th cube one
+// UCIe link away or of the k-th SIP one inter-SIP link away (neighbours in ascending order), or
+// the program at grid coordinates (program_id(0), (1), (2)).
+struct Peer {
+  enum class Kind : std::uint8_t { north, south, east, west, ucie, inter_sip, program };
+  Kind kind = Kind::program;
+  std::int64_t index = 0;          // ucie, inter_sip: which neighbour
+  std::int64_t id[3] = {0, 0, 0};  // program
+  std::string str() const;         // "east", "ucie(1)", "program(3, 1, 0)"
+};
+inline constexpr Peer north{Peer::Kind::north};
+inline constexpr Peer south{Peer::Kind::south};
+inline constexpr Peer east{Peer::Kind::east};
+inline constexpr Peer west{Peer::Kind::west};
+inline Peer ucie(std::int64_t k) {
+  return {Peer::Kind::ucie, k};
+}
+inline Peer inter_sip(std::int64_t k) {
+  return {Peer::Kind::inter_sip, k};
+}
+inline Peer program(std::int64_t pe, std::int64_t cube = 0, std::int64_t sip = 0) {
+  return {Peer::Kind::program, 0, {pe, cube, sip}};
+}
+
+// A receive in flight (recv_async); wait() gives its tile.
+class RecvHandle {
+ public:
+  RecvHandle() = default;
+  bool valid() const { return state_ != nullptr; }
+
+ private:
+  friend class Context;
+  std::shared_ptr<detail::Receipt> state_;
+};
+
 class Context {
  public:
   Context(const Context&) = delete;
@@ -109,6 +146,17 @@ class Context {
   // Every program of the launch waits here until all have arrived. A program that finishes
   // without arriving leaves the others waiting: a deadlock, reported with every blocked PE.
   void barrier();
+
+  // Messages (DESIGN.md "Communication"): the tile goes into the next slot of the channel from
+  // this program to `dst`; send blocks only while every slot of the channel is full (until the
+  // receiver frees one and its credit is back), and returns once the payload is on its way.
+  void send(const Peer& dst, const Tile& tile);
+  // The next message from `src`, in the order sent, as a tile in this PE's SRAM; blocks until
+  // it has arrived and been read out of its slot. Its shape and dtype must be the message's.
+  Tile recv(const Peer& src, Shape shape, DType dtype);
+  // recv without blocking: the message is read out of its slot as soon as it arrives.
+  RecvHandle recv_async(const Peer& src, Shape shape, DType dtype);
+  Tile wait(RecvHandle& handle);
 
   Tile arange(std::int64_t start, std::int64_t end);  // i32, [start, end)
   Tile full(Shape shape, double value, DType dtype);

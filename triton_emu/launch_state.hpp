@@ -29,6 +29,7 @@ class GemmBackend;
 namespace cubesim::detail {
 
 class OperandCache;
+class Messages;
 
 // One PE: its SRAM, its GEMM engine and what it did during the current launch.
 struct PeState {
@@ -47,14 +48,15 @@ struct PeState {
   // Per launch.
   emu::Tick finish = 0;
   emu::Tick vector_busy = 0;
-  emu::Tick memory_wait = 0;  // blocked in load / store
-  emu::Tick gemm_wait = 0;    // blocked in wait()
+  emu::Tick memory_wait = 0;   // blocked in load / store
+  emu::Tick gemm_wait = 0;     // blocked in wait()
+  emu::Tick message_wait = 0;  // blocked in send (no free slot) or a recv's wait
   std::uint64_t bytes_loaded = 0, bytes_stored = 0;
   bool trace_selected = true;  // by SimOptions::trace_pes
   bool traced = false;         // its tracks exist
   emu::TraceWriter::Track track{}, gemm_track{};
   void reset_launch_stats() {
-    finish = vector_busy = memory_wait = gemm_wait = 0;
+    finish = vector_busy = memory_wait = gemm_wait = message_wait = 0;
     bytes_loaded = bytes_stored = 0;
     gemm.reset_stats();
     if (sram) sram->reset_peak();
@@ -82,6 +84,7 @@ struct LaunchState {
   AccessLog* log;                    // nullptr when not recording
   DeferredLoads* deferred;           // nullptr in timing-only runs
   const Allocations& allocations;    // every access must lie inside one buffer
+  Messages* messages = nullptr;      // tl.send / tl.recv channels
   std::int64_t grid[3] = {1, 1, 1};  // programs per axis
   std::vector<ProgramCoord> coords{};
   std::vector<std::unique_ptr<emu::Completion>> barriers{};  // one per generation

@@ -13,6 +13,7 @@
 #include "triton_emu/gemm_engine.hpp"
 #include "triton_emu/host_memory.hpp"
 #include "triton_emu/launch_state.hpp"
+#include "triton_emu/messages.hpp"
 #include "triton_emu/operand_cache.hpp"
 
 namespace cubesim {
@@ -125,6 +126,7 @@ struct SimulationImpl {
   detail::Allocations allocations;
   std::vector<std::uint64_t> direct_next;  // per cube: next free offset from the bottom
   std::uint64_t interleaved_low;           // window offset: interleaved buffers grow down
+  std::unique_ptr<Messages> messages;      // made on the first launch
   std::string kernel_name = "kernel";
   std::uint64_t launches = 0;
   std::uint64_t launch_ids = 0;  // stamps tiles (SramAccount::launch), failed launches too
@@ -318,6 +320,20 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
         contexts.push_back(std::unique_ptr<tl::Context>(
             new tl::Context(L, pe, static_cast<std::uint32_t>(contexts.size()))));
       }
+  if (!I.messages) {
+    const std::uint32_t cubes_per_sip = cfg.cubes_per_sip;
+    I.messages = std::make_unique<detail::Messages>(
+        I.sys, [this, cubes_per_sip](std::uint32_t cube, std::uint64_t bytes) {
+          return place(bytes, Placement::on_cube(cube / cubes_per_sip, cube % cubes_per_sip), 4096)
+              .addr;
+        });
+  }
+  I.messages->begin(g, used);
+  L.messages = I.messages.get();
+  struct EndMessages {
+    detail::Messages& m;
+    ~EndMessages() { m.end(); }
+  } end_messages{*I.messages};
   // Tiles are stamped with the launch; once it ends they are refused (Tile::context()).
   const std::uint64_t launch_id = ++I.launch_ids;
   for (auto* pe : used) pe->sram->launch = launch_id;
@@ -411,9 +427,11 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
       blocked.push_back(b.process);
       msg += "\n  " + b.process + " waits on " + b.waits_on;
     }
+    msg += I.messages->describe_blocked();
     msg +=
-        "\nEvery program must reach every barrier(), and wait() only on handles its own "
-        "composite() returned.";
+        "\nEvery program must reach every barrier(), wait() only on handles its own "
+        "composite() returned, and recv only what its peer sends (a send blocks while the "
+        "channel's slots are full).";
     throw DeadlockError(msg, std::move(blocked), e.time());
   } catch (const emu::CallbackError& e) {
     recover_after_abort(I);
@@ -429,6 +447,11 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
     } catch (...) {
     }
     throw composite_failure(e.time(), emu::describe_exception(e.cause()));
+  }
+  if (std::string left = I.messages->leftovers(); !left.empty()) {
+    recover_after_abort(I);
+    throw KernelError("kernel fault at " + emu::format_time(I.sched.now()) + ": " + left, "",
+                      I.sched.now());
   }
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();

@@ -309,6 +309,53 @@ std::vector<SpecField> build_schema() {
   add_buffers(s, "system.inter_sip", "the receiving end of each inter-SIP link",
               "inter_sip.latency_ns");
 
+  add(object("system.messages")
+          .optional()
+          .desc("Messages between programs (tl.send / tl.recv): each (sender, receiver) channel "
+                "is an in-order queue of slots in the receiver's memory."));
+  add(integer("system.messages.slots", "slots")
+          .range(1, 1024)
+          .def(4)
+          .desc("Slots per channel: a sender with every slot full waits until the receiver "
+                "frees one and its credit is back."));
+  add(size("system.messages.slot_KiB", "KiB", kKiB)
+          .range(0.0625, 1 << 20)
+          .def(4)
+          .desc("Bytes per slot; a message (one tile) must fit one slot."));
+  add(choice("system.messages.memory", {"pe_sram", "cube_sram", "hbm"})
+          .def("pe_sram")
+          .desc("Where the slots of a channel live: the receiving PE's SRAM (taken from "
+                "`pe.sram_KiB` while the channel is in use), the receiving cube's shared SRAM "
+                "(`messages.cube_sram`), or the receiving cube's HBM (written and read over the "
+                "network)."));
+  add(integer("system.messages.credit_bytes", "bytes")
+          .range(1, 65536)
+          .def(16)
+          .desc("Size of the credit a receiver sends back over the network for each slot it "
+                "frees."));
+  add(object("system.messages.pe_sram")
+          .optional()
+          .desc("Access cost of slots in the receiving PE's SRAM."));
+  add(bandwidth("system.messages.pe_sram.bandwidth_GBps")
+          .def(512.0)
+          .desc("Rate at which a recv copies a slot into a tile."));
+  add(latency("system.messages.pe_sram.latency_ns")
+          .def(0.0)
+          .desc("Latency of a slot's write (after its payload arrived) and of its read."));
+  add(object("system.messages.cube_sram")
+          .optional()
+          .desc("The cube's shared SRAM, when slots live there (a slice at every router)."));
+  add(size("system.messages.cube_sram.capacity_KiB", "KiB", kKiB)
+          .range(1, 1 << 30)
+          .def(8192)
+          .desc("Capacity per cube, shared by the slots of every channel into the cube."));
+  add(bandwidth("system.messages.cube_sram.bandwidth_GBps")
+          .def(128.0)
+          .desc("Rate at which a recv copies a slot into a tile."));
+  add(latency("system.messages.cube_sram.latency_ns")
+          .def(2.0)
+          .desc("Latency of a slot's write (after its payload arrived) and of its read."));
+
   add(object("system.memory").optional().desc("The flat address space and functional storage."));
   add(size("system.memory.interleave_KiB", "KiB", kKiB)
           .range(0.0625, 1 << 20)

@@ -446,6 +446,8 @@ class Builder {
     build_inter_sip(c);
     build_buffers(c);
 
+    build_messages(c);
+
     c.memory.interleave_bytes = size_bytes("/system/memory/interleave_KiB");
     c.memory.page_bytes = size_bytes("/system/memory/page_KiB");
     for (const auto& [granule, ptr] :
@@ -572,6 +574,23 @@ class Builder {
     s.connections =
         connections("/system/inter_sip/connections", "", "/system/cube/noc/inter_sip_node",
                     c.cube.noc.inter_sip_nodes.size());
+  }
+
+  void build_messages(SystemConfig& c) {
+    MessagesConfig& m = c.messages;
+    m.slots = u32(doc_, "/system/messages/slots");
+    m.slot_bytes = size_bytes("/system/messages/slot_KiB");
+    const std::string memory =
+        doc_.at(json::json_pointer("/system/messages/memory")).get<std::string>();
+    m.memory = memory == "hbm"         ? SlotMemory::hbm
+               : memory == "cube_sram" ? SlotMemory::cube_sram
+                                       : SlotMemory::pe_sram;
+    m.credit_bytes = u32(doc_, "/system/messages/credit_bytes");
+    m.pe_sram_bandwidth = bandwidth("/system/messages/pe_sram/bandwidth_GBps");
+    m.pe_sram_latency = ticks("/system/messages/pe_sram/latency_ns");
+    m.cube_sram_bytes = size_bytes("/system/messages/cube_sram/capacity_KiB");
+    m.cube_sram_bandwidth = bandwidth("/system/messages/cube_sram/bandwidth_GBps");
+    m.cube_sram_latency = ticks("/system/messages/cube_sram/latency_ns");
   }
 
   void build_buffers(SystemConfig& c) {

@@ -51,6 +51,41 @@ std::uint64_t Graph::edge_count(GraphKind kind, std::uint32_t n, std::uint32_t x
   return 0;
 }
 
+std::vector<std::uint32_t> Graph::neighbours(std::uint32_t a) const {
+  std::vector<std::uint32_t> v;
+  switch (kind_) {
+    case GraphKind::ring:
+      if (n_ > 1) v = {(a + 1) % n_, (a + n_ - 1) % n_};
+      break;
+    case GraphKind::mesh:
+    case GraphKind::torus: {
+      const bool wraps = kind_ == GraphKind::torus;
+      const std::uint32_t x = a % x_, y = a / x_;
+      const auto along = [&](std::uint32_t p, std::uint32_t size, auto at) {
+        if (p + 1 < size)
+          v.push_back(at(p + 1));
+        else if (wraps && size > 1)
+          v.push_back(at(0));
+        if (p > 0)
+          v.push_back(at(p - 1));
+        else if (wraps && size > 1)
+          v.push_back(at(size - 1));
+      };
+      along(x, x_, [&](std::uint32_t q) { return y * x_ + q; });
+      along(y, y_, [&](std::uint32_t q) { return q * x_ + x; });
+      break;
+    }
+    case GraphKind::all_to_all:
+      for (std::uint32_t b = 0; b < n_; ++b)
+        if (b != a) v.push_back(b);
+      break;
+  }
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  std::erase(v, a);
+  return v;
+}
+
 std::vector<std::pair<std::uint32_t, std::uint32_t>> Graph::edges() const {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> e;
   const auto add = [&e](std::uint32_t a, std::uint32_t b) {

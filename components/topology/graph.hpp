@@ -41,6 +41,8 @@ class Graph {
   // The most hops from `a` to any node, and between any two nodes.
   std::uint32_t eccentricity(std::uint32_t a) const;
   std::uint32_t diameter() const;
+  // The nodes one link from `a`, in ascending order (what tl.ucie(k) / tl.inter_sip(k) index).
+  std::vector<std::uint32_t> neighbours(std::uint32_t a) const;
   // The first node after a on the route to b (a != b).
   std::uint32_t next_hop(std::uint32_t a, std::uint32_t b) const;
 

@@ -7,6 +7,7 @@
 #include <functional>
 #include <vector>
 
+#include "error_of.hpp"
 #include "spec_path.hpp"
 
 namespace cubesim {
@@ -15,17 +16,6 @@ namespace {
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-template <typename E, typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no error thrown";
-  return "";
-}
 
 TEST(Faults, OutOfBoundsLoadNamesThePeTheAddressAndTheRanges) {
   Simulation sim(Spec::load(spec_path("tiny.json")));
