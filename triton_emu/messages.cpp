@@ -168,9 +168,9 @@ std::uint32_t Messages::resolve(tl::Context& ctx, std::uint32_t self, const tl::
   return static_cast<std::uint32_t>(program);
 }
 
-Messages::Channel& Messages::channel(tl::Context& ctx, std::uint32_t from, std::uint32_t to) {
+std::uint32_t Messages::channel(tl::Context& ctx, std::uint32_t from, std::uint32_t to) {
   const auto key = std::make_pair(from, to);
-  if (const auto it = channel_of_.find(key); it != channel_of_.end()) return channels_[it->second];
+  if (const auto it = channel_of_.find(key); it != channel_of_.end()) return it->second;
   PeState& dst = *programs_[to];
   const std::string name = pe_name(from) + " -> " + pe_name(to);
   const std::uint64_t bytes = std::uint64_t{cfg_.slots} * cfg_.slot_bytes;
@@ -217,12 +217,12 @@ Messages::Channel& Messages::channel(tl::Context& ctx, std::uint32_t from, std::
     c.slot_base = it->second;
   }
   channel_of_.emplace(key, id);
-  return c;
+  return id;
 }
 
 void Messages::send(tl::Context& ctx, std::uint32_t from, std::uint32_t to, const tl::Tile& tile) {
-  Channel& c = channel(ctx, from, to);
-  const std::uint32_t id = channel_of_.at({from, to});
+  const std::uint32_t id = channel(ctx, from, to);
+  Channel& c = channels_[id];
   const std::uint64_t bytes = tile.bytes();
   if (bytes > cfg_.slot_bytes)
     ctx.fault(fmt::format(
@@ -278,8 +278,8 @@ void Messages::arrived(std::uint32_t ch, std::uint64_t seq) {
 
 std::shared_ptr<Receipt> Messages::recv(tl::Context& ctx, std::uint32_t to, std::uint32_t from,
                                         tl::Tile tile) {
-  Channel& c = channel(ctx, from, to);
-  const std::uint32_t id = channel_of_.at({from, to});
+  const std::uint32_t id = channel(ctx, from, to);
+  Channel& c = channels_[id];
   if (tile.bytes() > cfg_.slot_bytes)
     ctx.fault(
         fmt::format("recv from {} over channel {}: a {} tile of shape {} is {} bytes, more "

@@ -113,7 +113,8 @@ class Messages {
     std::uint32_t channel = 0;
   };
 
-  Channel& channel(tl::Context& ctx, std::uint32_t from, std::uint32_t to);
+  // The channel from -> to (made on first use, its slot memory taken): its index.
+  std::uint32_t channel(tl::Context& ctx, std::uint32_t from, std::uint32_t to);
   const std::string& pe_name(std::uint32_t program) const;
   std::uint32_t pe_of(std::uint32_t program) const;
   void arrived(std::uint32_t ch, std::uint64_t seq);
