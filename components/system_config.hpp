@@ -52,8 +52,9 @@ struct HbmConfig {
   Bandwidth bandwidth = Bandwidth::from_GBps(1000);  // per cube, all channels together
   std::uint32_t channels = 16;                       // bandwidth is split evenly over channels
   Tick latency = 0;                                  // access latency, per request
-  std::uint64_t channel_interleave_bytes = 4096;     // consecutive granules go to the next channel
-  std::string model = "simple";                      // the HbmModel, by name (components/hbm/)
+  Tick atomic_time = 0;  // a channel's atomic unit, per read-modify-write request
+  std::uint64_t channel_interleave_bytes = 4096;  // consecutive granules go to the next channel
+  std::string model = "simple";                   // the HbmModel, by name (components/hbm/)
 };
 
 struct CubeConfig {

@@ -19,7 +19,8 @@ void AccessLog::append(const Access& a) {
   if (!accesses_.empty()) {  // extend the previous record when this one continues it
     Access& last = accesses_.back();
     if (last.program == a.program && last.epoch == a.epoch && last.until == a.until &&
-        last.op == a.op && last.write == a.write && last.end == a.begin) {
+        last.op == a.op && last.write == a.write && last.atomic == a.atomic &&
+        last.end == a.begin) {
       last.end = a.end;
       return;
     }
@@ -27,10 +28,37 @@ void AccessLog::append(const Access& a) {
   accesses_.push_back(a);
 }
 
+void AccessLog::set_programs(std::vector<ProgramCoord> coords) {
+  coords_ = std::move(coords);
+}
+
+void AccessLog::barrier_passed(std::uint32_t program, int scope) {
+  if (wider_.size() <= program) wider_.resize(program + 1);
+  auto& w = wider_[program];
+  if (w.empty()) w.push_back({});
+  Wider next = w.back();
+  if (scope >= 1) ++next.sip;
+  if (scope >= 2) ++next.all;
+  if (scope < 2) scoped_ = true;
+  w.push_back(next);
+}
+
+std::uint32_t AccessLog::epoch_between(std::uint32_t program, std::uint32_t other,
+                                       std::uint32_t epoch) const {
+  if (!scoped_ || epoch == kInFlight || program >= coords_.size() || other >= coords_.size())
+    return epoch;
+  const auto& a = coords_[program].id;
+  const auto& b = coords_[other].id;
+  if (a[2] == b[2] && a[1] == b[1]) return epoch;  // one cube: every barrier orders them
+  if (program >= wider_.size() || wider_[program].size() <= epoch) return 0;
+  const Wider& w = wider_[program][epoch];
+  return a[2] == b[2] ? w.sip : w.all;
+}
+
 void AccessLog::record(std::uint32_t program, std::uint32_t epoch, std::uint64_t begin,
-                       std::uint64_t end, bool write) {
+                       std::uint64_t end, bool write, bool atomic) {
   if (begin >= end) return;
-  append({program, epoch, epoch, 0, begin, end, write});
+  append({program, epoch, epoch, 0, begin, end, write, atomic});
 }
 
 void AccessLog::record_async(std::uint32_t program, std::uint32_t epoch, std::uint32_t op,
@@ -64,7 +92,7 @@ Coverage coverage(const AccessLog& log, Ptr region, std::uint64_t bytes) {
   };
   std::vector<Edge> edges;
   for (const auto& a : log.accesses()) {
-    if (!a.write || a.end <= lo || a.begin >= hi) continue;
+    if (!a.write || a.atomic || a.end <= lo || a.begin >= hi) continue;
     edges.push_back({std::max(a.begin, lo), +1, a.program});
     edges.push_back({std::min(a.end, hi), -1, a.program});
   }
@@ -121,8 +149,14 @@ std::vector<Race> races(const AccessLog& log, std::size_t max_reported) {
   };
   auto check = [&](const AccessLog::Access& x, const std::vector<const AccessLog::Access*>& v) {
     for (const auto* y : v) {
-      // Ordered: same program, or one's epochs all end before the other's begin.
-      if (y->program == x.program || x.until < y->epoch || y->until < x.epoch) continue;
+      // Ordered: same program, both atomic, or one's epochs all end before the other's begin
+      // (counting the barriers that synchronise the two).
+      if (y->program == x.program || (x.atomic && y->atomic)) continue;
+      if (log.epoch_between(x.program, y->program, x.until) <
+              log.epoch_between(y->program, x.program, y->epoch) ||
+          log.epoch_between(y->program, x.program, y->until) <
+              log.epoch_between(x.program, y->program, x.epoch))
+        continue;
       const bool ww = x.write && y->write;
       const auto key =
           std::make_tuple(std::min(x.program, y->program), std::max(x.program, y->program), ww);

@@ -7,7 +7,12 @@
 // An access happens within an interval of epochs (barriers its program had passed): a load or
 // store within one, an asynchronous operation (a composite) anywhere from the epoch it was
 // issued in to the one its program waited on it in, or to the end of the launch if it never
-// did. Two accesses of different programs are ordered only if their intervals do not meet.
+// did. Two accesses of different programs are ordered only if their intervals do not meet,
+// counting the barriers that synchronise those two: every barrier for two programs of one
+// cube, barrier(sip) and barrier(all) for two of one SIP, barrier(all) only otherwise (a
+// program's epoch counts every barrier it passed; barrier_passed() keeps, per program, how
+// many of them were of SIP or wider scope and how many were of all). Atomics never race with
+// each other (that is what they are for), and stores are what coverage counts, not atomics.
 
 #include <cstdint>
 #include <string>
@@ -33,11 +38,16 @@ class AccessLog {
     std::uint32_t op;     // the asynchronous operation (from begin_async()), 0 for a load/store
     std::uint64_t begin, end;
     bool write;
+    bool atomic = false;  // a read-modify-write by tl.atomic_*
   };
 
-  // A load or store, done within `epoch`.
+  // The launch's programs, for which barriers synchronise which pairs.
+  void set_programs(std::vector<ProgramCoord> coords);
+  // Program `program` passed a barrier of `scope`: 0 cube, 1 SIP, 2 all.
+  void barrier_passed(std::uint32_t program, int scope);
+  // A load or store (or an atomic read-modify-write), done within `epoch`.
   void record(std::uint32_t program, std::uint32_t epoch, std::uint64_t begin, std::uint64_t end,
-              bool write);
+              bool write, bool atomic = false);
   // An asynchronous operation's accesses: begin_async() names it, record_async() logs what it
   // reads and writes (in flight until waited on), waited() says its program waited on it, and
   // on every earlier operation of that program (a PE's engine runs them in order).
@@ -47,6 +57,10 @@ class AccessLog {
   void waited(std::uint32_t program, std::uint32_t op, std::uint32_t epoch);
 
   const std::vector<Access>& accesses() const { return accesses_; }
+  // `epoch` (barriers `program` had passed) counted in the barriers that order `program` with
+  // `other`: see above.
+  std::uint32_t epoch_between(std::uint32_t program, std::uint32_t other,
+                              std::uint32_t epoch) const;
 
  private:
   void append(const Access& a);
@@ -55,6 +69,14 @@ class AccessLog {
   std::uint32_t ops_ = 0;
   std::vector<std::vector<std::size_t>> in_flight_;  // per program: its open records, in order
   std::vector<std::size_t> in_flight_head_;          // per program: the first still open
+  std::vector<ProgramCoord> coords_;
+  // Per program, after each barrier it passed (index: its epoch): how many of its barriers so
+  // far were of SIP or wider scope, and how many of all. Empty: only barrier(all) so far.
+  struct Wider {
+    std::uint32_t sip = 0, all = 0;
+  };
+  std::vector<std::vector<Wider>> wider_;
+  bool scoped_ = false;  // some barrier was not barrier(all)
 };
 
 struct ByteRange {

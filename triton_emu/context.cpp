@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "emu/log.hpp"
+#include "triton_emu/atomics.hpp"
 #include "triton_emu/backends/gemm_backend.hpp"
 #include "triton_emu/errors.hpp"
 #include "triton_emu/gemm_engine.hpp"
@@ -434,13 +435,156 @@ void Context::wait(Handle& handle) {
                      emu::format_time(launch_.sched.now() - start));
 }
 
-void Context::barrier() {
+void Context::barrier(Scope scope) {
   sync();
-  emu::Completion& c = launch_.barrier(epoch_);
-  if (launch_.trace_calls) emu::log().trace("{}: arrives at barrier {}", pe_.name, epoch_);
+  const int level = static_cast<int>(scope);
+  if (level < 0 || level > 2)
+    fault("barrier: unknown scope " + std::to_string(level) +
+          "; use Scope::cube, Scope::sip or Scope::all");
+  const auto& me = launch_.coords[program_].id;
+  const std::int64_t per_cube = launch_.grid[0], per_sip = per_cube * launch_.grid[1];
+  std::int64_t group = 0;
+  std::size_t members = launch_.coords.size();
+  if (scope == Scope::cube) {
+    group = me[2] * launch_.grid[1] + me[1];
+    members = static_cast<std::size_t>(per_cube);
+  } else if (scope == Scope::sip) {
+    group = me[2];
+    members = static_cast<std::size_t>(per_sip);
+  }
+  const std::uint32_t generation = scoped_barriers_[level]++;
+  const std::string name =
+      scope == Scope::all ? "barrier " + std::to_string(generation)
+      : scope == Scope::cube
+          ? fmt::format("barrier(cube) {} of cube ({}, {})", generation, me[1], me[2])
+          : fmt::format("barrier(sip) {} of SIP {}", generation, me[2]);
+  emu::Completion& c = launch_.barrier(level, group, generation, members, name);
+  if (launch_.trace_calls) emu::log().trace("{}: arrives at {}", pe_.name, name);
   ++epoch_;
+  if (launch_.log) launch_.log->barrier_passed(program_, level);
   c.arrive();
   c.wait();
+}
+
+// ---- Atomics ----------------------------------------------------------------------------------
+
+void Context::atomic_segments(AtomicOp op, int type, const Shape& shape, const std::byte* operand,
+                              const std::byte* compare, std::byte* old) {
+  const char* what = detail::atomic_op_name(op);
+  const emu::Tick start = launch_.sched.now();
+  // One request per run of words on one cube and channel, at most a packet.
+  struct Piece {
+    std::uint64_t addr, bytes, tile_offset;
+  };
+  std::vector<Piece> pieces;
+  const auto& map = launch_.sys.address_map();
+  const std::uint64_t packet = launch_.sys.config().cube.noc.packet_bytes;
+  std::uint64_t total = 0;
+  for (const auto& s : segments_) {
+    total += s.bytes;
+    if (launch_.log) launch_.log->record(program_, epoch_, s.addr, s.addr + s.bytes, true, true);
+    map.for_each_piece(s.addr, s.bytes, packet,
+                       [&](std::uint64_t addr, components::Location, std::uint64_t len) {
+                         pieces.push_back({addr, len, s.tile_offset + (addr - s.addr)});
+                       });
+  }
+  emu::Completion done(launch_.sched, what, std::max<std::size_t>(pieces.size(), 1));
+  const std::uint64_t flow = launch_.begin_trace_flow(pe_);
+  for (const Piece& p : pieces)
+    launch_.atomics->issue(pe_.global_pe, op, static_cast<detail::AtomicType>(type), p.addr,
+                           p.bytes, operand ? operand + p.tile_offset : nullptr,
+                           compare ? compare + p.tile_offset : nullptr,
+                           old ? old + p.tile_offset : nullptr, operand ? launch_.memory : nullptr,
+                           [&done] { done.arrive(); });
+  launch_.end_trace_flow(flow);
+  if (pieces.empty()) done.arrive();
+  done.wait();
+  pe_.memory_wait += launch_.sched.now() - start;
+  if (launch_.trace_calls) [[unlikely]]
+    emu::log().trace("{}: {} of {} bytes in {} request(s) took {}", pe_.name, what, total,
+                     pieces.size(), emu::format_time(launch_.sched.now() - start));
+  if (launch_.tracing(pe_))
+    launch_.trace_slice(
+        pe_, false, what, start, launch_.sched.now(),
+        fmt::format(R"({{"bytes":{},"address":"{}","requests":{},"shape":{},"type":"{}"}})", total,
+                    segments_.empty() ? hex_address(0) : hex_address(segments_[0].addr),
+                    pieces.size(), shape.str(),
+                    detail::atomic_type_name(static_cast<detail::AtomicType>(type))),
+        flow);
+}
+
+Tile Context::atomic_tile(AtomicOp op, Ptr ptr, const Tile* compare, const Tile& values,
+                          const AtomicOptions& o) {
+  sync();
+  const char* what = detail::atomic_op_name(op);
+  if (!values.valid()) fault(std::string(what) + ": the tile of values is empty");
+  if (&values.context() != this) fault(std::string(what) + ": the tile belongs to another program");
+  if (values.dtype() != DType::f32 && values.dtype() != DType::i32)
+    fault(std::string(what) + ": a " + std::string(dtype_name(values.dtype())) +
+          " tile; atomics work on f32 and i32 words (and i64 through the one-word form, "
+          "atomic_add(ptr, std::int64_t{v})): convert the tile with .to(DType::f32)");
+  if (compare) {
+    if (!compare->valid() || &compare->context() != this)
+      fault(std::string(what) + ": the compare tile is empty or belongs to another program");
+    if (compare->shape() != values.shape() || compare->dtype() != values.dtype())
+      fault(std::string(what) + ": the compare tile is " + compare->shape().str() + " " +
+            std::string(dtype_name(compare->dtype())) + " but the values are " +
+            values.shape().str() + " " + std::string(dtype_name(values.dtype())) +
+            "; they must match element for element");
+  }
+  const Shape shape = values.shape();
+  const DType dtype = values.dtype();
+  Tile old = make_tile(shape, dtype, /*values=*/values.has_values());
+  const bool masked = plan_access(what, ptr, shape, dtype, o.row_stride, o.col_stride, o.mask);
+  if (masked && old.has_values()) std::memset(old.data_->bytes.data(), 0, old.bytes());
+  const std::byte* operand = values.has_values() ? values.raw() : nullptr;
+  const std::byte* cmp = compare && compare->has_values() ? compare->raw() : nullptr;
+  if (compare && !cmp) operand = nullptr;  // values unknown: time only
+  atomic_segments(op, dtype == DType::f32 ? 0 : 1, shape, operand, cmp,
+                  old.has_values() ? old.data_->bytes.data() : nullptr);
+  return old;
+}
+
+Tile Context::atomic_add(Ptr ptr, const Tile& values, const AtomicOptions& o) {
+  return atomic_tile(AtomicOp::add, ptr, nullptr, values, o);
+}
+Tile Context::atomic_max(Ptr ptr, const Tile& values, const AtomicOptions& o) {
+  return atomic_tile(AtomicOp::max, ptr, nullptr, values, o);
+}
+Tile Context::atomic_min(Ptr ptr, const Tile& values, const AtomicOptions& o) {
+  return atomic_tile(AtomicOp::min, ptr, nullptr, values, o);
+}
+Tile Context::atomic_xchg(Ptr ptr, const Tile& values, const AtomicOptions& o) {
+  return atomic_tile(AtomicOp::xchg, ptr, nullptr, values, o);
+}
+Tile Context::atomic_cas(Ptr ptr, const Tile& compare, const Tile& values, const AtomicOptions& o) {
+  return atomic_tile(AtomicOp::cas, ptr, &compare, values, o);
+}
+
+std::uint64_t Context::atomic_bits(AtomicOp op, Ptr ptr, int type, std::uint64_t compare,
+                                   std::uint64_t value) {
+  sync();
+  const char* what = detail::atomic_op_name(op);
+  const auto t = static_cast<detail::AtomicType>(type);
+  const std::uint32_t size = detail::atomic_size(t);
+  if (ptr.addr % size != 0)
+    fault(std::string(what) + " at " + hex_address(ptr.addr) + " is misaligned: " +
+          detail::atomic_type_name(t) + " words need addresses that are multiples of " +
+          std::to_string(size) + " bytes; check the byte offsets of the pointer arithmetic");
+  try {
+    launch_.sys.address_map().check_range(ptr.addr, size, what);
+  } catch (const components::AddressError& e) {
+    fault(std::string(e.what()) + "; atomics work on words of HBM buffers allocated by the host");
+  }
+  if (!launch_.allocations.contains(ptr.addr, size))
+    fault(launch_.allocations.describe_miss(ptr.addr, size, what));
+  segments_.assign(1, detail::AccessSegment{ptr.addr, size, 0});
+  std::uint64_t old = 0;
+  // Values are always known for one word (a timing-only run keeps them in a shadow).
+  atomic_segments(op, type, Shape{1}, reinterpret_cast<const std::byte*>(&value),
+                  op == AtomicOp::cas ? reinterpret_cast<const std::byte*>(&compare) : nullptr,
+                  reinterpret_cast<std::byte*>(&old));
+  return old;
 }
 
 std::string Peer::str() const {

@@ -15,7 +15,9 @@
 // the system (a load, store, composite, wait, barrier) or when the program ends, which gives
 // the same simulated times as paying it at once, with far fewer context switches.
 
+#include <concepts>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -69,6 +71,27 @@ struct StoreOptions {
 };
 
 enum class Op { gemm };
+
+// Which programs a barrier synchronises: those of the caller's cube (program_id(1) and (2)
+// equal), of its SIP (program_id(2) equal), or every program of the launch.
+enum class Scope : std::uint8_t { cube, sip, all };
+
+// Atomic read-modify-writes on HBM words, done by the memory controller (atomics.hpp has the
+// timing); each returns the old values.
+enum class AtomicOp : std::uint8_t { add, max, min, xchg, cas };
+
+// Where the words of a tile atomic lie, as for store: element (i, j) at
+// ptr + (i * row_stride + j * col_stride) elements.
+struct AtomicOptions {
+  std::int64_t row_stride = 0;  // 0 = cols (contiguous)
+  std::int64_t col_stride = 1;
+  const Tile* mask = nullptr;  // 0 = leave the word alone (its old value reads as 0)
+};
+
+// The word types of the one-word atomics.
+template <class T>
+concept AtomicWord =
+    std::same_as<T, float> || std::same_as<T, std::int32_t> || std::same_as<T, std::int64_t>;
 
 struct CompositeOptions {
   bool trans_a = false;              // a holds K x M
@@ -143,9 +166,43 @@ class Context {
   Handle composite(Op op, const Operand& a, const Operand& b, Ptr out,
                    const CompositeOptions& options = {});
   void wait(Handle& handle);
-  // Every program of the launch waits here until all have arrived. A program that finishes
-  // without arriving leaves the others waiting: a deadlock, reported with every blocked PE.
-  void barrier();
+  // Every program of the scope (the caller's cube, its SIP, or the whole launch) waits here
+  // until all of them have arrived. A program that finishes without arriving leaves the others
+  // waiting: a deadlock, reported with every blocked PE.
+  void barrier(Scope scope = Scope::all);
+
+  // Atomics on f32 or i32 words at ptr (laid out as AtomicOptions says), one per element of
+  // `values`, each atomic on its own (not the tile as a whole); blocks until the old values are
+  // back and returns them as a tile of the values' shape and dtype. The words must be aligned
+  // and in allocated HBM. cas writes values[i] where the word equals compare[i] (bit for bit).
+  Tile atomic_add(Ptr ptr, const Tile& values, const AtomicOptions& options = {});
+  Tile atomic_max(Ptr ptr, const Tile& values, const AtomicOptions& options = {});
+  Tile atomic_min(Ptr ptr, const Tile& values, const AtomicOptions& options = {});
+  Tile atomic_xchg(Ptr ptr, const Tile& values, const AtomicOptions& options = {});
+  Tile atomic_cas(Ptr ptr, const Tile& compare, const Tile& values,
+                  const AtomicOptions& options = {});
+  // One word: float (f32), std::int32_t (i32) or std::int64_t (i64); returns the old value.
+  // Integers wrap on overflow; a float max/min with a NaN operand leaves the word alone.
+  template <AtomicWord T>
+  T atomic_add(Ptr ptr, T value) {
+    return atomic_word(AtomicOp::add, ptr, T{}, value);
+  }
+  template <AtomicWord T>
+  T atomic_max(Ptr ptr, T value) {
+    return atomic_word(AtomicOp::max, ptr, T{}, value);
+  }
+  template <AtomicWord T>
+  T atomic_min(Ptr ptr, T value) {
+    return atomic_word(AtomicOp::min, ptr, T{}, value);
+  }
+  template <AtomicWord T>
+  T atomic_xchg(Ptr ptr, T value) {
+    return atomic_word(AtomicOp::xchg, ptr, T{}, value);
+  }
+  template <AtomicWord T>
+  T atomic_cas(Ptr ptr, T compare, T value) {
+    return atomic_word(AtomicOp::cas, ptr, compare, value);
+  }
 
   // Messages (DESIGN.md "Communication"): the tile goes into the next slot of the channel from
   // this program to `dst`; send blocks only while every slot of the channel is full (until the
@@ -196,13 +253,36 @@ class Context {
   [[noreturn, gnu::cold]] void bad_shape(const char* what, const Shape& shape, DType dtype) const;
   Tile make_tile(Shape shape, DType dtype, std::uint64_t bytes, bool values);
   void check_fill_value(const char* what, double value, DType dtype) const;
+  Tile atomic_tile(AtomicOp op, Ptr ptr, const Tile* compare, const Tile& values,
+                   const AtomicOptions& options);
+  template <AtomicWord T>
+  T atomic_word(AtomicOp op, Ptr ptr, T compare, T value) {
+    std::uint64_t c = 0, v = 0;
+    std::memcpy(&c, &compare, sizeof(T));
+    std::memcpy(&v, &value, sizeof(T));
+    const std::uint64_t old = atomic_bits(op, ptr,
+                                          std::same_as<T, float>          ? 0
+                                          : std::same_as<T, std::int32_t> ? 1
+                                                                          : 2,
+                                          c, v);
+    T r;
+    std::memcpy(&r, &old, sizeof(T));
+    return r;
+  }
+  // One word of type 0 f32, 1 i32, 2 i64, its bits in the low bytes.
+  std::uint64_t atomic_bits(AtomicOp op, Ptr ptr, int type, std::uint64_t compare,
+                            std::uint64_t value);
+  // The atomics of segments_ (planned by plan_access), waited for.
+  void atomic_segments(AtomicOp op, int type, const Shape& shape, const std::byte* operand,
+                       const std::byte* compare, std::byte* old);
 
   detail::LaunchState& launch_;
   detail::PeState& pe_;
-  std::uint32_t program_;                        // index within the launch
-  emu::Tick pending_ = 0;                        // vector time not yet paid
-  std::uint32_t epoch_ = 0;                      // barriers passed
-  std::vector<detail::AccessSegment> segments_;  // scratch of load/store, reused
+  std::uint32_t program_;                         // index within the launch
+  emu::Tick pending_ = 0;                         // vector time not yet paid
+  std::uint32_t epoch_ = 0;                       // barriers passed, of any scope
+  std::uint32_t scoped_barriers_[3] = {0, 0, 0};  // barriers passed per Scope
+  std::vector<detail::AccessSegment> segments_;   // scratch of load/store, reused
 };
 
 }  // namespace cubesim::tl

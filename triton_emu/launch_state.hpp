@@ -4,9 +4,11 @@
 #include <cstdint>
 #include <functional>
 #include <future>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "components/pe/gemm_engine.hpp"
@@ -30,6 +32,7 @@ namespace cubesim::detail {
 
 class OperandCache;
 class Messages;
+class Atomics;
 
 // One PE: its SRAM, its GEMM engine and what it did during the current launch.
 struct PeState {
@@ -87,15 +90,19 @@ struct LaunchState {
   Messages* messages = nullptr;      // tl.send / tl.recv channels
   std::int64_t grid[3] = {1, 1, 1};  // programs per axis
   std::vector<ProgramCoord> coords{};
-  std::vector<std::unique_ptr<emu::Completion>> barriers{};  // one per generation
+  Atomics* atomics = nullptr;  // tl.atomic_*
+  // Barriers by (scope, group, generation): the group is the cube (scope cube), the SIP (sip)
+  // or 0 (all), the generation how many barriers of that scope its programs had passed.
+  std::map<std::tuple<int, std::int64_t, std::uint32_t>, std::unique_ptr<emu::Completion>>
+      barriers{};
   emu::Tick start = 0;
   bool trace_calls = false;  // log every TL call (--log-level trace), read once per launch
 
-  emu::Completion& barrier(std::uint32_t generation) {
-    while (barriers.size() <= generation)
-      barriers.push_back(std::make_unique<emu::Completion>(
-          sched, "barrier " + std::to_string(barriers.size()), coords.size()));
-    return *barriers[generation];
+  emu::Completion& barrier(int scope, std::int64_t group, std::uint32_t generation,
+                           std::size_t members, const std::string& name) {
+    auto& c = barriers[{scope, group, generation}];
+    if (!c) c = std::make_unique<emu::Completion>(sched, name, members);
+    return *c;
   }
   bool trace_flows = false;
 

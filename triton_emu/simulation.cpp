@@ -9,6 +9,7 @@
 
 #include "emu/errors.hpp"
 #include "emu/log.hpp"
+#include "triton_emu/atomics.hpp"
 #include "triton_emu/backends/gemm_backend.hpp"
 #include "triton_emu/gemm_engine.hpp"
 #include "triton_emu/host_memory.hpp"
@@ -127,6 +128,7 @@ struct SimulationImpl {
   std::vector<std::uint64_t> direct_next;  // per cube: next free offset from the bottom
   std::uint64_t interleaved_low;           // window offset: interleaved buffers grow down
   std::unique_ptr<Messages> messages;      // made on the first launch
+  std::unique_ptr<Atomics> atomics;        // made on the first launch
   std::string kernel_name = "kernel";
   std::uint64_t launches = 0;
   std::uint64_t launch_ids = 0;  // stamps tiles (SramAccount::launch), failed launches too
@@ -330,6 +332,10 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
   }
   I.messages->begin(g, used);
   L.messages = I.messages.get();
+  if (!I.atomics) I.atomics = std::make_unique<detail::Atomics>(I.sys);
+  I.atomics->begin_launch();
+  L.atomics = I.atomics.get();
+  if (L.log) L.log->set_programs(L.coords);
   struct EndMessages {
     detail::Messages& m;
     ~EndMessages() { m.end(); }

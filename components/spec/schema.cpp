@@ -229,6 +229,11 @@ std::vector<SpecField> build_schema() {
           .desc(
               "Independent channels; consecutive interleave granules go to consecutive channels."));
   add(latency("system.cube.hbm.latency_ns").def(100.0).desc("Access latency per request."));
+  add(latency("system.cube.hbm.atomic_ns")
+          .def(2.0)
+          .desc("Time a channel's atomic unit spends on one read-modify-write request "
+                "(tl.atomic_*), on top of reading its words at the channel's bandwidth; a "
+                "channel's unit serves requests one at a time."));
   add(integer("system.cube.hbm.channel_interleave_bytes", "bytes")
           .range(32, 1 << 30)
           .pow2()

@@ -425,6 +425,7 @@ class Builder {
                          hbm.channels, hbm.bandwidth.bytes_per_s()));
     }
     hbm.latency = ticks("/system/cube/hbm/latency_ns");
+    hbm.atomic_time = ticks("/system/cube/hbm/atomic_ns");
     hbm.channel_interleave_bytes =
         doc_.at(json::json_pointer("/system/cube/hbm/channel_interleave_bytes"))
             .get<std::uint64_t>();
