@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "kernels/attention_similarity.hpp"
+#include "kernels/collectives/collective.hpp"
 #include "kernels/gemm_2d.hpp"
 #include "kernels/sharded_gemm.hpp"
 #include "kernels/softmax_rows.hpp"
@@ -12,8 +13,14 @@ namespace cubesim::kernels {
 
 const std::vector<KernelInfo>& registry() {
   static const std::vector<KernelInfo> all = {
-      sharded_gemm_info(),         gemm_2d_info(), vector_add_info(), softmax_rows_info(),
+      sharded_gemm_info(),
+      gemm_2d_info(),
+      vector_add_info(),
+      softmax_rows_info(),
       attention_similarity_info(),
+      collectives::allreduce_info(),
+      collectives::reduce_scatter_info(),
+      collectives::allgather_info(),
   };
   return all;
 }
