@@ -21,6 +21,8 @@ const std::vector<KernelInfo>& registry() {
       collectives::allreduce_info(),
       collectives::reduce_scatter_info(),
       collectives::allgather_info(),
+      collectives::broadcast_info(),
+      collectives::alltoall_info(),
   };
   return all;
 }

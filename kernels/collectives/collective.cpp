@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
+#include <memory>
 #include <string>
 
 #include "triton_emu/errors.hpp"
@@ -50,124 +50,67 @@ std::vector<std::int64_t> ring_order(const components::SystemConfig& config, Gri
   return order;
 }
 
-emu::Tick ring_model_time(Simulation& sim, GridShape grid, const RingArgs& a) {
-  const auto& order = *a.order;
-  const auto n = static_cast<std::int64_t>(order.size());
-  if (n < 2) return 0;
-  const auto& cfg = sim.config();
-  auto& sys = sim.system();
-  const auto& topo = sys.network().topology();
-  const auto& links = topo.links();
-  auto global_pe = [&](std::int64_t g) {
-    const std::int64_t pe = g % grid.pes, cube = (g / grid.pes) % grid.cubes,
-                       sip = g / (grid.pes * grid.cubes);
-    return static_cast<std::uint32_t>((sip * cfg.cubes_per_sip + cube) * cfg.cube.pes + pe);
+std::vector<Groups> ring_levels(const std::string& algorithm,
+                                const components::SystemConfig& config, GridShape grid) {
+  const std::vector<std::int64_t> order = ring_order(config, grid);
+  const std::int64_t pes = grid.pes, cubes = grid.cubes, sips = grid.sips;
+  std::vector<Groups> levels;
+  auto add = [&](Groups groups) {
+    if (groups.front().size() > 1) levels.push_back(std::move(groups));
   };
-  struct Edge {
-    emu::Tick alpha = 0;                                        // hop latencies
-    emu::Bandwidth beta = emu::Bandwidth::from_bytes_per_s(1);  // the slowest link
+  auto at = [&](std::int64_t sip, std::int64_t cube, std::int64_t q) {
+    return order[static_cast<std::size_t>((sip * cubes + cube) * pes + q)];
   };
-  auto edge_of = [&](std::uint32_t from, std::uint32_t to) {
-    const auto route = topo.pe_to_pe(from, to);
-    Edge e;
-    e.alpha = std::accumulate(route.latency.begin(), route.latency.end(), emu::Tick{0});
-    e.beta = links[route.links.front()].bandwidth;
-    for (auto l : route.links)
-      if (links[l].bandwidth.bytes_per_s() < e.beta.bytes_per_s()) e.beta = links[l].bandwidth;
-    return e;
-  };
-  const int dirs = a.directions;
-  auto mod = [n](std::int64_t x) { return ((x % n) + n) % n; };
-  auto sign = [](int d) { return d == 0 ? std::int64_t{1} : std::int64_t{-1}; };
-  // into[d][p]: the edge from position p's upstream in direction d to p. port[p]: the
-  // bandwidth of p's injection port, which its messages and its credits leave through.
-  std::vector<Edge> into[2], back[2];  // back[d][p]: p's credits to its upstream
-  std::vector<emu::Bandwidth> port(static_cast<std::size_t>(n),
-                                   emu::Bandwidth::from_bytes_per_s(1));
-  for (int d = 0; d < dirs; ++d) {
-    into[d].resize(static_cast<std::size_t>(n));
-    back[d].resize(static_cast<std::size_t>(n));
-    for (std::int64_t p = 0; p < n; ++p) {
-      const std::int64_t from = mod(p - sign(d));
-      const std::uint32_t sender = global_pe(order[static_cast<std::size_t>(from)]),
-                          receiver = global_pe(order[static_cast<std::size_t>(p)]);
-      into[d][static_cast<std::size_t>(p)] = edge_of(sender, receiver);
-      back[d][static_cast<std::size_t>(p)] = edge_of(receiver, sender);
-      port[static_cast<std::size_t>(from)] =
-          links[topo.pe_to_pe(sender, receiver).links.front()].bandwidth;
-    }
-  }
-  const auto& m = cfg.messages;
-  const bool pe_slots = m.memory == components::SlotMemory::pe_sram;
-  const emu::Tick slot_latency = pe_slots ? m.pe_sram_latency : m.cube_sram_latency;
-  const emu::Bandwidth slot_bw = pe_slots ? m.pe_sram_bandwidth : m.cube_sram_bandwidth;
-  const std::int64_t half = a.block / dirs, pieces = (half + a.piece - 1) / a.piece;
-  auto piece_len = [&](std::int64_t j) { return std::min(a.piece, half - j * a.piece); };
-  const auto items = static_cast<std::size_t>(dirs * pieces);
-  auto bytes_of = [&](std::size_t i) {
-    return static_cast<std::uint64_t>(piece_len(static_cast<std::int64_t>(i) / dirs)) * 4;
-  };
-
-  // Per position: when its step starts, when its injection port is free, and when each item
-  // of the step left it.
-  std::vector<emu::Tick> start(static_cast<std::size_t>(n), 0), next(start.size());
-  std::vector<emu::Tick> port_free(start.size(), 0);
-  std::vector<emu::Tick> sent(start.size() * items);
-  // Per channel (sender position, edge): when the credits of its messages are back, the
-  // last `slots` of them; a message waits for the credit of the one `slots` before it.
-  const int edges = n > 2 ? dirs : 1;
-  std::vector<std::vector<emu::Tick>> credit_back(start.size() * static_cast<std::size_t>(edges),
-                                                  std::vector<emu::Tick>(m.slots, 0));
-  std::vector<std::uint64_t> sequence(credit_back.size(), 0);  // messages sent per channel
-  std::vector<std::uint64_t> received(credit_back.size(), 0);  // messages read per channel
-  auto steps = [&](std::int64_t count, bool reduce) {
-    for (std::int64_t k = 0; k < count; ++k) {
-      for (std::size_t p = 0; p < start.size(); ++p)  // every item leaves at the step's start
-        for (std::size_t i = 0; i < items; ++i) {
-          const std::size_t ch = p * static_cast<std::size_t>(edges) +
-                                 (n > 2 ? i % static_cast<std::size_t>(dirs) : 0);
-          const emu::Tick credit = credit_back[ch][sequence[ch]++ % m.slots];
-          const emu::Tick at = std::max({start[p], port_free[p], credit});
-          sent[p * items + i] = at;
-          port_free[p] = at + port[p].transfer_time(bytes_of(i));
-        }
-      for (std::int64_t p = 0; p < n; ++p) {
-        const auto pu = static_cast<std::size_t>(p);
-        emu::Tick t = start[pu];
-        emu::Tick edge_last[2] = {0, 0};  // the last arrival on each edge into p this step
-        for (std::size_t i = 0; i < items; ++i) {
-          const int d = static_cast<int>(i % static_cast<std::size_t>(dirs));
-          const std::uint64_t bytes = bytes_of(i);
-          const Edge& e = into[d][pu];
-          const auto up = static_cast<std::size_t>(mod(p - sign(d)));
-          // Pieces on one edge queue at its slowest link; two programs' two directions share
-          // one edge.
-          const int edge = n > 2 ? d : 0;
-          const emu::Tick arrive =
-              std::max(sent[up * items + i] + e.alpha + e.beta.transfer_time(bytes),
-                       edge_last[edge] + e.beta.transfer_time(bytes));
-          edge_last[edge] = arrive;
-          t = std::max(arrive + slot_latency, t) + slot_latency + slot_bw.transfer_time(bytes);
-          // The slot's credit leaves through p's port and travels back to the sender.
-          const emu::Tick credit_leaves = std::max(t, port_free[pu]);
-          port_free[pu] = credit_leaves + port[pu].transfer_time(m.credit_bytes);
-          const Edge& ce = back[d][pu];
-          const std::size_t ch =
-              up * static_cast<std::size_t>(edges) + static_cast<std::size_t>(edge);
-          credit_back[ch][received[ch]++ % m.slots] =
-              credit_leaves + ce.alpha + ce.beta.transfer_time(m.credit_bytes);
-          if (reduce)
-            t += sys.vector_unit().time(
-                static_cast<std::uint64_t>(piece_len(static_cast<std::int64_t>(i) / dirs)));
-        }
-        next[pu] = t;
+  if (algorithm == "hierarchical") {
+    Groups in_cube, in_sip, across;
+    for (std::int64_t s = 0; s < sips; ++s)
+      for (std::int64_t c = 0; c < cubes; ++c) {
+        auto& g = in_cube.emplace_back();
+        for (std::int64_t q = 0; q < pes; ++q) g.push_back(at(s, c, q));
       }
-      start.swap(next);
+    for (std::int64_t s = 0; s < sips; ++s)
+      for (std::int64_t q = 0; q < pes; ++q) {
+        auto& g = in_sip.emplace_back();
+        for (std::int64_t c = 0; c < cubes; ++c) g.push_back(at(s, c, q));
+      }
+    for (std::int64_t c = 0; c < cubes; ++c)
+      for (std::int64_t q = 0; q < pes; ++q) {
+        auto& g = across.emplace_back();
+        for (std::int64_t s = 0; s < sips; ++s) g.push_back(at(s, c, q));
+      }
+    add(std::move(in_cube));
+    add(std::move(in_sip));
+    add(std::move(across));
+  } else if (algorithm == "mesh2d") {
+    const std::int64_t x = config.cube.noc.mesh_x, y = config.cube.noc.mesh_y;
+    if (pes != x * y)
+      throw UsageError("mesh2d runs over whole cube meshes, but the grid has " +
+                       std::to_string(pes) + " PEs per cube of " + std::to_string(x * y) +
+                       "; use algorithm=ring or hierarchical");
+    const std::int64_t all_cubes = cubes * sips;
+    Groups rows, columns, across;
+    for (std::int64_t c = 0; c < all_cubes; ++c) {
+      for (std::int64_t r = 0; r < y; ++r) {
+        auto& g = rows.emplace_back();
+        for (std::int64_t i = 0; i < x; ++i) g.push_back(c * pes + r * x + i);
+      }
+      for (std::int64_t i = 0; i < x; ++i) {
+        auto& g = columns.emplace_back();
+        for (std::int64_t r = 0; r < y; ++r) g.push_back(c * pes + r * x + i);
+      }
     }
-  };
-  if (a.collective != Collective::all_gather) steps(n - 1, true);
-  if (a.collective != Collective::reduce_scatter) steps(n - 1, false);
-  return *std::max_element(start.begin(), start.end());
+    for (std::int64_t q = 0; q < pes; ++q) {
+      auto& g = across.emplace_back();
+      for (std::int64_t c = 0; c < all_cubes; ++c) g.push_back(c * pes + q);
+    }
+    add(std::move(rows));
+    add(std::move(columns));
+    add(std::move(across));
+  } else {
+    add({order});
+  }
+  if (levels.empty()) levels.push_back({order});  // one program
+  return levels;
 }
 
 namespace {
@@ -190,8 +133,84 @@ const char* collective_name(Collective c) {
       return "reduce_scatter";
     case Collective::all_gather:
       return "allgather";
+    case Collective::broadcast:
+      return "broadcast";
+    case Collective::all_to_all:
+      return "alltoall";
   }
   return "?";
+}
+
+const char* slot_memory(const components::MessagesConfig& m) {
+  return components::slot_memory_name(m.memory);
+}
+
+// What a collective's harness needs of its algorithm.
+struct Plan {
+  std::unique_ptr<Schedule> schedule;
+  std::int64_t block = 0;            // elements per block (the data is cut into one per program)
+  std::int64_t segment = 0;          // elements of the largest segment
+  std::int64_t step_bytes = 0;       // the most a program sends in a step
+  std::vector<std::int64_t> levels;  // ring algorithms: the group size of each level
+  std::int64_t channels_in = 0;      // the most channels into one program
+};
+
+Plan plan(const components::SystemConfig& cfg, GridShape grid, Collective collective,
+          const std::string& algorithm, std::int64_t bytes) {
+  const std::int64_t n = grid.total(), elems = bytes / 4;
+  const std::vector<std::int64_t> order = ring_order(cfg, grid);
+  Plan p;
+  if (collective == Collective::all_to_all) {
+    p.block = elems / n;
+    p.segment = p.block;
+    p.step_bytes = algorithm == "direct" ? bytes : p.block * 4;
+    p.schedule = all_to_all(order, p.block, algorithm == "direct");
+    p.channels_in = n - 1;
+  } else if (collective == Collective::broadcast || algorithm == "tree") {
+    p.block = elems;
+    p.segment = elems;
+    p.step_bytes = bytes;
+    p.schedule =
+        tree(collective, algorithm == "tree" ? binary_tree(order, 0) : chain(order), elems);
+    p.channels_in = algorithm == "tree" ? 3 : 1;  // two children and a parent
+  } else {
+    const int dirs = algorithm == "bidir_ring" ? 2 : 1;
+    std::vector<Groups> levels = ring_levels(algorithm, cfg, grid);
+    for (const Groups& l : levels) {
+      const auto m = static_cast<std::int64_t>(l.front().size());
+      p.levels.push_back(m);
+      p.channels_in += m > 2 ? dirs : 1;  // from the one or two ring neighbours
+    }
+    p.block = elems / n;
+    p.segment = p.block / dirs;
+    p.step_bytes = bytes / p.levels.front();
+    p.schedule = rings(collective, std::move(levels), p.block, dirs);
+  }
+  return p;
+}
+
+// Element i of program g's output, from the inputs.
+double expected(Collective c, std::uint64_t seed, std::int64_t n, std::int64_t block,
+                std::int64_t g, std::int64_t i) {
+  double ref = 0;
+  switch (c) {
+    case Collective::all_reduce:
+      for (std::int64_t q = 0; q < n; ++q) ref += input_value(seed, q, i);
+      break;
+    case Collective::reduce_scatter:
+      for (std::int64_t q = 0; q < n; ++q) ref += input_value(seed, q, g * block + i);
+      break;
+    case Collective::all_gather:
+      ref = input_value(seed, i / block, i % block);
+      break;
+    case Collective::broadcast:
+      ref = input_value(seed, 0, i);
+      break;
+    case Collective::all_to_all:
+      ref = input_value(seed, i / block, g * block + i % block);
+      break;
+  }
+  return ref;
 }
 
 Outcome run_collective(Simulation& sim, const Params& p, Collective collective) {
@@ -202,30 +221,43 @@ Outcome run_collective(Simulation& sim, const Params& p, Collective collective) 
   const Buffer buffer = get_string(p, "buffer") == "hbm" ? Buffer::hbm : Buffer::sram;
   const int dirs = algorithm == "bidir_ring" ? 2 : 1;
   const std::int64_t bytes = get_int(p, "bytes_per_pe");
-  require_divisible("bytes_per_pe", bytes, 4 * n * dirs,
-                    "4 bytes x " + grid.str() + (dirs == 2 ? " x 2 directions" : "") +
-                        " (every program's data is cut into one block per program" +
-                        (dirs == 2 ? ", each in two halves" : "") + ")");
-  const std::int64_t block = bytes / 4 / n;
+  const bool whole = collective == Collective::broadcast || algorithm == "tree";
+  if (whole)
+    require_divisible("bytes_per_pe", bytes, 4, "4 bytes (f32 elements)");
+  else
+    require_divisible("bytes_per_pe", bytes, 4 * n * dirs,
+                      "4 bytes x " + grid.str() + (dirs == 2 ? " x 2 directions" : "") +
+                          " (every program's data is cut into one block per program" +
+                          (dirs == 2 ? ", each in two halves" : "") + ")");
+  const Plan plan_ = plan(cfg, grid, collective, algorithm, bytes);
+  const std::int64_t block = plan_.block;
   const auto& m = cfg.messages;
   const std::int64_t piece =
-      std::min<std::int64_t>(static_cast<std::int64_t>(m.slot_bytes / 4), block / dirs);
+      std::min<std::int64_t>(static_cast<std::int64_t>(m.slot_bytes / 4), plan_.segment);
   const std::uint64_t slots_in_sram =
-      m.memory == components::SlotMemory::pe_sram ? 2ull * m.slots * m.slot_bytes : 0;
-  const auto piece_bytes = static_cast<std::uint64_t>(piece) * 4;
-  // Pieces in flight: carried, received and summed, per direction, plus the data itself.
-  const std::uint64_t working = 4ull * static_cast<std::uint64_t>(dirs) * piece_bytes *
-                                (static_cast<std::uint64_t>((block / dirs + piece - 1) / piece));
-  const std::uint64_t resident = buffer == Buffer::sram ? static_cast<std::uint64_t>(bytes) : 0;
-  require_sram(
-      cfg, resident + working + slots_in_sram,
-      std::string(collective_name(collective)) + " of " + std::to_string(bytes) +
-          " bytes per PE with buffer=" + (buffer == Buffer::sram ? "sram" : "hbm"),
-      buffer == Buffer::sram ? "use buffer=hbm, or fewer bytes_per_pe" : "use fewer bytes_per_pe");
+      m.memory == components::SlotMemory::pe_sram
+          ? static_cast<std::uint64_t>(plan_.channels_in) * m.slots * m.slot_bytes
+          : 0;
+  // buffer=sram holds the working vector (an all-to-all's input and output); both hold what a
+  // step sends and receives, and a few pieces being added.
+  const auto working = static_cast<std::uint64_t>(2 * plan_.step_bytes + 4 * piece * 4 * dirs);
+  const std::uint64_t resident =
+      buffer == Buffer::sram
+          ? static_cast<std::uint64_t>(collective == Collective::all_to_all ? 2 * bytes : bytes)
+          : 0;
+  require_sram(cfg, resident + working + slots_in_sram,
+               std::string(collective_name(collective)) + " of " + std::to_string(bytes) +
+                   " bytes per PE with algorithm=" + algorithm +
+                   " buffer=" + (buffer == Buffer::sram ? "sram" : "hbm"),
+               std::string(buffer == Buffer::sram ? "use buffer=hbm, or fewer bytes_per_pe"
+                                                  : "use fewer bytes_per_pe") +
+                   (slots_in_sram > 0 ? ", or message slots outside the PE (--set "
+                                        "system.messages.memory=cube_sram or hbm)"
+                                      : ""));
 
-  const bool all_gather = collective == Collective::all_gather;
-  const std::int64_t in_elems = all_gather ? block : n * block;
-  const std::int64_t out_elems = collective == Collective::reduce_scatter ? block : n * block;
+  const std::int64_t elems = bytes / 4;
+  const std::int64_t in_elems = collective == Collective::all_gather ? block : elems;
+  const std::int64_t out_elems = collective == Collective::reduce_scatter ? block : elems;
   // Each program's data on its own cube's HBM, as a collective's buffers would be.
   std::vector<Ptr> in(static_cast<std::size_t>(n)), out(in.size());
   for (std::int64_t cube = 0; cube < grid.cubes * grid.sips; ++cube) {
@@ -251,49 +283,47 @@ Outcome run_collective(Simulation& sim, const Params& p, Collective collective) 
     }
   }
 
-  const std::vector<std::int64_t> order = ring_order(cfg, grid);
   Clock clock;
   clock.begin.assign(static_cast<std::size_t>(n), 0);
   clock.end.assign(static_cast<std::size_t>(n), 0);
-  RingArgs args{.collective = collective,
-                .buffer = buffer,
-                .directions = dirs,
-                .in = in,
-                .out = out,
-                .block = block,
-                .piece = piece,
-                .window = m.slots,
-                .order = &order,
-                .clock = &clock};
+  const ScheduleArgs args{.schedule = plan_.schedule.get(),
+                          .buffer = buffer,
+                          .in = in,
+                          .out = out,
+                          .piece = piece,
+                          .window = m.slots,
+                          .clock = &clock};
   Outcome o;
-  o.run = sim.launch(ring, args);
+  o.run = sim.launch(run_schedule, args);
   const emu::Tick t = clock.elapsed();
-  const emu::Tick model = ring_model_time(sim, grid, args);
+  const emu::Tick model = model_time(sim, grid, args);
   const double seconds = static_cast<double>(t) * 1e-12;
   const double algbw = seconds > 0 ? static_cast<double>(bytes) / seconds / 1e9 : 0.0;
-  const double factor = collective == Collective::all_reduce
-                            ? 2.0 * static_cast<double>(n - 1) / static_cast<double>(n)
-                            : static_cast<double>(n - 1) / static_cast<double>(n);
+  const double share = static_cast<double>(n - 1) / static_cast<double>(n);
+  const double factor = collective == Collective::all_reduce  ? 2.0 * share
+                        : collective == Collective::broadcast ? 1.0
+                                                              : share;
+  const bool reduces =
+      collective == Collective::all_reduce || collective == Collective::reduce_scatter;
   o.useful_bytes = static_cast<std::uint64_t>(bytes * n);
-  o.useful_flops =
-      collective == Collective::all_gather ? 0 : static_cast<std::uint64_t>((n - 1) * block * n);
+  o.useful_flops = reduces ? static_cast<std::uint64_t>((n - 1) * elems) : 0;
   o.details = {{"algorithm", algorithm},
                {"buffer", buffer == Buffer::sram ? "sram" : "hbm"},
                {"programs", grid.str()},
                {"bytes_per_pe", bytes},
                {"block_bytes", block * 4},
                {"message_bytes", piece * 4},
-               {"slot_memory", m.memory == components::SlotMemory::pe_sram     ? "pe_sram"
-                               : m.memory == components::SlotMemory::cube_sram ? "cube_sram"
-                                                                               : "hbm"},
+               {"slot_memory", slot_memory(m)},
                {"collective_time_ps", t},
                {"algbw_GBps", algbw},
                {"busbw_GBps", algbw * factor},
                {"model_time_ps", model},
                {"model_note",
-                "alpha-beta per ring step from the routes, slots and vector unit "
-                "(kernels/collectives/collective.hpp); exact on an idle ring of one-packet "
-                "messages in SRAM slots with buffer=sram"}};
+                "alpha-beta time of the schedule from the routes, ports, slots, credits and "
+                "vector unit (kernels/collectives/schedule.hpp); exact on an idle system "
+                "whose routes share no links but their end ports, with SRAM slots and "
+                "buffer=sram"}};
+  if (!plan_.levels.empty()) o.details["ring_sizes"] = plan_.levels;
   if (timing_only) {
     o.details["verification"] = "skipped (timing-only run)";
     return o;
@@ -302,28 +332,18 @@ Outcome run_collective(Simulation& sim, const Params& p, Collective collective) 
   // Sums of n values of Fill::signed_unit (mean square kSignedUnitMeanSquare): the scale is
   // their standard deviation sqrt(n E[x^2]); each of the n-1 f32 additions errs by at most
   // 2^-24 times a partial sum, which stays within about 4 scales, and the result is rounded
-  // once. All-gather moves values unchanged: exact.
+  // once, in whatever order the algorithm adds. The other collectives move values unchanged:
+  // exact.
   const double scale = std::sqrt(static_cast<double>(n) * kSignedUnitMeanSquare);
   const double tolerance =
-      all_gather ? 0.0 : unit_roundoff(DType::f32) * (1.0 + 4.0 * static_cast<double>(n - 1));
-  ErrorCheck check(all_gather ? min_normal(DType::f32) : scale);
+      reduces ? unit_roundoff(DType::f32) * (1.0 + 4.0 * static_cast<double>(n - 1)) : 0.0;
+  ErrorCheck check(reduces ? scale : min_normal(DType::f32));
   const std::int64_t outputs = n * out_elems;
-  const auto sample = sample_indices(outputs, elements_to_check(outputs, all_gather ? 1 : n), seed);
+  const auto sample = sample_indices(outputs, elements_to_check(outputs, reduces ? n : 1), seed);
   for (const std::int64_t f : sample) {
     const std::int64_t g = f / out_elems, i = f % out_elems;
-    double ref = 0;
-    switch (collective) {
-      case Collective::all_reduce:
-        for (std::int64_t q = 0; q < n; ++q) ref += input_value(seed, q, i);
-        break;
-      case Collective::reduce_scatter:
-        for (std::int64_t q = 0; q < n; ++q) ref += input_value(seed, q, g * block + i);
-        break;
-      case Collective::all_gather:
-        ref = input_value(seed, i / block, i % block);
-        break;
-    }
-    check.add(f, read_element(sim, out[static_cast<std::size_t>(g)], i, DType::f32), ref);
+    check.add(f, read_element(sim, out[static_cast<std::size_t>(g)], i, DType::f32),
+              expected(collective, seed, n, block, g, i));
   }
   set_verification(o, check, tolerance,
                    std::to_string(sample.size()) + " of " + std::to_string(outputs) +
@@ -331,54 +351,92 @@ Outcome run_collective(Simulation& sim, const Params& p, Collective collective) 
   return o;
 }
 
-std::vector<ParamSpec> params(const char* bytes_help) {
-  return {
-      choice_param("algorithm", "ring", {"ring", "bidir_ring"},
-                   "ring: one direction around a ring of every program; bidir_ring: half the "
-                   "data each way"),
-      int_param("bytes_per_pe", 65536, 4, kMaxBytes, bytes_help),
-      choice_param("buffer", "sram", {"sram", "hbm"},
-                   "where the data is during the collective: the PE's SRAM (loaded before and "
-                   "stored after, untimed) or HBM (each step loads and stores what it needs)"),
-  };
+ParamSpec bytes_param(const char* help, std::int64_t default_value = 65536) {
+  return int_param("bytes_per_pe", default_value, 4, kMaxBytes, help);
+}
+
+ParamSpec buffer_param(const char* default_value = "sram") {
+  return choice_param("buffer", default_value, {"sram", "hbm"},
+                      "where the data is during the collective: the PE's SRAM (loaded before "
+                      "and stored after, untimed) or HBM (loaded when first needed and stored "
+                      "once final, timed)");
+}
+
+ParamSpec ring_algorithms(bool tree) {
+  std::vector<std::string> names = {"ring", "bidir_ring", "hierarchical", "mesh2d"};
+  std::string help =
+      "ring: one ring of every program; bidir_ring: half the data each way; hierarchical: "
+      "rings within each cube, then across the cubes of a SIP, then across SIPs; mesh2d: "
+      "rings along each cube's mesh rows, then its columns, then across cubes";
+  if (tree) {
+    names.push_back("tree");
+    help += "; tree: a pipelined reduce up a binary tree and broadcast down it";
+  }
+  return choice_param("algorithm", "ring", names, help);
+}
+
+KernelInfo collective_info(Collective c, std::string description, std::vector<ParamSpec> params) {
+  return {.name = collective_name(c),
+          .description = std::move(description),
+          .params = std::move(params),
+          .run = [c](Simulation& sim, const Params& p) { return run_collective(sim, p, c); }};
 }
 
 }  // namespace
 
 KernelInfo allreduce_info() {
-  return {.name = "allreduce",
-          .description =
-              "All-reduce (sum, f32) of every program's vector over tl.send/tl.recv; "
-              "details give algbw and busbw as NCCL defines them and the alpha-beta "
-              "time",
-          .params = params("bytes of each program's vector (f32), a multiple of 4 x programs"),
-          .run = [](Simulation& sim, const Params& p) {
-            return run_collective(sim, p, Collective::all_reduce);
-          }};
+  return collective_info(
+      Collective::all_reduce,
+      "All-reduce (sum, f32) of every program's vector over tl.send/tl.recv; details give "
+      "algbw and busbw as NCCL defines them and the alpha-beta time",
+      {ring_algorithms(true),
+       bytes_param("bytes of each program's vector (f32), a multiple of 4 x programs (of 4 "
+                   "for tree)"),
+       buffer_param()});
 }
 
 KernelInfo reduce_scatter_info() {
-  return {.name = "reduce_scatter",
-          .description =
-              "Reduce-scatter (sum, f32): program g gets block g of the sum of every "
-              "program's vector",
-          .params = params("bytes of each program's input vector (f32; program g keeps the "
-                           "sum of block g), a multiple of 4 x programs"),
-          .run = [](Simulation& sim, const Params& p) {
-            return run_collective(sim, p, Collective::reduce_scatter);
-          }};
+  return collective_info(Collective::reduce_scatter,
+                         "Reduce-scatter (sum, f32): program g gets block g of the sum of every "
+                         "program's vector",
+                         {ring_algorithms(false),
+                          bytes_param("bytes of each program's input vector (f32; program g "
+                                      "keeps the sum of block g), a multiple of 4 x programs"),
+                          buffer_param()});
 }
 
 KernelInfo allgather_info() {
-  return {.name = "allgather",
-          .description =
-              "All-gather (f32): every program gets every program's block, in "
-              "program order",
-          .params = params("bytes of each program's gathered output (f32; a block of "
-                           "bytes_per_pe / programs from each), a multiple of 4 x programs"),
-          .run = [](Simulation& sim, const Params& p) {
-            return run_collective(sim, p, Collective::all_gather);
-          }};
+  return collective_info(Collective::all_gather,
+                         "All-gather (f32): every program gets every program's block, in "
+                         "program order",
+                         {ring_algorithms(false),
+                          bytes_param("bytes of each program's gathered output (f32; a block "
+                                      "of bytes_per_pe / programs from each), a multiple of 4 "
+                                      "x programs"),
+                          buffer_param()});
+}
+
+KernelInfo broadcast_info() {
+  return collective_info(
+      Collective::broadcast, "Broadcast (f32): program 0's vector to every program",
+      {choice_param("algorithm", "ring", {"ring", "tree"},
+                    "ring: a pipelined chain along the ring of every program; tree: a "
+                    "pipelined binary tree"),
+       bytes_param("bytes of the vector (f32), a multiple of 4"), buffer_param()});
+}
+
+KernelInfo alltoall_info() {
+  return collective_info(
+      Collective::all_to_all,
+      "All-to-all (f32): block j of program g's vector goes to program j, as its block g",
+      {choice_param("algorithm", "pairwise", {"pairwise", "direct"},
+                    "pairwise: n-1 steps, in step i every program sends to the one i+1 ahead "
+                    "on the ring; direct: every message at once"),
+       // Defaults that leave a PE's SRAM to the slots of its n-1 channels in (PE SRAM slots).
+       bytes_param("bytes of each program's input (f32; one block for each program), a "
+                   "multiple of 4 x programs",
+                   16384),
+       buffer_param("hbm")});
 }
 
 }  // namespace cubesim::kernels::collectives

@@ -1,0 +1,240 @@
+#include "kernels/collectives/algorithms.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace cubesim::kernels::collectives {
+
+namespace {
+
+std::int64_t mod(std::int64_t x, std::int64_t n) {
+  return ((x % n) + n) % n;
+}
+
+class Rings final : public Schedule {
+ public:
+  Rings(Collective c, std::vector<Groups> levels, std::int64_t block, int dirs)
+      : c_(c), levels_(std::move(levels)), block_(block), dirs_(dirs) {
+    n_ = 0;
+    for (const auto& group : levels_.front()) n_ += static_cast<std::int64_t>(group.size());
+    // Each program's range of atoms (blocks, numbered by the order they are cut in) at each
+    // level: all of them at level 0, then the chunk its position in its group gets.
+    std::vector<std::int64_t> lo(static_cast<std::size_t>(n_), 0);
+    std::int64_t len = n_;
+    for (const Groups& level : levels_) {
+      const auto m = static_cast<std::int64_t>(level.front().size());
+      if (m < 1 || len % m != 0)
+        throw std::logic_error("collective rings: group sizes must multiply to the programs");
+      auto& place = place_.emplace_back(static_cast<std::size_t>(n_));
+      for (std::size_t gi = 0; gi < level.size(); ++gi) {
+        if (static_cast<std::int64_t>(level[gi].size()) != m)
+          throw std::logic_error("collective rings: groups of one level differ in size");
+        for (std::int64_t q = 0; q < m; ++q) {
+          const auto g = static_cast<std::size_t>(level[gi][static_cast<std::size_t>(q)]);
+          place[g] = {static_cast<std::int64_t>(gi), q, lo[g]};
+          lo[g] += q * (len / m);
+        }
+      }
+      len_.push_back(len);
+      len /= m;
+    }
+    if (len != 1) throw std::logic_error("collective rings: group sizes must multiply to n");
+    // The atom a program ends reduce-scatter with is the block it owns: its own.
+    block_of_.resize(static_cast<std::size_t>(n_));
+    for (std::int64_t g = 0; g < n_; ++g) block_of_[static_cast<std::size_t>(lo[g])] = g;
+    if (c_ != Collective::all_gather)
+      for (std::size_t l = 0; l < levels_.size(); ++l) phases_.push_back({l, true});
+    if (c_ != Collective::reduce_scatter)
+      for (std::size_t l = levels_.size(); l-- > 0;) phases_.push_back({l, false});
+  }
+
+  std::int64_t programs() const override { return n_; }
+
+  std::vector<Segment> segments(std::int64_t g) const override {
+    const std::int64_t half = block_ / dirs_;
+    std::vector<Segment> out;
+    out.reserve(static_cast<std::size_t>(n_ * dirs_));
+    for (std::int64_t a = 0; a < n_; ++a)
+      for (int d = 0; d < dirs_; ++d) {
+        const std::int64_t b = block_of_[static_cast<std::size_t>(a)];
+        const std::int64_t at = b * block_ + d * half, own = b == g ? d * half : -1;
+        Segment s{.elems = half};
+        s.in_at = c_ == Collective::all_gather ? own : at;
+        s.out_at = c_ == Collective::reduce_scatter ? own : at;
+        out.push_back(s);
+      }
+    return out;
+  }
+
+  std::int64_t steps(std::int64_t) const override {
+    std::int64_t k = 0;
+    for (const Phase& ph : phases_) k += size(ph.level) - 1;
+    return k;
+  }
+
+  void step(std::int64_t g, std::int64_t k, Step& out) const override {
+    out.clear();
+    std::size_t ph = 0;
+    for (; k >= size(phases_[ph].level) - 1; ++ph) k -= size(phases_[ph].level) - 1;
+    const std::size_t l = phases_[ph].level;
+    const bool reduce = phases_[ph].reduce;
+    const Place& at = place_[l][static_cast<std::size_t>(g)];
+    const auto& members = levels_[l][static_cast<std::size_t>(at.group)];
+    const std::int64_t m = size(l), chunk = len_[l] / m, q = at.pos;
+    auto member = [&](std::int64_t pos) { return members[static_cast<std::size_t>(mod(pos, m))]; };
+    for (const bool sending : {true, false})
+      for (int d = 0; d < dirs_; ++d) {
+        const std::int64_t s = d == 0 ? 1 : -1;
+        const std::int64_t c = sending ? mod(q - s * (k + (reduce ? 1 : 0)), m)
+                                       : mod(q - s * (k + (reduce ? 2 : 1)), m);
+        const OpKind kind = sending ? OpKind::send : reduce ? OpKind::recv_add : OpKind::recv;
+        const std::int64_t peer = sending ? member(q + s) : member(q - s);
+        for (std::int64_t a = 0; a < chunk; ++a)
+          out.push_back(
+              {kind, peer, static_cast<std::int32_t>((at.lo + c * chunk + a) * dirs_ + d)});
+      }
+  }
+
+ private:
+  struct Place {
+    std::int64_t group = 0, pos = 0, lo = 0;  // lo: the first atom of its range at the level
+  };
+  struct Phase {
+    std::size_t level;
+    bool reduce;
+  };
+  std::int64_t size(std::size_t level) const {
+    return static_cast<std::int64_t>(levels_[level].front().size());
+  }
+
+  Collective c_;
+  std::vector<Groups> levels_;
+  std::int64_t block_;
+  int dirs_;
+  std::int64_t n_;
+  std::vector<std::vector<Place>> place_;  // [level][program]
+  std::vector<std::int64_t> len_;          // atoms in a range at each level
+  std::vector<std::int64_t> block_of_;     // atom -> the block it is
+  std::vector<Phase> phases_;
+};
+
+class Tree final : public Schedule {
+ public:
+  Tree(Collective c, std::vector<std::int64_t> parent, std::int64_t elems)
+      : c_(c), parent_(std::move(parent)), children_(parent_.size()), elems_(elems) {
+    for (std::size_t g = 0; g < parent_.size(); ++g)
+      if (parent_[g] >= 0)
+        children_[static_cast<std::size_t>(parent_[g])].push_back(static_cast<std::int64_t>(g));
+  }
+  std::int64_t programs() const override { return static_cast<std::int64_t>(parent_.size()); }
+  std::vector<Segment> segments(std::int64_t g) const override {
+    const bool input = c_ == Collective::all_reduce || parent_[static_cast<std::size_t>(g)] < 0;
+    return {Segment{.elems = elems_, .in_at = input ? 0 : -1, .out_at = 0}};
+  }
+  std::int64_t steps(std::int64_t) const override { return c_ == Collective::all_reduce ? 2 : 1; }
+  void step(std::int64_t g, std::int64_t k, Step& out) const override {
+    out.clear();
+    const std::int64_t up = parent_[static_cast<std::size_t>(g)];
+    const auto& down = children_[static_cast<std::size_t>(g)];
+    if (c_ == Collective::all_reduce && k == 0) {  // reduce: children in, the sum up
+      for (const std::int64_t child : down) out.push_back({OpKind::recv_add, child, 0});
+      if (up >= 0) out.push_back({OpKind::send, up, 0});
+      return;
+    }
+    if (up >= 0) out.push_back({OpKind::recv, up, 0});  // broadcast: in from the parent, down
+    for (const std::int64_t child : down) out.push_back({OpKind::send, child, 0});
+  }
+
+ private:
+  Collective c_;
+  std::vector<std::int64_t> parent_;
+  std::vector<std::vector<std::int64_t>> children_;
+  std::int64_t elems_;
+};
+
+class AllToAll final : public Schedule {
+ public:
+  AllToAll(std::vector<std::int64_t> order, std::int64_t block, bool direct)
+      : order_(std::move(order)), pos_(order_.size()), block_(block), direct_(direct) {
+    for (std::size_t p = 0; p < order_.size(); ++p)
+      pos_[static_cast<std::size_t>(order_[p])] = static_cast<std::int64_t>(p);
+  }
+  std::int64_t programs() const override { return static_cast<std::int64_t>(order_.size()); }
+  // Segments 0 .. n-1: the input blocks, one for each program; n .. 2n-1: the output blocks,
+  // one from each program (its own straight from its input).
+  std::vector<Segment> segments(std::int64_t g) const override {
+    const std::int64_t n = programs();
+    std::vector<Segment> out(static_cast<std::size_t>(2 * n), Segment{.elems = block_});
+    for (std::int64_t j = 0; j < n; ++j) {
+      if (j != g) out[static_cast<std::size_t>(j)].in_at = j * block_;
+      out[static_cast<std::size_t>(n + j)].out_at = j * block_;
+    }
+    out[static_cast<std::size_t>(n + g)].in_at = g * block_;
+    return out;
+  }
+  std::int64_t steps(std::int64_t) const override { return direct_ ? 1 : programs() - 1; }
+  void step(std::int64_t g, std::int64_t k, Step& out) const override {
+    out.clear();
+    const std::int64_t n = programs(), p = pos_[static_cast<std::size_t>(g)];
+    const std::int64_t first = direct_ ? 1 : k + 1, last = direct_ ? n - 1 : k + 1;
+    for (std::int64_t t = first; t <= last; ++t) {
+      const std::int64_t to = order_[static_cast<std::size_t>(mod(p + t, n))];
+      out.push_back({OpKind::send, to, static_cast<std::int32_t>(to)});
+    }
+    for (std::int64_t t = first; t <= last; ++t) {
+      const std::int64_t from = order_[static_cast<std::size_t>(mod(p - t, n))];
+      out.push_back({OpKind::recv, from, static_cast<std::int32_t>(n + from)});
+    }
+  }
+
+ private:
+  std::vector<std::int64_t> order_, pos_;
+  std::int64_t block_;
+  bool direct_;
+};
+
+}  // namespace
+
+std::unique_ptr<Schedule> rings(Collective collective, std::vector<Groups> levels,
+                                std::int64_t block, int directions) {
+  return std::make_unique<Rings>(collective, std::move(levels), block, directions);
+}
+
+std::unique_ptr<Schedule> tree(Collective collective, std::vector<std::int64_t> parent,
+                               std::int64_t elems) {
+  return std::make_unique<Tree>(collective, std::move(parent), elems);
+}
+
+std::unique_ptr<Schedule> all_to_all(std::vector<std::int64_t> order, std::int64_t block,
+                                     bool direct) {
+  return std::make_unique<AllToAll>(std::move(order), block, direct);
+}
+
+std::vector<std::int64_t> binary_tree(const std::vector<std::int64_t>& order, std::int64_t root) {
+  const auto n = static_cast<std::int64_t>(order.size());
+  const std::int64_t at =
+      std::find(order.begin(), order.end(), root) - order.begin();  // the root's position
+  // Position p on the ring turned so that the root sits at n / 2.
+  auto program = [&](std::int64_t p) {
+    return order[static_cast<std::size_t>(mod(p - n / 2 + at, n))];
+  };
+  std::vector<std::int64_t> parent(order.size(), -1);
+  auto build = [&](auto& self, std::int64_t lo, std::int64_t hi, std::int64_t up) -> void {
+    if (lo >= hi) return;
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    parent[static_cast<std::size_t>(program(mid))] = up;
+    self(self, lo, mid, program(mid));
+    self(self, mid + 1, hi, program(mid));
+  };
+  build(build, 0, n, -1);
+  return parent;
+}
+
+std::vector<std::int64_t> chain(const std::vector<std::int64_t>& order) {
+  std::vector<std::int64_t> parent(order.size(), -1);
+  for (std::size_t p = 1; p < order.size(); ++p)
+    parent[static_cast<std::size_t>(order[p])] = order[p - 1];
+  return parent;
+}
+
+}  // namespace cubesim::kernels::collectives

@@ -1,0 +1,68 @@
+#pragma once
+// The collective algorithms as schedules (schedule.hpp).
+//
+// Rings, level by level: the programs are split into groups at each level (one group of every
+// program for a plain ring; a cube's PEs, then the cubes of a SIP, then the SIPs for the
+// hierarchical algorithm; a cube's mesh rows, then its columns, then the cubes for the 2D
+// one). The data is cut into one block per program. Reduce-scatter runs a ring reduce-scatter
+// in every group of level 0 over the whole vector, leaving each member the sum over its group
+// of one chunk (1/m of it); then a ring reduce-scatter of that chunk in every group of level
+// 1, and so on; after the last level each program holds the full sum of one block, which the
+// block numbering makes its own. All-gather runs the levels in reverse, ring all-gathers of
+// the growing chunk; all-reduce is the two in turn. In a ring of m members, member q in step
+// i = 0 .. m-2 (s = +1: to the next member; -1: the previous)
+//   reduce-scatter  sends chunk q - s(i+1) (its own input at i = 0, else the partial sum it
+//                   received the step before) and receives chunk q - s(i+2), adding its own;
+//   all-gather      sends chunk q - s i and receives chunk q - s(i+1).
+// With two directions each block's halves go opposite ways ("bidirectional ring").
+//
+// Trees (all-reduce, broadcast): each program has a parent (the root none). All-reduce is a
+// reduce up the tree then a broadcast down it, each one step in which a program forwards a
+// piece as soon as it has it (and, reducing, has added every child's), so the pieces of a large
+// vector pipeline through the tree. A chain (every program the parent of the next) is a
+// pipelined ring broadcast.
+//
+// All-to-all: block j of program g's input goes to program j, which keeps it as block g of its
+// output. Pairwise: n-1 steps, in step i every program sends to the program i+1 ahead of it
+// on the ring and receives from the one i+1 behind; direct: all of it in one step.
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kernels/collectives/schedule.hpp"
+
+namespace cubesim::kernels::collectives {
+
+enum class Collective : std::uint8_t {
+  all_reduce,
+  reduce_scatter,
+  all_gather,
+  broadcast,
+  all_to_all
+};
+
+// A partition of the programs into groups of one size, each group in ring order.
+using Groups = std::vector<std::vector<std::int64_t>>;
+
+// all_reduce, reduce_scatter or all_gather over `levels` (their group sizes multiply to the
+// number of programs); `block` elements per block, a multiple of `directions` (1 or 2).
+std::unique_ptr<Schedule> rings(Collective collective, std::vector<Groups> levels,
+                                std::int64_t block, int directions);
+
+// all_reduce or broadcast of `elems` elements over the tree given by parent[g] (-1: the root).
+std::unique_ptr<Schedule> tree(Collective collective, std::vector<std::int64_t> parent,
+                               std::int64_t elems);
+
+// All-to-all of `block` elements per pair, over the ring `order` (position -> program).
+std::unique_ptr<Schedule> all_to_all(std::vector<std::int64_t> order, std::int64_t block,
+                                     bool direct);
+
+// A balanced binary tree over the ring `order`, rooted at program `root`: on the ring turned
+// so that the root is in the middle, the middle position of a range is the parent of the
+// middles of its two halves, so most parent-child pairs are near on the ring.
+std::vector<std::int64_t> binary_tree(const std::vector<std::int64_t>& order, std::int64_t root);
+// A chain along `order`: order[p-1] is the parent of order[p].
+std::vector<std::int64_t> chain(const std::vector<std::int64_t>& order);
+
+}  // namespace cubesim::kernels::collectives

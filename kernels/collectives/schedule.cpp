@@ -1,0 +1,465 @@
+#include "kernels/collectives/schedule.hpp"
+
+#include <algorithm>
+#include <map>
+#include <queue>
+#include <stdexcept>
+#include <string>
+
+namespace cubesim::kernels::collectives {
+
+emu::Tick Clock::elapsed() const {
+  if (begin.empty()) return 0;
+  return *std::max_element(end.begin(), end.end()) - *std::min_element(begin.begin(), begin.end());
+}
+
+std::int64_t pieces_of(std::int64_t elems, std::int64_t piece) {
+  return (elems + piece - 1) / piece;
+}
+
+void step_actions(const std::vector<Segment>& segments, const Step& step, std::int64_t piece,
+                  std::uint32_t window, std::vector<Action>& out) {
+  out.clear();
+  std::vector<Action> sends, recvs;
+  std::int64_t most = 0;
+  for (const Op& op : step)
+    most = std::max(most, pieces_of(segments[static_cast<std::size_t>(op.segment)].elems, piece));
+  for (std::int64_t j = 0; j < most; ++j)
+    for (std::uint32_t i = 0; i < step.size(); ++i)
+      if (j < pieces_of(segments[static_cast<std::size_t>(step[i].segment)].elems, piece))
+        (step[i].kind == OpKind::send ? sends : recvs)
+            .push_back({step[i].kind == OpKind::send, i, j});
+  // A send of a segment the step also receives into waits until every such receive of its
+  // piece is done. Steps have few ops: plain vectors, searched.
+  struct Pending {
+    std::int32_t segment;
+    std::int64_t piece;
+    int count;
+  };
+  std::vector<Pending> pending;
+  auto find = [&](const Action& a) {
+    const Op& op = step[a.op];
+    return std::find_if(pending.begin(), pending.end(), [&](const Pending& p) {
+      return p.segment == op.segment && p.piece == a.piece;
+    });
+  };
+  for (const Action& r : recvs) {
+    auto it = find(r);
+    if (it == pending.end())
+      pending.push_back({step[r.op].segment, r.piece, 1});
+    else
+      ++it->count;
+  }
+  std::vector<std::int64_t> peers;
+  for (const Op& op : step)
+    if (op.kind == OpKind::send && std::find(peers.begin(), peers.end(), op.peer) == peers.end())
+      peers.push_back(op.peer);
+  const std::size_t ahead = static_cast<std::size_t>(window) * peers.size();
+  std::size_t si = 0, ri = 0;
+  while (si < sends.size() || ri < recvs.size()) {
+    for (; si < sends.size(); ++si) {
+      if (auto it = find(sends[si]); it != pending.end() && it->count > 0) break;
+      if (ri < recvs.size() && si >= ri + ahead) break;
+      out.push_back(sends[si]);
+    }
+    if (ri < recvs.size()) {
+      --find(recvs[ri])->count;
+      out.push_back(recvs[ri++]);
+    } else if (si < sends.size()) {
+      throw std::logic_error("collective schedule: a send waits for a receive the step lacks");
+    }
+  }
+}
+
+namespace {
+
+tl::Peer peer_of(const tl::Context& tl, std::int64_t g) {
+  const std::int64_t pes = tl.num_programs(0), cubes = tl.num_programs(1);
+  return tl::program(g % pes, (g / pes) % cubes, g / (pes * cubes));
+}
+
+class Executor {
+ public:
+  Executor(tl::Context& tl, const ScheduleArgs& a)
+      : tl_(tl),
+        a_(a),
+        me_(global_program_id(tl)),
+        steps_(a.schedule->steps(me_)),
+        segments_(a.schedule->segments(me_)) {
+    const std::size_t n = segments_.size();
+    values_.resize(n);
+    for (std::size_t s = 0; s < n; ++s)
+      values_[s].resize(static_cast<std::size_t>(pieces_of(segments_[s].elems, a.piece)));
+    // When each segment is last read (sent, or added to) and last written.
+    last_read_.assign(n, -1);
+    last_write_.assign(n, -1);
+    Step step;
+    for (std::int64_t k = 0; k < steps_; ++k) {
+      a.schedule->step(me_, k, step);
+      for (const Op& op : step) {
+        const auto s = static_cast<std::size_t>(op.segment);
+        if (op.kind != OpKind::recv) last_read_[s] = k;
+        if (op.kind != OpKind::send) last_write_[s] = k;
+      }
+    }
+  }
+
+  void run() {
+    // Before the clock: what is never written goes from input to output as it is, and
+    // buffer=sram loads every input.
+    for (std::size_t s = 0; s < segments_.size(); ++s) {
+      const Segment& seg = segments_[s];
+      if (seg.in_at < 0) continue;
+      const bool copy = last_write_[s] < 0 && seg.out_at >= 0;
+      if (a_.buffer == Buffer::hbm && !copy) continue;
+      for (std::size_t j = 0; j < values_[s].size(); ++j) {
+        values_[s][j] = load(s, j);
+        if (copy && a_.buffer == Buffer::hbm) store(s, j);
+      }
+    }
+    tl_.barrier();
+    if (a_.clock) a_.clock->begin[static_cast<std::size_t>(me_)] = tl_.now();
+    Step step;
+    for (std::int64_t k = 0; k < steps_; ++k) {
+      a_.schedule->step(me_, k, step);
+      run_step(k, step);
+      for (std::size_t s = 0; s < segments_.size(); ++s) {  // free what is not needed again
+        const bool kept = a_.buffer == Buffer::sram && segments_[s].out_at >= 0;
+        if (!kept && last_read_[s] <= k && last_write_[s] <= k)
+          for (tl::Tile& t : values_[s]) t = tl::Tile();
+      }
+    }
+    if (a_.clock) a_.clock->end[static_cast<std::size_t>(me_)] = tl_.now();
+    if (a_.buffer == Buffer::sram)  // untimed, after the clock
+      for (std::size_t s = 0; s < segments_.size(); ++s)
+        if (segments_[s].out_at >= 0)
+          for (std::size_t j = 0; j < values_[s].size(); ++j) store(s, j);
+  }
+
+ private:
+  std::int64_t len(std::size_t s, std::size_t j) const {
+    return std::min(a_.piece, segments_[s].elems - static_cast<std::int64_t>(j) * a_.piece);
+  }
+  tl::Tile load(std::size_t s, std::size_t j) {
+    const std::int64_t at = segments_[s].in_at + static_cast<std::int64_t>(j) * a_.piece;
+    return tl_.load(a_.in[static_cast<std::size_t>(me_)] + at * 4, {len(s, j)}, DType::f32);
+  }
+  void store(std::size_t s, std::size_t j) {
+    const std::int64_t at = segments_[s].out_at + static_cast<std::int64_t>(j) * a_.piece;
+    tl_.store(a_.out[static_cast<std::size_t>(me_)] + at * 4, values_[s][j]);
+  }
+  // The segment's piece as it is now: held in SRAM, or (buffer=hbm) loaded from the input.
+  const tl::Tile& value(std::size_t s, std::size_t j) {
+    tl::Tile& v = values_[s][j];
+    if (!v.valid()) {
+      if (segments_[s].in_at < 0)
+        throw std::logic_error("collective schedule: program " + std::to_string(me_) +
+                               " reads segment " + std::to_string(s) + " before it has a value");
+      v = load(s, j);
+    }
+    return v;
+  }
+
+  void run_step(std::int64_t k, const Step& step) {
+    step_actions(segments_, step, a_.piece, a_.window, actions_);
+    // Writes into each segment in this step still to come, per piece: its final value is
+    // stored (buffer=hbm) after the last one.
+    writes_.clear();
+    for (const Action& act : actions_)
+      if (!act.send) ++writes_[{step[act.op].segment, act.piece}];
+    for (const Action& act : actions_) {
+      const Op& op = step[act.op];
+      const auto s = static_cast<std::size_t>(op.segment);
+      const auto j = static_cast<std::size_t>(act.piece);
+      if (act.send) {
+        tl_.send(peer_of(tl_, op.peer), value(s, j));
+        continue;
+      }
+      tl::Tile got = tl_.recv(peer_of(tl_, op.peer), {len(s, j)}, DType::f32);
+      if (op.kind == OpKind::recv_add && (values_[s][j].valid() || segments_[s].in_at >= 0))
+        got = got + value(s, j);
+      values_[s][j] = std::move(got);
+      const bool last = --writes_[{op.segment, act.piece}] == 0 && last_write_[s] == k;
+      if (last && a_.buffer == Buffer::hbm && segments_[s].out_at >= 0) store(s, j);
+    }
+  }
+
+  tl::Context& tl_;
+  const ScheduleArgs& a_;
+  std::int64_t me_, steps_;
+  std::vector<Segment> segments_;
+  std::vector<std::vector<tl::Tile>> values_;  // by segment, by piece; invalid: not held
+  std::vector<std::int64_t> last_read_, last_write_;
+  std::vector<Action> actions_;
+  std::map<std::pair<std::int32_t, std::int64_t>, int> writes_;
+};
+
+}  // namespace
+
+void run_schedule(tl::Context& tl, const ScheduleArgs& args) {
+  Executor(tl, args).run();
+}
+
+namespace {
+
+const emu::Bandwidth kNone = emu::Bandwidth::from_bytes_per_s(1);  // until set
+
+// The model's state: programs going through their actions in time order, channels with the
+// arrival of each message in flight and the return of each credit.
+class Model {
+ public:
+  Model(Simulation& sim, GridShape grid, const ScheduleArgs& a)
+      : sim_(sim), grid_(grid), a_(a), m_(sim.config().messages) {
+    const std::int64_t n = a.schedule->programs();
+    programs_.resize(static_cast<std::size_t>(n));
+    const std::size_t pes = sim.system().network().topology().total_pes();
+    port_free_.assign(pes, 0);
+    eject_free_.assign(pes, 0);
+    const bool pe_slots = m_.memory == components::SlotMemory::pe_sram;
+    slot_latency_ = pe_slots ? m_.pe_sram_latency : m_.cube_sram_latency;
+    slot_bw_ = pe_slots ? m_.pe_sram_bandwidth : m_.cube_sram_bandwidth;
+    for (std::int64_t g = 0; g < n; ++g) {
+      Program& p = programs_[static_cast<std::size_t>(g)];
+      p.segments = a.schedule->segments(g);
+      p.steps = a.schedule->steps(g);
+      push(0, What::act, g);
+    }
+  }
+
+  emu::Tick run() {
+    while (!events_.empty()) {
+      const Event e = events_.top();
+      events_.pop();
+      handle(e);
+    }
+    emu::Tick end = 0;
+    for (std::size_t g = 0; g < programs_.size(); ++g) {
+      if (!programs_[g].done)
+        throw std::logic_error("collective model: program " + std::to_string(g) +
+                               " never finished (the schedule deadlocks)");
+      end = std::max(end, programs_[g].t);
+    }
+    return end;
+  }
+
+ private:
+  struct Path {
+    emu::Tick before_last = 0, last_latency = 0;  // hop latencies up to / of the last link
+    // The first, last and slowest link.
+    emu::Bandwidth port = kNone, eject = kNone, slowest = kNone;
+    emu::Tick edge_last = 0;  // the last arrival over this path
+  };
+  struct Channel {
+    std::uint32_t from = 0, to = 0;  // global PEs
+    Path message, credit;
+    std::vector<emu::Tick> arrival, credit_back;  // by sequence number modulo the slots
+    std::uint64_t sent = 0, arrived = 0, read = 0, credited = 0;
+    std::int64_t sender = -1, receiver = -1;  // parked: waiting for a credit, a message
+  };
+  struct Program {
+    std::vector<Segment> segments;
+    std::int64_t steps = 0, k = -1;
+    Step step;
+    std::vector<Action> actions;
+    std::size_t next = 0;
+    emu::Tick t = 0;
+    bool done = false;
+  };
+  // What happens at a time: a program acts; a read slot's credit leaves its receiver; the
+  // head of a message (or of a credit) reaches the last link of its route.
+  enum class What : std::uint8_t { act, credit_leaves, message_head, credit_head };
+  struct Event {
+    emu::Tick at;
+    std::uint64_t order;
+    What what;
+    std::int64_t id;      // the program, or the channel
+    emu::Tick leave = 0;  // heads: when the sender's port sent it
+    std::uint64_t bytes = 0;
+    bool operator>(const Event& o) const { return at != o.at ? at > o.at : order > o.order; }
+  };
+
+  void push(emu::Tick at, What what, std::int64_t id, emu::Tick leave = 0,
+            std::uint64_t bytes = 0) {
+    events_.push({at, order_++, what, id, leave, bytes});
+  }
+
+  std::uint32_t global_pe(std::int64_t g) const {
+    const auto& cfg = sim_.config();
+    const std::int64_t pe = g % grid_.pes, cube = (g / grid_.pes) % grid_.cubes,
+                       sip = g / (grid_.pes * grid_.cubes);
+    return static_cast<std::uint32_t>((sip * cfg.cubes_per_sip + cube) * cfg.cube.pes + pe);
+  }
+
+  Path path(std::uint32_t from, std::uint32_t to) const {
+    const auto& topo = sim_.system().network().topology();
+    const auto& links = topo.links();
+    const auto route = topo.pe_to_pe(from, to);
+    Path p;
+    p.port = links[route.links.front()].bandwidth;
+    p.eject = links[route.links.back()].bandwidth;
+    p.slowest = p.port;
+    for (std::size_t i = 0; i < route.links.size(); ++i) {
+      if (links[route.links[i]].bandwidth.bytes_per_s() < p.slowest.bytes_per_s())
+        p.slowest = links[route.links[i]].bandwidth;
+      (i + 1 < route.links.size() ? p.before_last : p.last_latency) += route.latency[i];
+    }
+    return p;
+  }
+
+  std::size_t channel(std::int64_t from, std::int64_t to) {
+    const auto [it, fresh] = channel_of_.try_emplace({from, to}, channels_.size());
+    if (fresh) {
+      Channel c;
+      c.from = global_pe(from);
+      c.to = global_pe(to);
+      c.message = path(c.from, c.to);
+      c.credit = path(c.to, c.from);
+      c.arrival.assign(m_.slots, 0);
+      c.credit_back.assign(m_.slots, 0);
+      channels_.push_back(std::move(c));
+    }
+    return it->second;
+  }
+
+  // `bytes` leave `from`'s port as soon as it is free, from `ready` on; when will the head
+  // reach the route's last link.
+  emu::Tick leave(const Path& p, std::uint32_t from, std::uint64_t bytes, emu::Tick ready,
+                  emu::Tick* left) {
+    *left = std::max(ready, port_free_[from]);
+    port_free_[from] = *left + p.port.transfer_time(bytes);
+    return *left + p.before_last;
+  }
+  // The head is at the last link (the receiver's ejection port) at `head`: when the whole of
+  // it has arrived, behind what else came through that port and over the same path.
+  emu::Tick arrive(Path& p, std::uint32_t to, std::uint64_t bytes, emu::Tick left, emu::Tick head) {
+    const emu::Tick start = std::max(head, eject_free_[to]);
+    const emu::Tick through = std::max(start + p.eject.transfer_time(bytes),
+                                       left + p.before_last + p.slowest.transfer_time(bytes));
+    eject_free_[to] = through;
+    const emu::Tick at =
+        std::max(through + p.last_latency, p.edge_last + p.slowest.transfer_time(bytes));
+    p.edge_last = at;
+    return at;
+  }
+
+  void wake(std::int64_t& parked) {
+    if (parked < 0) return;
+    const std::int64_t g = parked;
+    parked = -1;
+    push(programs_[static_cast<std::size_t>(g)].t, What::act, g);
+  }
+
+  void handle(const Event& e) {
+    const auto ch = static_cast<std::size_t>(e.id);
+    switch (e.what) {
+      case What::act:
+        act(e.at, e.id);
+        return;
+      case What::credit_leaves: {
+        Channel& c = channels_[ch];
+        emu::Tick left = 0;
+        const emu::Tick head = leave(c.credit, c.to, m_.credit_bytes, e.at, &left);
+        push(head, What::credit_head, e.id, left, m_.credit_bytes);
+        return;
+      }
+      case What::credit_head: {
+        Channel& c = channels_[ch];
+        c.credit_back[c.credited++ % m_.slots] = arrive(c.credit, c.from, e.bytes, e.leave, e.at);
+        wake(c.sender);
+        return;
+      }
+      case What::message_head: {
+        Channel& c = channels_[ch];
+        c.arrival[c.arrived++ % m_.slots] = arrive(c.message, c.to, e.bytes, e.leave, e.at);
+        wake(c.receiver);
+        return;
+      }
+    }
+  }
+
+  // Runs program g's actions from time `at` until one must wait.
+  void act(emu::Tick at, std::int64_t g) {
+    Program& p = programs_[static_cast<std::size_t>(g)];
+    for (;;) {
+      if (p.next == p.actions.size()) {
+        if (++p.k == p.steps) {
+          p.done = true;
+          return;
+        }
+        a_.schedule->step(g, p.k, p.step);
+        step_actions(p.segments, p.step, a_.piece, a_.window, p.actions);
+        p.next = 0;
+        continue;
+      }
+      const Action& act = p.actions[p.next];
+      const Op& op = p.step[act.op];
+      const std::int64_t elems = std::min(
+          a_.piece, p.segments[static_cast<std::size_t>(op.segment)].elems - act.piece * a_.piece);
+      const auto bytes = static_cast<std::uint64_t>(elems) * 4;
+      if (act.send) {
+        const std::size_t ch = channel(g, op.peer);
+        Channel& c = channels_[ch];
+        if (c.sent >= m_.slots) {  // the credit of the message `slots` before this one
+          if (c.credited <= c.sent - m_.slots) {
+            c.sender = g;
+            return;
+          }
+          p.t = std::max(p.t, c.credit_back[(c.sent - m_.slots) % m_.slots]);
+          if (p.t > at) {
+            push(p.t, What::act, g);
+            return;
+          }
+        }
+        ++c.sent;
+        emu::Tick left = 0;
+        const emu::Tick head = leave(c.message, c.from, bytes, p.t, &left);
+        push(head, What::message_head, static_cast<std::int64_t>(ch), left, bytes);
+        ++p.next;
+        continue;
+      }
+      const std::size_t ch = channel(op.peer, g);
+      Channel& c = channels_[ch];
+      if (c.arrived <= c.read) {
+        c.receiver = g;
+        return;
+      }
+      const emu::Tick begin = std::max(p.t, c.arrival[c.read % m_.slots] + slot_latency_);
+      if (begin > at) {
+        push(begin, What::act, g);
+        return;
+      }
+      const emu::Tick read = begin + slot_latency_ + slot_bw_.transfer_time(bytes);
+      ++c.read;
+      push(read, What::credit_leaves, static_cast<std::int64_t>(ch));
+      p.t = read;
+      if (op.kind == OpKind::recv_add)
+        p.t += sim_.system().vector_unit().time(static_cast<std::uint64_t>(elems));
+      ++p.next;
+      if (p.t > at) {
+        push(p.t, What::act, g);
+        return;
+      }
+    }
+  }
+
+  Simulation& sim_;
+  GridShape grid_;
+  const ScheduleArgs& a_;
+  const components::MessagesConfig& m_;
+  emu::Tick slot_latency_ = 0;
+  emu::Bandwidth slot_bw_ = kNone;
+  std::vector<Program> programs_;
+  std::vector<Channel> channels_;
+  std::map<std::pair<std::int64_t, std::int64_t>, std::size_t> channel_of_;
+  std::vector<emu::Tick> port_free_, eject_free_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  std::uint64_t order_ = 0;
+};
+
+}  // namespace
+
+emu::Tick model_time(Simulation& sim, GridShape grid, const ScheduleArgs& args) {
+  return Model(sim, grid, args).run();
+}
+
+}  // namespace cubesim::kernels::collectives
