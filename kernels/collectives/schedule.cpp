@@ -20,7 +20,10 @@ std::int64_t pieces_of(std::int64_t elems, std::int64_t piece) {
 void step_actions(const std::vector<Segment>& segments, const Step& step, std::int64_t piece,
                   std::uint32_t window, std::vector<Action>& out) {
   out.clear();
-  std::vector<Action> sends, recvs;
+  // Scratch kept between calls (a step never yields, so one per thread serves every fiber).
+  thread_local std::vector<Action> sends, recvs;
+  sends.clear();
+  recvs.clear();
   std::int64_t most = 0;
   for (const Op& op : step)
     most = std::max(most, pieces_of(segments[static_cast<std::size_t>(op.segment)].elems, piece));
@@ -36,7 +39,8 @@ void step_actions(const std::vector<Segment>& segments, const Step& step, std::i
     std::int64_t piece;
     int count;
   };
-  std::vector<Pending> pending;
+  thread_local std::vector<Pending> pending;
+  pending.clear();
   auto find = [&](const Action& a) {
     const Op& op = step[a.op];
     return std::find_if(pending.begin(), pending.end(), [&](const Pending& p) {
@@ -50,7 +54,8 @@ void step_actions(const std::vector<Segment>& segments, const Step& step, std::i
     else
       ++it->count;
   }
-  std::vector<std::int64_t> peers;
+  thread_local std::vector<std::int64_t> peers;
+  peers.clear();
   for (const Op& op : step)
     if (op.kind == OpKind::send && std::find(peers.begin(), peers.end(), op.peer) == peers.end())
       peers.push_back(op.peer);
@@ -123,7 +128,8 @@ class Executor {
     for (std::int64_t k = 0; k < steps_; ++k) {
       a_.schedule->step(me_, k, step);
       run_step(k, step);
-      for (std::size_t s = 0; s < segments_.size(); ++s) {  // free what is not needed again
+      for (const Op& op : step) {  // free what is not needed again
+        const auto s = static_cast<std::size_t>(op.segment);
         const bool kept = a_.buffer == Buffer::sram && segments_[s].out_at >= 0;
         if (!kept && last_read_[s] <= k && last_write_[s] <= k)
           for (tl::Tile& t : values_[s]) t = tl::Tile();
@@ -166,7 +172,7 @@ class Executor {
     // stored (buffer=hbm) after the last one.
     writes_.clear();
     for (const Action& act : actions_)
-      if (!act.send) ++writes_[{step[act.op].segment, act.piece}];
+      if (!act.send) ++write_count({step[act.op].segment, act.piece});
     for (const Action& act : actions_) {
       const Op& op = step[act.op];
       const auto s = static_cast<std::size_t>(op.segment);
@@ -179,7 +185,7 @@ class Executor {
       if (op.kind == OpKind::recv_add && (values_[s][j].valid() || segments_[s].in_at >= 0))
         got = got + value(s, j);
       values_[s][j] = std::move(got);
-      const bool last = --writes_[{op.segment, act.piece}] == 0 && last_write_[s] == k;
+      const bool last = --write_count({op.segment, act.piece}) == 0 && last_write_[s] == k;
       if (last && a_.buffer == Buffer::hbm && segments_[s].out_at >= 0) store(s, j);
     }
   }
@@ -191,7 +197,13 @@ class Executor {
   std::vector<std::vector<tl::Tile>> values_;  // by segment, by piece; invalid: not held
   std::vector<std::int64_t> last_read_, last_write_;
   std::vector<Action> actions_;
-  std::map<std::pair<std::int32_t, std::int64_t>, int> writes_;
+  // Steps write few pieces: a vector, searched.
+  int& write_count(std::pair<std::int32_t, std::int64_t> piece) {
+    for (auto& [key, count] : writes_)
+      if (key == piece) return count;
+    return writes_.emplace_back(piece, 0).second;
+  }
+  std::vector<std::pair<std::pair<std::int32_t, std::int64_t>, int>> writes_;
 };
 
 }  // namespace
