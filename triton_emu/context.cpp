@@ -348,16 +348,24 @@ void Context::move_segments(bool write, const Shape& shape, DType dtype, const s
   pending.done.wait();
   if (deferred) launch_.deferred->landed(*deferred);
   (write ? pe_.bytes_stored : pe_.bytes_loaded) += total;
+  memory_op_done(what, start, flow, total, segments_.size(), "transfer", "segments", shape, "dtype",
+                 dtype_name(dtype));
+}
+
+void Context::memory_op_done(const char* what, emu::Tick start, std::uint64_t flow,
+                             std::uint64_t bytes, std::size_t parts, const char* part_name,
+                             const char* parts_key, const Shape& shape, const char* type_key,
+                             std::string_view type) {
   pe_.memory_wait += launch_.sched.now() - start;
   if (launch_.trace_calls) [[unlikely]]
-    emu::log().trace("{}: {} of {} bytes in {} transfer(s) took {}", pe_.name, what, total,
-                     segments_.size(), emu::format_time(launch_.sched.now() - start));
+    emu::log().trace("{}: {} of {} bytes in {} {}(s) took {}", pe_.name, what, bytes, parts,
+                     part_name, emu::format_time(launch_.sched.now() - start));
   if (launch_.tracing(pe_))
     launch_.trace_slice(
         pe_, false, what, start, launch_.sched.now(),
-        fmt::format(R"({{"bytes":{},"address":"{}","segments":{},"shape":{},"dtype":"{}"}})", total,
-                    segments_.empty() ? hex_address(0) : hex_address(segments_[0].addr),
-                    segments_.size(), shape.str(), dtype_name(dtype)),
+        fmt::format(R"({{"bytes":{},"address":"{}","{}":{},"shape":{},"{}":"{}"}})", bytes,
+                    segments_.empty() ? hex_address(0) : hex_address(segments_[0].addr), parts_key,
+                    parts, shape.str(), type_key, type),
         flow);
 }
 
@@ -499,18 +507,8 @@ void Context::atomic_segments(AtomicOp op, int type, const Shape& shape, const s
   launch_.end_trace_flow(flow);
   if (pieces.empty()) done.arrive();
   done.wait();
-  pe_.memory_wait += launch_.sched.now() - start;
-  if (launch_.trace_calls) [[unlikely]]
-    emu::log().trace("{}: {} of {} bytes in {} request(s) took {}", pe_.name, what, total,
-                     pieces.size(), emu::format_time(launch_.sched.now() - start));
-  if (launch_.tracing(pe_))
-    launch_.trace_slice(
-        pe_, false, what, start, launch_.sched.now(),
-        fmt::format(R"({{"bytes":{},"address":"{}","requests":{},"shape":{},"type":"{}"}})", total,
-                    segments_.empty() ? hex_address(0) : hex_address(segments_[0].addr),
-                    pieces.size(), shape.str(),
-                    detail::atomic_type_name(static_cast<detail::AtomicType>(type))),
-        flow);
+  memory_op_done(what, start, flow, total, pieces.size(), "request", "requests", shape, "type",
+                 detail::atomic_type_name(static_cast<detail::AtomicType>(type)));
 }
 
 Tile Context::atomic_tile(AtomicOp op, Ptr ptr, const Tile* compare, const Tile& values,

@@ -21,6 +21,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -247,6 +248,12 @@ class Context {
   // `deferred`: a load that copies nothing now (deferred_loads.hpp).
   void move_segments(bool write, const Shape& shape, DType dtype, const std::byte* src,
                      std::byte* dst, Tile* deferred = nullptr);
+  // What every memory operation does once its `parts` transfers of `bytes` in all are done
+  // (begun at `start`): counts the PE's memory wait, logs it at trace level, and gives it a
+  // trace slice whose args name the parts (`parts_key`) and the element type (`type_key`).
+  void memory_op_done(const char* what, emu::Tick start, std::uint64_t flow, std::uint64_t bytes,
+                      std::size_t parts, const char* part_name, const char* parts_key,
+                      const Shape& shape, const char* type_key, std::string_view type);
   // Bytes of a tile of `shape`, or a fault naming `what` for a negative dimension or a size
   // past 2^63 bytes.
   std::uint64_t tile_bytes(const char* what, const Shape& shape, DType dtype) const;

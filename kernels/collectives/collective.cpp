@@ -155,8 +155,8 @@ struct Plan {
   std::int64_t channels_in = 0;      // the most channels into one program
 };
 
-Plan plan(const components::SystemConfig& cfg, GridShape grid, Collective collective,
-          const std::string& algorithm, std::int64_t bytes) {
+Plan make_plan(const components::SystemConfig& cfg, GridShape grid, Collective collective,
+               const std::string& algorithm, std::int64_t bytes) {
   const std::int64_t n = grid.total(), elems = bytes / 4;
   const std::vector<std::int64_t> order = ring_order(cfg, grid);
   Plan p;
@@ -229,18 +229,18 @@ Outcome run_collective(Simulation& sim, const Params& p, Collective collective) 
                       "4 bytes x " + grid.str() + (dirs == 2 ? " x 2 directions" : "") +
                           " (every program's data is cut into one block per program" +
                           (dirs == 2 ? ", each in two halves" : "") + ")");
-  const Plan plan_ = plan(cfg, grid, collective, algorithm, bytes);
-  const std::int64_t block = plan_.block;
+  const Plan plan = make_plan(cfg, grid, collective, algorithm, bytes);
+  const std::int64_t block = plan.block;
   const auto& m = cfg.messages;
   const std::int64_t piece =
-      std::min<std::int64_t>(static_cast<std::int64_t>(m.slot_bytes / 4), plan_.segment);
+      std::min<std::int64_t>(static_cast<std::int64_t>(m.slot_bytes / 4), plan.segment);
   const std::uint64_t slots_in_sram =
       m.memory == components::SlotMemory::pe_sram
-          ? static_cast<std::uint64_t>(plan_.channels_in) * m.slots * m.slot_bytes
+          ? static_cast<std::uint64_t>(plan.channels_in) * m.slots * m.slot_bytes
           : 0;
   // buffer=sram holds the working vector (an all-to-all's input and output); both hold what a
   // step sends and receives, and a few pieces being added.
-  const auto working = static_cast<std::uint64_t>(2 * plan_.step_bytes + 4 * piece * 4 * dirs);
+  const auto working = static_cast<std::uint64_t>(2 * plan.step_bytes + 4 * piece * 4 * dirs);
   const std::uint64_t resident =
       buffer == Buffer::sram
           ? static_cast<std::uint64_t>(collective == Collective::all_to_all ? 2 * bytes : bytes)
@@ -286,7 +286,7 @@ Outcome run_collective(Simulation& sim, const Params& p, Collective collective) 
   Clock clock;
   clock.begin.assign(static_cast<std::size_t>(n), 0);
   clock.end.assign(static_cast<std::size_t>(n), 0);
-  const ScheduleArgs args{.schedule = plan_.schedule.get(),
+  const ScheduleArgs args{.schedule = plan.schedule.get(),
                           .buffer = buffer,
                           .in = in,
                           .out = out,
@@ -323,7 +323,7 @@ Outcome run_collective(Simulation& sim, const Params& p, Collective collective) 
                 "vector unit (kernels/collectives/schedule.hpp); exact on an idle system "
                 "whose routes share no links but their end ports, with SRAM slots and "
                 "buffer=sram"}};
-  if (!plan_.levels.empty()) o.details["ring_sizes"] = plan_.levels;
+  if (!plan.levels.empty()) o.details["ring_sizes"] = plan.levels;
   if (timing_only) {
     o.details["verification"] = "skipped (timing-only run)";
     return o;

@@ -29,6 +29,20 @@ Outcome run(const char* spec, const char* kernel, const std::string& algorithm, 
                                      "bytes_per_pe=" + std::to_string(bytes), "buffer=" + buffer}));
 }
 
+// What a one-packet message of `bytes` costs between mesh neighbours in PE SRAM slots, from
+// the spec: h the hop latency, s its time on a link, w / r the slot's write latency / read,
+// credit a credit's time on a link.
+struct MessageCosts {
+  Tick h, s, w, r, credit;
+  static MessageCosts of(const components::SystemConfig& c, std::uint64_t bytes) {
+    const auto& m = c.messages;
+    const auto& link = c.cube.noc.link_bandwidth;
+    return {c.cube.noc.hop_latency, link.transfer_time(bytes), m.pe_sram_latency,
+            m.pe_sram_latency + m.pe_sram_bandwidth.transfer_time(bytes),
+            link.transfer_time(m.credit_bytes)};
+  }
+};
+
 // Runs `schedule` on the first cube's 4 programs (timing only, buffer=sram, messages of at
 // most `piece` elements): {the simulated collective time, the model's}.
 std::pair<Tick, Tick> time_on_one_cube(const Spec& spec, const Schedule& schedule,
@@ -100,12 +114,7 @@ TEST(Collectives, ChunksLargerThanASlotGoAsSeveralMessages) {
 TEST(Collectives, RingAllReduceTakesTheAlphaBetaTimeOnAnIdleRing) {
   const Spec spec = Spec::load(spec_path("tiny.json"));
   const auto& c = spec.config();
-  const auto& m = c.messages;
-  const std::uint64_t bytes = 64 * 4;
-  const Tick h = c.cube.noc.hop_latency, s = c.cube.noc.link_bandwidth.transfer_time(bytes);
-  const Tick w = m.pe_sram_latency,
-             r = m.pe_sram_latency + m.pe_sram_bandwidth.transfer_time(bytes);
-  const Tick credit = c.cube.noc.link_bandwidth.transfer_time(m.credit_bytes);
+  const auto [h, s, w, r, credit] = MessageCosts::of(c, 64 * 4);
   const Tick add = c.pe.clock.cycles_to_ticks(
       emu::Cycles{(64 + c.pe.vector.lanes - 1) / c.pe.vector.lanes + c.pe.vector.latency_cycles});
   // One step from its sends: {when the last recv (and add) is done, when the next sends leave}.
@@ -143,12 +152,7 @@ TEST(Collectives, RingAllReduceTakesTheAlphaBetaTimeOnAnIdleRing) {
 TEST(Collectives, ChainBroadcastTakesTheAlphaBetaTimeOnAnIdleCube) {
   const Spec spec = Spec::load(spec_path("tiny.json"));
   const auto& c = spec.config();
-  const auto& m = c.messages;
-  const std::uint64_t bytes = 100 * 4;
-  const Tick h = c.cube.noc.hop_latency, s = c.cube.noc.link_bandwidth.transfer_time(bytes);
-  const Tick w = m.pe_sram_latency,
-             r = m.pe_sram_latency + m.pe_sram_bandwidth.transfer_time(bytes);
-  const Tick credit = c.cube.noc.link_bandwidth.transfer_time(m.credit_bytes);
+  const auto [h, s, w, r, credit] = MessageCosts::of(c, 100 * 4);
   const Tick expected = (h + s + w + r) + 2 * (credit + h + s + w + r);
   const auto order = ring_order(c, GridShape{4, 1, 1});
   const auto schedule = tree(Collective::broadcast, chain(order), 100);
