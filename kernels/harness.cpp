@@ -566,12 +566,14 @@ RunResult sum_runs(std::vector<RunResult> runs) {
   sum.sim_time_ps = sum.flops = sum.events = 0;
   sum.wall_seconds = 0;
   sum.network.bytes_by_kind = {};
+  sum.messages = {};
   sum.launches.clear();
   for (const auto& r : runs) {
     sum.sim_time_ps += r.stats.sim_time_ps;
     sum.flops += r.stats.flops;
     sum.events += r.stats.events;
     sum.wall_seconds += r.stats.wall_seconds;
+    sum.messages += r.stats.messages;
     for (std::size_t k = 0; k < components::kLinkKinds; ++k)
       sum.network.bytes_by_kind[k] += r.stats.network.bytes_by_kind[k];
     sum.launches.push_back(r.stats);

@@ -615,7 +615,9 @@ void Context::send(const Peer& dst, const Tile& tile) {
     emu::log().trace("{}: send {} bytes to {}", pe_.name, tile.bytes(), dst.str());
   const emu::Tick t0 = launch_.sched.now();
   m.send(*this, program_, to, tile);
-  pe_.message_wait += launch_.sched.now() - t0;
+  pe_.send_wait += launch_.sched.now() - t0;
+  ++pe_.messages_sent;
+  pe_.bytes_sent += tile.bytes();
 }
 
 Tile Context::recv(const Peer& src, Shape shape, DType dtype) {
@@ -642,9 +644,11 @@ Tile Context::wait(RecvHandle& handle) {
     fault("wait on " + pe_.name + ": the RecvHandle belongs to another program's recv_async");
   const emu::Tick t0 = launch_.sched.now();
   launch_.messages->wait(program_, r);
-  pe_.message_wait += launch_.sched.now() - t0;
+  pe_.recv_wait += launch_.sched.now() - t0;
   if (!r.error.empty()) fault("recv on " + pe_.name + ": " + r.error);
   Tile t = r.tile;
+  ++pe_.messages_received;
+  pe_.bytes_received += t.bytes();
   if (!r.values.empty() && t.data_ && !t.data_->bytes.empty())
     std::memcpy(t.data_->bytes.data(), r.values.data(),
                 std::min<std::size_t>(r.values.size(), t.data_->bytes.size()));

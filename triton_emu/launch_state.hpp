@@ -51,16 +51,19 @@ struct PeState {
   // Per launch.
   emu::Tick finish = 0;
   emu::Tick vector_busy = 0;
-  emu::Tick memory_wait = 0;   // blocked in load / store
-  emu::Tick gemm_wait = 0;     // blocked in wait()
-  emu::Tick message_wait = 0;  // blocked in send (no free slot) or a recv's wait
+  emu::Tick memory_wait = 0;  // blocked in load / store
+  emu::Tick gemm_wait = 0;    // blocked in wait()
+  emu::Tick send_wait = 0;    // blocked in send: no free slot at the receiver
+  emu::Tick recv_wait = 0;    // blocked in a recv's wait: the message not yet readable
   std::uint64_t bytes_loaded = 0, bytes_stored = 0;
+  std::uint64_t messages_sent = 0, bytes_sent = 0, messages_received = 0, bytes_received = 0;
   bool trace_selected = true;  // by SimOptions::trace_pes
   bool traced = false;         // its tracks exist
   emu::TraceWriter::Track track{}, gemm_track{};
   void reset_launch_stats() {
-    finish = vector_busy = memory_wait = gemm_wait = message_wait = 0;
+    finish = vector_busy = memory_wait = gemm_wait = send_wait = recv_wait = 0;
     bytes_loaded = bytes_stored = 0;
+    messages_sent = bytes_sent = messages_received = bytes_received = 0;
     gemm.reset_stats();
     if (sram) sram->reset_peak();
   }

@@ -13,9 +13,15 @@ json pe_json(const PeStats& pe) {
           {"gemm_busy_ps", pe.gemm_busy_ps},
           {"memory_wait_ps", pe.memory_wait_ps},
           {"gemm_wait_ps", pe.gemm_wait_ps},
+          {"send_wait_ps", pe.send_wait_ps},
+          {"recv_wait_ps", pe.recv_wait_ps},
           {"flops", pe.flops},
           {"bytes_loaded", pe.bytes_loaded},
           {"bytes_stored", pe.bytes_stored},
+          {"messages_sent", pe.messages_sent},
+          {"bytes_sent", pe.bytes_sent},
+          {"messages_received", pe.messages_received},
+          {"bytes_received", pe.bytes_received},
           {"sram_peak_bytes", pe.sram_peak_bytes}};
 }
 
@@ -46,6 +52,11 @@ json stats_section(const RunStats& r) {
                 {"inter_sip_bytes", n.bytes(LinkKind::inter_sip)},
                 {"events", r.events},
                 {"packets", n.packets},
+                {"messages",
+                 {{"messages", r.messages.messages},
+                  {"bytes", r.messages.bytes},
+                  {"send_wait_ps", r.messages.send_wait_ps},
+                  {"recv_wait_ps", r.messages.recv_wait_ps}}},
                 {"pes", std::move(pes)},
                 {"links", links_json(n)}};
   if (const components::LinkRecord* b = n.busiest_link())

@@ -24,10 +24,30 @@ struct PeStats {
   emu::Tick gemm_busy_ps = 0;
   emu::Tick memory_wait_ps = 0;  // blocked in load / store
   emu::Tick gemm_wait_ps = 0;    // blocked in wait()
+  emu::Tick send_wait_ps = 0;    // blocked in tl.send: no free slot at the receiver
+  emu::Tick recv_wait_ps = 0;    // blocked waiting for a recv's message
   std::uint64_t flops = 0;
   std::uint64_t bytes_loaded = 0;
   std::uint64_t bytes_stored = 0;
+  std::uint64_t messages_sent = 0, bytes_sent = 0;
+  std::uint64_t messages_received = 0, bytes_received = 0;
   std::uint64_t sram_peak_bytes = 0;
+};
+
+// tl.send / tl.recv over a launch (or launches summed): messages, payload bytes, and the time
+// programs spent blocked on them, summed over programs.
+struct MessageTotals {
+  std::uint64_t messages = 0;
+  std::uint64_t bytes = 0;
+  emu::Tick send_wait_ps = 0;
+  emu::Tick recv_wait_ps = 0;
+  MessageTotals& operator+=(const MessageTotals& o) {
+    messages += o.messages;
+    bytes += o.bytes;
+    send_wait_ps += o.send_wait_ps;
+    recv_wait_ps += o.recv_wait_ps;
+    return *this;
+  }
 };
 
 struct RunStats {
@@ -46,6 +66,7 @@ struct RunStats {
   std::uint64_t events = 0;
   double wall_seconds = 0;         // host time the simulation took
   std::vector<PeStats> pes;        // the PEs of the launch's programs, in program order
+  MessageTotals messages;          // over every launch summed into this one
   components::LinkStats network;   // utilisation over sim_time_ps
   std::vector<RunStats> launches;  // the launches summed into this one, if several
 

@@ -374,9 +374,11 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
         std::rethrow_exception(error);
       }
       pe->finish = I.sched.now();
-      logger.debug("{} ends on {} (vector {}, memory wait {}, GEMM wait {})", coord->str(),
-                   pe->name, emu::format_time(pe->vector_busy), emu::format_time(pe->memory_wait),
-                   emu::format_time(pe->gemm_wait));
+      logger.debug(
+          "{} ends on {} (vector {}, memory wait {}, GEMM wait {}, send wait {}, recv wait {})",
+          coord->str(), pe->name, emu::format_time(pe->vector_busy),
+          emu::format_time(pe->memory_wait), emu::format_time(pe->gemm_wait),
+          emu::format_time(pe->send_wait), emu::format_time(pe->recv_wait));
     });
   }
 
@@ -489,10 +491,20 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
                      .gemm_busy_ps = pe->gemm.busy(),
                      .memory_wait_ps = pe->memory_wait,
                      .gemm_wait_ps = pe->gemm_wait,
+                     .send_wait_ps = pe->send_wait,
+                     .recv_wait_ps = pe->recv_wait,
                      .flops = pe->gemm.flops(),
                      .bytes_loaded = pe->bytes_loaded,
                      .bytes_stored = pe->bytes_stored,
+                     .messages_sent = pe->messages_sent,
+                     .bytes_sent = pe->bytes_sent,
+                     .messages_received = pe->messages_received,
+                     .bytes_received = pe->bytes_received,
                      .sram_peak_bytes = pe->sram->peak()});
+    s.messages += {.messages = pe->messages_sent,
+                   .bytes = pe->bytes_sent,
+                   .send_wait_ps = pe->send_wait,
+                   .recv_wait_ps = pe->recv_wait};
   }
   s.network = I.sys.network().link_stats(r.sim_time_ps);
   r.report = run_report(s);

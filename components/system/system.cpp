@@ -48,6 +48,25 @@ nlohmann::json buffers_json(const SystemConfig& c) {
           {"ucie", one(c.ucie.buffers, plan.link_classes)},
           {"inter_sip", one(c.inter_sip.buffers, plan.link_classes)}};
 }
+
+// tl.send / tl.recv channels: slots, where they live, what reading one costs.
+nlohmann::json messages_json(const SystemConfig& c) {
+  const MessagesConfig& m = c.messages;
+  const auto bw = [](Bandwidth b) { return static_cast<double>(b.bytes_per_s()) / 1e9; };
+  nlohmann::json read = nullptr;  // hbm slots are read over the network, as loads are
+  if (m.memory == SlotMemory::pe_sram)
+    read = {{"bandwidth_GBps", bw(m.pe_sram_bandwidth)}, {"latency_ps", m.pe_sram_latency}};
+  else if (m.memory == SlotMemory::cube_sram)
+    read = {{"bandwidth_GBps", bw(m.cube_sram_bandwidth)}, {"latency_ps", m.cube_sram_latency}};
+  return {{"slots", m.slots},
+          {"slot_bytes", m.slot_bytes},
+          {"memory", slot_memory_name(m.memory)},
+          {"credit_bytes", m.credit_bytes},
+          {"channel_bytes", std::uint64_t{m.slots} * m.slot_bytes},
+          {"slot_read", read},
+          {"cube_sram_bytes", m.cube_sram_bytes}};
+}
+
 }  // namespace
 
 nlohmann::json System::describe() const {
@@ -86,6 +105,7 @@ nlohmann::json System::describe() const {
       {"sram_bytes_per_pe", c.pe.sram_bytes},
       {"clock_hz", c.pe.clock.hz()},
       {"buffers", buffers_json(c)},
+      {"messages", messages_json(c)},
   };
 }
 

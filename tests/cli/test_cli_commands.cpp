@@ -117,6 +117,7 @@ TEST_F(CliInfo, Text) {
   EXPECT_THAT(r.out, HasSubstr("TFLOP/s"));  // tiny: 1 TFLOP/s f16 per PE
   EXPECT_THAT(r.out, HasSubstr("256 KiB per PE"));
   EXPECT_THAT(r.out, HasSubstr("256 MiB per cube"));
+  EXPECT_THAT(r.out, HasSubstr("messages    "));
 }
 
 TEST_F(CliInfo, JsonWithOverride) {
@@ -131,6 +132,9 @@ TEST_F(CliInfo, JsonWithOverride) {
   EXPECT_DOUBLE_EQ(j["peak_flops_per_s"]["f16"]["system"].get<double>(), 16e12);
   EXPECT_DOUBLE_EQ(j["bandwidth_GBps"]["hbm_per_cube"].get<double>(), 64);
   EXPECT_EQ(j["sram_bytes_per_pe"], 256 * 1024);
+  const auto& m = j["messages"];
+  EXPECT_EQ(m["channel_bytes"].get<std::uint64_t>(),
+            m["slots"].get<std::uint64_t>() * m["slot_bytes"].get<std::uint64_t>());
 }
 
 // The shipped default is balanced: the mesh delivers every port's peak. Put its HBM back on

@@ -145,6 +145,18 @@ TEST_F(CliReport, SummaryWithoutTrafficSaysSo) {
   EXPECT_THAT(s, ::testing::Not(HasSubstr("held back")));
 }
 
+TEST_F(CliReport, SummaryTellsMessagesWhenThereWereAny) {
+  EXPECT_THAT(summary(report_for(true, false)), ::testing::Not(HasSubstr("messages")));
+  RunStats& s = outcome_.run.stats;
+  s.pes.resize(2);
+  s.messages = {.messages = 3, .bytes = 3072, .send_wait_ps = 4'000, .recv_wait_ps = 10'000};
+  const json r = report_for(true, false);
+  EXPECT_EQ(r["stats"]["messages"]["messages"], 3);
+  EXPECT_EQ(r["stats"]["messages"]["recv_wait_ps"], 10'000);
+  EXPECT_THAT(summary(r), HasSubstr("messages    3 sent (3.00 KiB); per program, blocked 2.000 ns "
+                                    "sending (no free slot) and 5.000 ns receiving, on average"));
+}
+
 TEST_F(CliReport, TimingOnly) {
   const json r = report_for(std::nullopt, true);
   EXPECT_TRUE(r["verified"].is_null());

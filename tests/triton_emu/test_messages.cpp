@@ -144,6 +144,54 @@ TEST(Messages, AFullChannelBlocksTheSenderUntilTheCreditIsBack) {
   EXPECT_EQ(second_sent, path + m.pe_sram_latency + read + credit);
 }
 
+// The run's statistics count what was sent and received, and the time each side was blocked:
+// the same exchange as above, whose waits are known from the spec.
+TEST(Messages, StatisticsCountMessagesBytesAndTheTimeBlocked) {
+  const Spec spec = tiny_with({{"slots", 1}, {"credit_bytes", 16}});
+  const auto& c = spec.config();
+  const auto& m = c.messages;
+  const std::uint64_t bytes = 1024;
+  Simulation sim(spec, {.timing_only = true});
+  const RunResult r = sim.launch_on(Grid{.pes = 2, .cubes = 1}, [&](tl::Context& tl) {
+    const tl::Tile t = tl.full({256}, 1.0, DType::f32);
+    for (int i = 0; i < 2; ++i) {
+      if (tl.program_id(0) == 0)
+        tl.send(tl::program(1), t);
+      else
+        (void)tl.recv(tl::program(0), {256}, DType::f32);
+    }
+  });
+  const auto& noc = c.cube.noc;
+  const Tick path = noc.hop_latency + noc.link_bandwidth.transfer_time(bytes);
+  const Tick read = m.pe_sram_latency + m.pe_sram_bandwidth.transfer_time(bytes);
+  const Tick credit = noc.hop_latency + noc.link_bandwidth.transfer_time(m.credit_bytes);
+  // The second send waits for the first message's credit; the receiver waits for each
+  // message to arrive and be read, the second sent `second_send` after the first.
+  const Tick second_send = path + m.pe_sram_latency + read + credit;
+  const Tick received = path + m.pe_sram_latency + read;
+  ASSERT_EQ(r.stats.pes.size(), 2u);
+  const PeStats& sender = r.stats.pes[0];
+  const PeStats& receiver = r.stats.pes[1];
+  EXPECT_EQ(sender.messages_sent, 2u);
+  EXPECT_EQ(sender.bytes_sent, 2 * bytes);
+  EXPECT_EQ(sender.messages_received, 0u);
+  EXPECT_EQ(receiver.messages_received, 2u);
+  EXPECT_EQ(receiver.bytes_received, 2 * bytes);
+  EXPECT_EQ(sender.send_wait_ps, second_send);
+  EXPECT_EQ(sender.recv_wait_ps, 0u);
+  EXPECT_EQ(receiver.send_wait_ps, 0u);
+  EXPECT_EQ(receiver.recv_wait_ps, second_send + received);
+  EXPECT_EQ(r.stats.messages.messages, 2u);
+  EXPECT_EQ(r.stats.messages.bytes, 2 * bytes);
+  EXPECT_EQ(r.stats.messages.send_wait_ps, second_send);
+  EXPECT_EQ(r.stats.messages.recv_wait_ps, second_send + received);
+  const nlohmann::json& j = r.report["stats"]["messages"];
+  EXPECT_EQ(j["messages"], 2);
+  EXPECT_EQ(j["bytes"], 2 * bytes);
+  EXPECT_EQ(j["send_wait_ps"], second_send);
+  EXPECT_EQ(r.report["stats"]["pes"][1]["recv_wait_ps"], second_send + received);
+}
+
 TEST(Messages, NeighboursByDirectionAndUcie) {
   // tiny: 2 cubes on a UCIe ring of two (one neighbour each), 2x2 meshes.
   Simulation sim(tiny_with({}), {.timing_only = true});

@@ -76,6 +76,31 @@ void print_port_capacities(const std::vector<components::PortCapacity>& ports) {
   }
 }
 
+// "4 slots x 4.00 KiB per channel in the receiver's PE SRAM (read at 512 GB/s + 0 ps); 16 B
+// credits; a PE receiving from its 4 mesh neighbours gives 64.0 KiB (1.6%) of its SRAM".
+std::string describe_messages(const nlohmann::json& d) {
+  if (!d.contains("messages")) return "?";
+  const nlohmann::json& m = d["messages"];
+  const std::string memory = m.value("memory", "?");
+  std::string t = std::to_string(m.value("slots", 0)) + " slots x " +
+                  format_bytes(num(m, "slot_bytes")) + " per channel in ";
+  if (memory == "pe_sram") t += "the receiver's PE SRAM";
+  if (memory == "cube_sram")
+    t += "its cube's shared SRAM (" + format_bytes(num(m, "cube_sram_bytes")) + " per cube)";
+  if (memory == "hbm") t += "its cube's HBM, read over the network";
+  if (m["slot_read"].is_object())
+    t += " (read at " + format_si(num(m, "slot_read", "bandwidth_GBps") * 1e9, "B/s") + " + " +
+         emu::format_time(static_cast<emu::Tick>(num(m, "slot_read", "latency_ps"))) + ")";
+  t += "; " + format_bytes(num(m, "credit_bytes")) + " credits";
+  const double sram = num(d, "sram_bytes_per_pe");
+  if (memory == "pe_sram" && sram > 0) {
+    const double four = 4 * num(m, "channel_bytes");
+    t += "; a PE receiving from its 4 mesh neighbours gives " + format_bytes(four) + " (" +
+         format_percent(four / sram) + ") of its SRAM to slots";
+  }
+  return t;
+}
+
 int info(const InfoArgs& a) {
   const components::Spec spec = load_spec(a.spec, a.sets);
   // A timing-only system: describe() needs the built topology, not functional memory.
@@ -160,6 +185,7 @@ int info(const InfoArgs& a) {
   row("buffers", "routers " + buffer("router") + "; UCIe " + buffer("ucie") + "; inter-SIP " +
                      buffer("inter_sip"));
   row("SRAM", format_bytes(num(d, "sram_bytes_per_pe")) + " per PE");
+  row("messages", describe_messages(d));
   row("links", std::to_string(static_cast<long long>(num(d, "links"))) + " modelled links");
   print_port_capacities(ports);
   const HostMemoryLimit limit = host_memory_limit(0);

@@ -132,6 +132,16 @@ void print_summary(std::ostream& out, const json& r, const RunStats& stats,
        "HBM " + carried(components::LinkKind::hbm_channel) + " | NOC " +
            carried(components::LinkKind::noc) + " | UCIe " + carried(components::LinkKind::ucie) +
            " | inter-SIP " + carried(components::LinkKind::inter_sip));
+  if (const MessageTotals& m = stats.messages; m.messages > 0) {
+    const double programs = static_cast<double>(std::max<std::size_t>(stats.pes.size(), 1));
+    line(out, "messages",
+         format_count(static_cast<double>(m.messages)) + " sent (" +
+             format_bytes(static_cast<double>(m.bytes)) + "); per program, blocked " +
+             format_duration_ps(static_cast<emu::Tick>(m.send_wait_ps / programs)) +
+             " sending (no free slot) and " +
+             format_duration_ps(static_cast<emu::Tick>(m.recv_wait_ps / programs)) +
+             " receiving, on average");
+  }
   if (const components::LinkRecord* b = network.busiest_link()) {
     line(out, "busiest",
          b->name + " (" + components::link_kind_name(b->kind) + "), " +

@@ -49,6 +49,8 @@ void fill_metrics(json& row, const RunStats& stats, const json& report) {
   row["noc_bytes"] = network.bytes(LinkKind::noc);
   row["ucie_bytes"] = network.bytes(LinkKind::ucie);
   row["inter_sip_bytes"] = network.bytes(LinkKind::inter_sip);
+  row["messages"] = stats.messages.messages;
+  row["message_bytes"] = stats.messages.bytes;
   row["events"] = stats.events;
   if (const components::LinkRecord* b = network.busiest_link()) {
     row["busiest_link"] = b->name;
@@ -66,22 +68,13 @@ void fill_metrics(json& row, const RunStats& stats, const json& report) {
 }  // namespace
 
 const std::vector<std::string>& metric_columns() {
-  static const std::vector<std::string> columns = {"sim_time_ps",
-                                                   "useful_flops",
-                                                   "achieved_flops_per_second",
-                                                   "peak_fraction",
-                                                   "useful_bytes",
-                                                   "achieved_bytes_per_second",
-                                                   "hbm_bytes",
-                                                   "noc_bytes",
-                                                   "ucie_bytes",
-                                                   "inter_sip_bytes",
-                                                   "events",
-                                                   "busiest_link",
-                                                   "busiest_link_utilisation",
-                                                   "verified",
-                                                   "max_rel_error",
-                                                   "wall_seconds"};
+  static const std::vector<std::string> columns = {
+      "sim_time_ps",     "useful_flops",  "achieved_flops_per_second",
+      "peak_fraction",   "useful_bytes",  "achieved_bytes_per_second",
+      "hbm_bytes",       "noc_bytes",     "ucie_bytes",
+      "inter_sip_bytes", "messages",      "message_bytes",
+      "events",          "busiest_link",  "busiest_link_utilisation",
+      "verified",        "max_rel_error", "wall_seconds"};
   return columns;
 }
 
