@@ -45,6 +45,29 @@ void BM_TlLoadSmallTileAllPes(benchmark::State& state) {
 }
 BENCHMARK(BM_TlLoadSmallTileAllPes)->Arg(5000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// One program sends a 16-element f32 tile to its east neighbour N times and the neighbour
+// receives them: per message, a send (credit, transfer, slot write) and a recv (slot read,
+// credit back), with both programs' fiber switches. Items are TL calls, two per message, so
+// the rate compares with BM_TlLoadSmallTile's.
+void BM_TlSendRecvSmallTile(benchmark::State& state) {
+  const cubesim::Spec spec = cubesim::Spec::load(spec_path("default.json"));
+  const std::int64_t messages = state.range(0);
+  for (auto _ : state) {
+    cubesim::Simulation sim(spec, {.record_accesses = false});
+    sim.launch_on(cubesim::Grid{.pes = 2, .cubes = 1}, [&](cubesim::tl::Context& tl) {
+      if (tl.program_id(0) == 0) {
+        const auto t = tl.full({16}, 1.0, cubesim::DType::f32);
+        for (std::int64_t i = 0; i < messages; ++i) tl.send(cubesim::tl::east, t);
+      } else {
+        for (std::int64_t i = 0; i < messages; ++i)
+          benchmark::DoNotOptimize(tl.recv(cubesim::tl::west, {16}, cubesim::DType::f32));
+      }
+    });
+  }
+  state.SetItemsProcessed(state.iterations() * messages * 2);
+}
+BENCHMARK(BM_TlSendRecvSmallTile)->Arg(50000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 // Element-wise math on a small tile: the vector unit's cost is accumulated, not switched.
 void BM_TlTileAdd(benchmark::State& state) {
   const cubesim::Spec spec = cubesim::Spec::load(spec_path("default.json"));
