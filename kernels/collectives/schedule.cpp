@@ -5,6 +5,7 @@
 #include <queue>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 namespace cubesim::kernels::collectives {
 
@@ -224,9 +225,8 @@ class Model {
       : sim_(sim), grid_(grid), a_(a), m_(sim.config().messages) {
     const std::int64_t n = a.schedule->programs();
     programs_.resize(static_cast<std::size_t>(n));
-    const std::size_t pes = sim.system().network().topology().total_pes();
-    port_free_.assign(pes, 0);
-    eject_free_.assign(pes, 0);
+    free_.assign(sim.system().network().topology().links().size(), 0);
+    packet_bytes_ = sim.config().cube.noc.packet_bytes;
     const bool pe_slots = m_.memory == components::SlotMemory::pe_sram;
     slot_latency_ = pe_slots ? m_.pe_sram_latency : m_.cube_sram_latency;
     slot_bw_ = pe_slots ? m_.pe_sram_bandwidth : m_.cube_sram_bandwidth;
@@ -234,6 +234,23 @@ class Model {
       Program& p = programs_[static_cast<std::size_t>(g)];
       p.segments = a.schedule->segments(g);
       p.steps = a.schedule->steps(g);
+      if (a.buffer == Buffer::hbm) {
+        // Nothing is held at first; a segment is stored once its last step wrote it.
+        p.held.resize(p.segments.size());
+        for (std::size_t s = 0; s < p.segments.size(); ++s)
+          p.held[s].assign(static_cast<std::size_t>(pieces_of(p.segments[s].elems, a.piece)), 0);
+        p.last_write.assign(p.segments.size(), -1);
+        Step step;
+        for (std::int64_t k = 0; k < p.steps; ++k) {
+          a.schedule->step(g, k, step);
+          for (const Op& op : step)
+            if (op.kind != OpKind::send) p.last_write[static_cast<std::size_t>(op.segment)] = k;
+        }
+        // What is never written was copied from input to output before the clock, and kept.
+        for (std::size_t s = 0; s < p.segments.size(); ++s)
+          if (p.last_write[s] < 0 && p.segments[s].in_at >= 0 && p.segments[s].out_at >= 0)
+            std::fill(p.held[s].begin(), p.held[s].end(), 1);
+      }
       push(0, What::act, g);
     }
   }
@@ -256,8 +273,11 @@ class Model {
 
  private:
   struct Path {
+    emu::Tick pre_delay = 0;                      // a read's request and the HBM access
     emu::Tick before_last = 0, last_latency = 0;  // hop latencies up to / of the last link
-    // The first, last and slowest link.
+    // The first (the sender's injection port, or the HBM channel a read comes from), last
+    // (the receiver's ejection port, or the channel a write goes to) and slowest link.
+    std::size_t first = 0, last = 0;
     emu::Bandwidth port = kNone, eject = kNone, slowest = kNone;
     emu::Tick edge_last = 0;  // the last arrival over this path
   };
@@ -276,6 +296,16 @@ class Model {
     std::size_t next = 0;
     emu::Tick t = 0;
     bool done = false;
+    // buffer=hbm: which pieces are held in SRAM, the last step writing each segment, and the
+    // writes into each piece still to come in this step (as the executor counts them).
+    std::vector<std::vector<char>> held;
+    std::vector<std::int64_t> last_write;
+    std::vector<std::pair<std::pair<std::int32_t, std::int64_t>, int>> writes;
+    int& write_count(std::pair<std::int32_t, std::int64_t> piece) {
+      for (auto& [key, count] : writes)
+        if (key == piece) return count;
+      return writes.emplace_back(piece, 0).second;
+    }
   };
   // What happens at a time: a program acts; a read slot's credit leaves its receiver; the
   // head of a message (or of a credit) reaches the last link of its route.
@@ -303,10 +333,14 @@ class Model {
   }
 
   Path path(std::uint32_t from, std::uint32_t to) const {
-    const auto& topo = sim_.system().network().topology();
-    const auto& links = topo.links();
-    const auto route = topo.pe_to_pe(from, to);
+    return path(sim_.system().network().topology().pe_to_pe(from, to));
+  }
+  Path path(const components::Route& route) const {
+    const auto& links = sim_.system().network().topology().links();
     Path p;
+    p.pre_delay = route.pre_delay;
+    p.first = route.links.front();
+    p.last = route.links.back();
     p.port = links[route.links.front()].bandwidth;
     p.eject = links[route.links.back()].bandwidth;
     p.slowest = p.port;
@@ -333,25 +367,57 @@ class Model {
     return it->second;
   }
 
-  // `bytes` leave `from`'s port as soon as it is free, from `ready` on; when will the head
-  // reach the route's last link.
-  emu::Tick leave(const Path& p, std::uint32_t from, std::uint64_t bytes, emu::Tick ready,
-                  emu::Tick* left) {
-    *left = std::max(ready, port_free_[from]);
-    port_free_[from] = *left + p.port.transfer_time(bytes);
+  // `bytes` leave the path's first link as soon as it is free, from `ready` (and a read's
+  // request and access) on; when will the head reach the route's last link.
+  emu::Tick leave(const Path& p, std::uint64_t bytes, emu::Tick ready, emu::Tick* left) {
+    *left = std::max(ready + p.pre_delay, free_[p.first]);
+    free_[p.first] = *left + p.port.transfer_time(bytes);
     return *left + p.before_last;
   }
-  // The head is at the last link (the receiver's ejection port) at `head`: when the whole of
-  // it has arrived, behind what else came through that port and over the same path.
-  emu::Tick arrive(Path& p, std::uint32_t to, std::uint64_t bytes, emu::Tick left, emu::Tick head) {
-    const emu::Tick start = std::max(head, eject_free_[to]);
+  // The head is at the last link (the receiver's ejection port, or the HBM channel written)
+  // at `head`: when the whole of it has arrived, behind what else came through that link and
+  // over the same path.
+  emu::Tick arrive(Path& p, std::uint64_t bytes, emu::Tick left, emu::Tick head) {
+    const emu::Tick start = std::max(head, free_[p.last]);
     const emu::Tick through = std::max(start + p.eject.transfer_time(bytes),
                                        left + p.before_last + p.slowest.transfer_time(bytes));
-    eject_free_[to] = through;
+    free_[p.last] = through;
     const emu::Tick at =
         std::max(through + p.last_latency, p.edge_last + p.slowest.transfer_time(bytes));
     p.edge_last = at;
     return at;
+  }
+
+  // Program g loads (or stores) `bytes` at element `at` of its input (output) from `ready`:
+  // when the last packet has arrived (or landed). The access is cut into packets as the
+  // network cuts it, each over its own channel's path; all are issued at once.
+  emu::Tick memory(std::int64_t g, std::int64_t at, std::uint64_t bytes, bool write,
+                   emu::Tick ready) {
+    const auto& map = sim_.system().address_map();
+    const std::uint32_t pe = global_pe(g);
+    const auto& buffers = write ? a_.out : a_.in;
+    std::uint64_t addr =
+        buffers[static_cast<std::size_t>(g)].addr + static_cast<std::uint64_t>(at) * 4;
+    emu::Tick done = ready;
+    while (bytes > 0) {
+      const auto piece = map.first_piece(addr, bytes, packet_bytes_);
+      const std::uint32_t channel = map.channel(piece.loc);
+      const auto key = std::make_tuple(pe, piece.loc.global_cube, channel, write);
+      auto it = memory_paths_.find(key);
+      if (it == memory_paths_.end()) {
+        const auto& topo = sim_.system().network().topology();
+        it = memory_paths_
+                 .emplace(key, path(write ? topo.pe_to_memory(pe, piece.loc.global_cube, channel)
+                                          : topo.memory_to_pe(piece.loc.global_cube, channel, pe)))
+                 .first;
+      }
+      emu::Tick left = 0;
+      const emu::Tick head = leave(it->second, piece.len, ready, &left);
+      done = std::max(done, arrive(it->second, piece.len, left, head));
+      addr += piece.len;
+      bytes -= piece.len;
+    }
+    return done;
   }
 
   void wake(std::int64_t& parked) {
@@ -370,19 +436,19 @@ class Model {
       case What::credit_leaves: {
         Channel& c = channels_[ch];
         emu::Tick left = 0;
-        const emu::Tick head = leave(c.credit, c.to, m_.credit_bytes, e.at, &left);
+        const emu::Tick head = leave(c.credit, m_.credit_bytes, e.at, &left);
         push(head, What::credit_head, e.id, left, m_.credit_bytes);
         return;
       }
       case What::credit_head: {
         Channel& c = channels_[ch];
-        c.credit_back[c.credited++ % m_.slots] = arrive(c.credit, c.from, e.bytes, e.leave, e.at);
+        c.credit_back[c.credited++ % m_.slots] = arrive(c.credit, e.bytes, e.leave, e.at);
         wake(c.sender);
         return;
       }
       case What::message_head: {
         Channel& c = channels_[ch];
-        c.arrival[c.arrived++ % m_.slots] = arrive(c.message, c.to, e.bytes, e.leave, e.at);
+        c.arrival[c.arrived++ % m_.slots] = arrive(c.message, e.bytes, e.leave, e.at);
         wake(c.receiver);
         return;
       }
@@ -401,6 +467,11 @@ class Model {
         a_.schedule->step(g, p.k, p.step);
         step_actions(p.segments, p.step, a_.piece, a_.window, p.actions);
         p.next = 0;
+        if (!p.held.empty()) {
+          p.writes.clear();
+          for (const Action& w : p.actions)
+            if (!w.send) ++p.write_count({p.step[w.op].segment, w.piece});
+        }
         continue;
       }
       const Action& act = p.actions[p.next];
@@ -408,6 +479,16 @@ class Model {
       const std::int64_t elems = std::min(
           a_.piece, p.segments[static_cast<std::size_t>(op.segment)].elems - act.piece * a_.piece);
       const auto bytes = static_cast<std::uint64_t>(elems) * 4;
+      const auto seg = static_cast<std::size_t>(op.segment);
+      const auto piece = static_cast<std::size_t>(act.piece);
+      if (act.send && !p.held.empty() && !p.held[seg][piece]) {  // buffer=hbm: load it first
+        p.held[seg][piece] = 1;
+        p.t = memory(g, p.segments[seg].in_at + act.piece * a_.piece, bytes, false, p.t);
+        if (p.t > at) {
+          push(p.t, What::act, g);
+          return;
+        }
+      }
       if (act.send) {
         const std::size_t ch = channel(g, op.peer);
         Channel& c = channels_[ch];
@@ -424,7 +505,7 @@ class Model {
         }
         ++c.sent;
         emu::Tick left = 0;
-        const emu::Tick head = leave(c.message, c.from, bytes, p.t, &left);
+        const emu::Tick head = leave(c.message, bytes, p.t, &left);
         push(head, What::message_head, static_cast<std::int64_t>(ch), left, bytes);
         ++p.next;
         continue;
@@ -444,8 +525,23 @@ class Model {
       ++c.read;
       push(read, What::credit_leaves, static_cast<std::int64_t>(ch));
       p.t = read;
-      if (op.kind == OpKind::recv_add)
-        p.t += sim_.system().vector_unit().time(static_cast<std::uint64_t>(elems));
+      if (p.held.empty()) {
+        if (op.kind == OpKind::recv_add)
+          p.t += sim_.system().vector_unit().time(static_cast<std::uint64_t>(elems));
+      } else {
+        // buffer=hbm, as the executor does it: the value added to is loaded after the
+        // receive, and a piece is stored after the last write of the last step writing it.
+        const Segment& sg = p.segments[seg];
+        if (op.kind == OpKind::recv_add && (p.held[seg][piece] || sg.in_at >= 0)) {
+          if (!p.held[seg][piece])
+            p.t = memory(g, sg.in_at + act.piece * a_.piece, bytes, false, p.t);
+          p.t += sim_.system().vector_unit().time(static_cast<std::uint64_t>(elems));
+        }
+        p.held[seg][piece] = 1;
+        if (--p.write_count({op.segment, act.piece}) == 0 && p.last_write[seg] == p.k &&
+            sg.out_at >= 0)
+          p.t = memory(g, sg.out_at + act.piece * a_.piece, bytes, true, p.t);
+      }
       ++p.next;
       if (p.t > at) {
         push(p.t, What::act, g);
@@ -463,7 +559,9 @@ class Model {
   std::vector<Program> programs_;
   std::vector<Channel> channels_;
   std::map<std::pair<std::int64_t, std::int64_t>, std::size_t> channel_of_;
-  std::vector<emu::Tick> port_free_, eject_free_;
+  std::vector<emu::Tick> free_;  // per link: when it is free to start the next message
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, bool>, Path> memory_paths_;
+  std::uint64_t packet_bytes_ = 0;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::uint64_t order_ = 0;
 };
