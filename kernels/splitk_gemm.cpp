@@ -41,9 +41,7 @@ void splitk_gemm(tl::Context& tl, const SplitKArgs& a) {
   const std::int64_t me = global_program_id(tl), programs = total_programs(tl);
   if (static_cast<std::int64_t>(a.slices.size()) != programs)
     tl.fault("splitk_gemm: " + std::to_string(a.slices.size()) + " K slices for the " +
-             std::to_string(programs) +
-             " programs of the launch; launch it on the grid it was "
-             "set up for");
+             std::to_string(programs) + " programs of the launch; launch it on its setup's grid");
   const KSlice& s = a.slices[static_cast<std::size_t>(me)];
   const emu::Tick start = tl.now();
   // Both operands stream from HBM: the engine's work is the slice, not the SRAM.
