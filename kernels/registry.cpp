@@ -7,6 +7,8 @@
 #include "kernels/gemm_2d.hpp"
 #include "kernels/sharded_gemm.hpp"
 #include "kernels/softmax_rows.hpp"
+#include "kernels/splitk_gemm.hpp"
+#include "kernels/tp_linear.hpp"
 #include "kernels/vector_add.hpp"
 
 namespace cubesim::kernels {
@@ -23,6 +25,8 @@ const std::vector<KernelInfo>& registry() {
       collectives::allgather_info(),
       collectives::broadcast_info(),
       collectives::alltoall_info(),
+      tp_linear_info(),
+      splitk_gemm_info(),
   };
   return all;
 }

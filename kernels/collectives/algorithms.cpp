@@ -193,6 +193,25 @@ class AllToAll final : public Schedule {
   bool direct_;
 };
 
+class StoredByOwners final : public Schedule {
+ public:
+  StoredByOwners(std::unique_ptr<Schedule> inner, std::int64_t block)
+      : inner_(std::move(inner)), block_(block) {}
+  std::int64_t programs() const override { return inner_->programs(); }
+  std::vector<Segment> segments(std::int64_t g) const override {
+    std::vector<Segment> out = inner_->segments(g);
+    for (Segment& s : out)
+      if (s.out_at >= 0 && s.out_at / block_ != g) s.out_at = -1;
+    return out;
+  }
+  std::int64_t steps(std::int64_t g) const override { return inner_->steps(g); }
+  void step(std::int64_t g, std::int64_t k, Step& out) const override { inner_->step(g, k, out); }
+
+ private:
+  std::unique_ptr<Schedule> inner_;
+  std::int64_t block_;
+};
+
 }  // namespace
 
 std::unique_ptr<Schedule> rings(Collective collective, std::vector<Groups> levels,
@@ -208,6 +227,10 @@ std::unique_ptr<Schedule> tree(Collective collective, std::vector<std::int64_t> 
 std::unique_ptr<Schedule> all_to_all(std::vector<std::int64_t> order, std::int64_t block,
                                      bool direct) {
   return std::make_unique<AllToAll>(std::move(order), block, direct);
+}
+
+std::unique_ptr<Schedule> stored_by_owners(std::unique_ptr<Schedule> inner, std::int64_t block) {
+  return std::make_unique<StoredByOwners>(std::move(inner), block);
 }
 
 std::vector<std::int64_t> binary_tree(const std::vector<std::int64_t>& order, std::int64_t root) {

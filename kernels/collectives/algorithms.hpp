@@ -65,4 +65,11 @@ std::vector<std::int64_t> binary_tree(const std::vector<std::int64_t>& order, st
 // A chain along `order`: order[p-1] is the parent of order[p].
 std::vector<std::int64_t> chain(const std::vector<std::int64_t>& order);
 
+// `inner` with each output stored once instead of by every program: a segment stays an output
+// only for the program that owns it, program out_at / `block`. Every program of an all-reduce
+// or all-gather ends holding every block; with the output a buffer that all of them share
+// (ScheduleArgs::out the same for every program), its owners then write it exactly once:
+// the rings' block g by program g, a tree's whole vector (block = the vector) by program 0.
+std::unique_ptr<Schedule> stored_by_owners(std::unique_ptr<Schedule> inner, std::int64_t block);
+
 }  // namespace cubesim::kernels::collectives

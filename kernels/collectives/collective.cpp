@@ -113,6 +113,68 @@ std::vector<Groups> ring_levels(const std::string& algorithm,
   return levels;
 }
 
+Plan make_plan(const components::SystemConfig& cfg, GridShape grid, Collective collective,
+               const std::string& algorithm, std::int64_t bytes) {
+  const std::int64_t n = grid.total(), elems = bytes / 4;
+  const std::vector<std::int64_t> order = ring_order(cfg, grid);
+  Plan p;
+  if (collective == Collective::all_to_all) {
+    p.block = elems / n;
+    p.segment = p.block;
+    p.step_bytes = algorithm == "direct" ? bytes : p.block * 4;
+    p.schedule = all_to_all(order, p.block, algorithm == "direct");
+    p.channels_in = n - 1;
+  } else if (collective == Collective::broadcast || algorithm == "tree") {
+    p.block = elems;
+    p.segment = elems;
+    p.step_bytes = bytes;
+    p.schedule =
+        tree(collective, algorithm == "tree" ? binary_tree(order, 0) : chain(order), elems);
+    p.channels_in = algorithm == "tree" ? 3 : 1;  // two children and a parent
+  } else {
+    const int dirs = algorithm == "bidir_ring" ? 2 : 1;
+    std::vector<Groups> levels = ring_levels(algorithm, cfg, grid);
+    for (const Groups& l : levels) {
+      const auto m = static_cast<std::int64_t>(l.front().size());
+      p.levels.push_back(m);
+      p.channels_in += m > 2 ? dirs : 1;  // from the one or two ring neighbours
+    }
+    p.block = elems / n;
+    p.segment = p.block / dirs;
+    p.step_bytes = bytes / p.levels.front();
+    p.directions = dirs;
+    p.schedule = rings(collective, std::move(levels), p.block, dirs);
+  }
+  p.piece =
+      std::min<std::int64_t>(static_cast<std::int64_t>(cfg.messages.slot_bytes / 4), p.segment);
+  return p;
+}
+
+std::int64_t element_multiple(Collective collective, const std::string& algorithm, GridShape grid) {
+  if (collective == Collective::broadcast || algorithm == "tree") return 1;
+  return grid.total() * (algorithm == "bidir_ring" ? 2 : 1);
+}
+
+std::uint64_t plan_sram_bytes(const components::SystemConfig& cfg, const Plan& plan,
+                              Collective collective, Buffer buffer, std::int64_t bytes) {
+  const auto& m = cfg.messages;
+  const std::uint64_t slots_in_sram =
+      m.memory == components::SlotMemory::pe_sram
+          ? static_cast<std::uint64_t>(plan.channels_in) * m.slots * m.slot_bytes
+          : 0;
+  const auto working =
+      static_cast<std::uint64_t>(2 * plan.step_bytes + 4 * plan.piece * 4 * plan.directions);
+  // A ring all-reduce keeps the partial sums it passes on in its reduce-scatter until its
+  // all-gather replaces them (run_schedule frees a segment after its last use), so with
+  // buffer=hbm too it holds nearly the whole vector.
+  const bool whole =
+      buffer == Buffer::sram || (collective == Collective::all_reduce && !plan.levels.empty());
+  const std::uint64_t resident =
+      whole ? static_cast<std::uint64_t>(collective == Collective::all_to_all ? 2 * bytes : bytes)
+            : 0;
+  return resident + working + slots_in_sram;
+}
+
 namespace {
 
 constexpr std::int64_t kMaxBytes = std::int64_t{1} << 34;
@@ -143,50 +205,6 @@ const char* collective_name(Collective c) {
 
 const char* slot_memory(const components::MessagesConfig& m) {
   return components::slot_memory_name(m.memory);
-}
-
-// What a collective's harness needs of its algorithm.
-struct Plan {
-  std::unique_ptr<Schedule> schedule;
-  std::int64_t block = 0;            // elements per block (the data is cut into one per program)
-  std::int64_t segment = 0;          // elements of the largest segment
-  std::int64_t step_bytes = 0;       // the most a program sends in a step
-  std::vector<std::int64_t> levels;  // ring algorithms: the group size of each level
-  std::int64_t channels_in = 0;      // the most channels into one program
-};
-
-Plan make_plan(const components::SystemConfig& cfg, GridShape grid, Collective collective,
-               const std::string& algorithm, std::int64_t bytes) {
-  const std::int64_t n = grid.total(), elems = bytes / 4;
-  const std::vector<std::int64_t> order = ring_order(cfg, grid);
-  Plan p;
-  if (collective == Collective::all_to_all) {
-    p.block = elems / n;
-    p.segment = p.block;
-    p.step_bytes = algorithm == "direct" ? bytes : p.block * 4;
-    p.schedule = all_to_all(order, p.block, algorithm == "direct");
-    p.channels_in = n - 1;
-  } else if (collective == Collective::broadcast || algorithm == "tree") {
-    p.block = elems;
-    p.segment = elems;
-    p.step_bytes = bytes;
-    p.schedule =
-        tree(collective, algorithm == "tree" ? binary_tree(order, 0) : chain(order), elems);
-    p.channels_in = algorithm == "tree" ? 3 : 1;  // two children and a parent
-  } else {
-    const int dirs = algorithm == "bidir_ring" ? 2 : 1;
-    std::vector<Groups> levels = ring_levels(algorithm, cfg, grid);
-    for (const Groups& l : levels) {
-      const auto m = static_cast<std::int64_t>(l.front().size());
-      p.levels.push_back(m);
-      p.channels_in += m > 2 ? dirs : 1;  // from the one or two ring neighbours
-    }
-    p.block = elems / n;
-    p.segment = p.block / dirs;
-    p.step_bytes = bytes / p.levels.front();
-    p.schedule = rings(collective, std::move(levels), p.block, dirs);
-  }
-  return p;
 }
 
 // Element i of program g's output, from the inputs.
@@ -221,39 +239,27 @@ Outcome run_collective(Simulation& sim, const Params& p, Collective collective) 
   const Buffer buffer = get_string(p, "buffer") == "hbm" ? Buffer::hbm : Buffer::sram;
   const int dirs = algorithm == "bidir_ring" ? 2 : 1;
   const std::int64_t bytes = get_int(p, "bytes_per_pe");
-  const bool whole = collective == Collective::broadcast || algorithm == "tree";
-  if (whole)
+  const std::int64_t multiple = element_multiple(collective, algorithm, grid);
+  if (multiple == 1)
     require_divisible("bytes_per_pe", bytes, 4, "4 bytes (f32 elements)");
   else
-    require_divisible("bytes_per_pe", bytes, 4 * n * dirs,
+    require_divisible("bytes_per_pe", bytes, 4 * multiple,
                       "4 bytes x " + grid.str() + (dirs == 2 ? " x 2 directions" : "") +
                           " (every program's data is cut into one block per program" +
                           (dirs == 2 ? ", each in two halves" : "") + ")");
   const Plan plan = make_plan(cfg, grid, collective, algorithm, bytes);
-  const std::int64_t block = plan.block;
+  const std::int64_t block = plan.block, piece = plan.piece;
   const auto& m = cfg.messages;
-  const std::int64_t piece =
-      std::min<std::int64_t>(static_cast<std::int64_t>(m.slot_bytes / 4), plan.segment);
-  const std::uint64_t slots_in_sram =
-      m.memory == components::SlotMemory::pe_sram
-          ? static_cast<std::uint64_t>(plan.channels_in) * m.slots * m.slot_bytes
-          : 0;
-  // buffer=sram holds the working vector (an all-to-all's input and output); both hold what a
-  // step sends and receives, and a few pieces being added.
-  const auto working = static_cast<std::uint64_t>(2 * plan.step_bytes + 4 * piece * 4 * dirs);
-  const std::uint64_t resident =
-      buffer == Buffer::sram
-          ? static_cast<std::uint64_t>(collective == Collective::all_to_all ? 2 * bytes : bytes)
-          : 0;
-  require_sram(cfg, resident + working + slots_in_sram,
-               std::string(collective_name(collective)) + " of " + std::to_string(bytes) +
-                   " bytes per PE with algorithm=" + algorithm +
-                   " buffer=" + (buffer == Buffer::sram ? "sram" : "hbm"),
-               std::string(buffer == Buffer::sram ? "use buffer=hbm, or fewer bytes_per_pe"
-                                                  : "use fewer bytes_per_pe") +
-                   (slots_in_sram > 0 ? ", or message slots outside the PE (--set "
-                                        "system.messages.memory=cube_sram or hbm)"
-                                      : ""));
+  require_sram(
+      cfg, plan_sram_bytes(cfg, plan, collective, buffer, bytes),
+      std::string(collective_name(collective)) + " of " + std::to_string(bytes) +
+          " bytes per PE with algorithm=" + algorithm +
+          " buffer=" + (buffer == Buffer::sram ? "sram" : "hbm"),
+      std::string(buffer == Buffer::sram ? "use buffer=hbm, or fewer bytes_per_pe"
+                                         : "use fewer bytes_per_pe") +
+          (m.memory == components::SlotMemory::pe_sram ? ", or message slots outside the PE (--set "
+                                                         "system.messages.memory=cube_sram or hbm)"
+                                                       : ""));
 
   const std::int64_t elems = bytes / 4;
   const std::int64_t in_elems = collective == Collective::all_gather ? block : elems;

@@ -10,6 +10,7 @@
 // comparable to a link's bandwidth whatever n.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,31 @@ std::vector<std::int64_t> ring_order(const components::SystemConfig& config, Gri
 // Levels whose groups would have one member are left out.
 std::vector<Groups> ring_levels(const std::string& algorithm,
                                 const components::SystemConfig& config, GridShape grid);
+
+// What a harness needs of a collective's algorithm over the programs of `grid`, for `bytes` of
+// f32 per program: the schedule, how the data is cut, and what its messages take.
+struct Plan {
+  std::unique_ptr<Schedule> schedule;
+  std::int64_t block = 0;            // elements per block (the data is cut into one per program)
+  std::int64_t segment = 0;          // elements of the largest segment
+  std::int64_t piece = 0;            // elements per message: a slot's worth, at most a segment
+  std::int64_t step_bytes = 0;       // the most a program sends in a step
+  std::vector<std::int64_t> levels;  // ring algorithms: the group size of each level
+  std::int64_t channels_in = 0;      // the most channels into one program
+  int directions = 1;                // bidir_ring: 2 (each block in two halves)
+};
+// `bytes` must be a multiple of 4 x element_multiple(collective, algorithm, grid).
+Plan make_plan(const components::SystemConfig& config, GridShape grid, Collective collective,
+               const std::string& algorithm, std::int64_t bytes);
+// What a program's f32 elements must be a multiple of: the programs (x 2 for bidir_ring), whose
+// blocks the data is cut into; 1 for trees and broadcast, which move the vector whole.
+std::int64_t element_multiple(Collective collective, const std::string& algorithm, GridShape grid);
+// The SRAM a program holds while it runs `plan` (see run_schedule): buffer=sram, or a ring
+// all-reduce, its whole vector (an all-to-all's input and output); both what a step sends and
+// receives and a few pieces being added, and the slots of its channels in when they live in
+// its SRAM.
+std::uint64_t plan_sram_bytes(const components::SystemConfig& config, const Plan& plan,
+                              Collective collective, Buffer buffer, std::int64_t bytes);
 
 KernelInfo allreduce_info();
 KernelInfo reduce_scatter_info();

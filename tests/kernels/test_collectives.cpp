@@ -259,5 +259,13 @@ TEST(Collectives, SizesThatDoNotShardAreUsageErrors) {
               HasSubstr("buffer=hbm"));
 }
 
+// A ring all-reduce keeps the partial sums of its reduce-scatter until its all-gather replaces
+// them, with buffer=hbm too: a vector larger than the SRAM is refused before the run, not an
+// SRAM overflow in the middle of it.
+TEST(Collectives, ARingAllReduceLargerThanTheSramIsAUsageErrorWithEitherBuffer) {
+  EXPECT_THAT(error_of<UsageError>([] { run("tiny.json", "allreduce", "ring", 524288, "hbm"); }),
+              HasSubstr("needs"));
+}
+
 }  // namespace
 }  // namespace cubesim::kernels::collectives
