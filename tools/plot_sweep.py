@@ -4,10 +4,12 @@ second, one panel per value of a third.
 
     plot_sweep.py results.csv plot.svg --x system.ucie.bandwidth_GBps --lines kernel \\
         [--panels system.sips.cubes_per_sip] [--metric sim_time_ps] [--title TEXT] [--log-y]
+        [--reference details.model_time_ps]
     plot_sweep.py --check        # exits 0 when matplotlib can be imported
 
 `cubesim sweep --plot FILE` runs it with the sweep's first three varied fields. The format
 follows the extension (.png or .svg). Rows whose metric is empty (failed points) are left out.
+--reference draws a second column (a model's prediction) dotted, in each line's colour.
 Needs matplotlib (Debian: python3-matplotlib; tools/install-deps.sh installs it).
 """
 
@@ -93,6 +95,7 @@ def main(argv):
     ap.add_argument("--lines")
     ap.add_argument("--panels")
     ap.add_argument("--metric", default="sim_time_ps")
+    ap.add_argument("--reference", help="a column drawn dotted beside each metric line")
     ap.add_argument("--title", default="")
     ap.add_argument("--log-y", action="store_true",
                     help="logarithmic y axis (latency against load spans decades)")
@@ -116,7 +119,7 @@ def main(argv):
         rows = list(reader)
     x_field = a.x or (columns[1] if len(columns) > 1 else None)
     for role, field in (("--x", x_field), ("--lines", a.lines), ("--panels", a.panels),
-                        ("--metric", a.metric)):
+                        ("--metric", a.metric), ("--reference", a.reference)):
         if field and field not in columns:
             sys.exit(f"plot_sweep.py: {role} {field}: no such column in {a.csv}; "
                      f"the columns are: {', '.join(columns)}")
@@ -127,7 +130,10 @@ def main(argv):
     xs_text = ordered(r[x_field] for r in rows)
     numeric_x = all(number(x) is not None for x in xs_text)
     position = {x: (number(x) if numeric_x else i) for i, x in enumerate(xs_text)}
-    ylabel, yscale = metric_axis(a.metric, [number(r[a.metric]) for r in rows])
+    values = [number(r[a.metric]) for r in rows]
+    if a.reference:
+        values += [v for v in (number(r[a.reference]) for r in rows) if v is not None]
+    ylabel, yscale = metric_axis(a.metric, values)
     panels = ordered(r[a.panels] for r in rows) if a.panels else [None]
 
     ncols = len(panels) if len(panels) <= 3 else math.ceil(math.sqrt(len(panels)))
@@ -148,6 +154,13 @@ def main(argv):
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=MARKERS[i % len(MARKERS)],
                     markersize=4, linestyle=STYLES[i % len(STYLES)], color=f"C{i % 10}",
                     label=label)
+            if a.reference:
+                ref = sorted((position[r[x_field]], number(r[a.reference]) / yscale)
+                             for r in subset if (s is None or r[a.lines] == s)
+                             and number(r[a.reference]) is not None)
+                ax.plot([p[0] for p in ref], [p[1] for p in ref], linestyle=":", linewidth=2.2,
+                        alpha=0.6, color=f"C{i % 10}",
+                        label=f"{a.reference} (dotted)" if i == 0 else None)
         if numeric_x and geometric([position[x] for x in xs_text]):
             ax.set_xscale("log", base=2)
         if numeric_x:

@@ -219,6 +219,9 @@ TEST_F(CliSweep, BadInputIsAnErrorBeforeAnyPointRuns) {
        "--out /proc/cubesim-cannot-write-here: cannot create"},
       {{"--vary", "param.n=10", "--plot", path("plot.pdf").string()}, "name a .png or .svg"},
       {{"--vary", "param.n=10", "--metric", "busiest_link"}, "not a numeric column"},
+      {{"--vary", "param.n=10", "--plot", path("p.svg").string(), "--reference", "kernel"},
+       "--reference kernel: not a numeric column"},
+      {{"--vary", "param.n=10", "--reference", "sim_time_ps"}, "give --plot FILE.png"},
   };
   for (const auto& c : cases) {
     std::vector<std::string> args = {"sweep", tiny, "vector_add", "--csv", csv};
@@ -387,6 +390,12 @@ TEST_F(CliSweep, PlotIsAValidPngOrSvg) {
   EXPECT_THAT(text, HasSubstr("</svg>"));
   EXPECT_THAT(text, HasSubstr("param.n=20000"));  // the legend: one line per value of the 2nd
   EXPECT_THAT(text, HasSubstr("system.ucie.bandwidth_GBps"));
+
+  // A reference column is drawn dotted beside each line, and named in the legend.
+  const auto ref = cubesim(small_sweep({"--plot", path("ref.svg").string(), "--reference",
+                                        "sim_time_ps", "--log-y"}));
+  ASSERT_EQ(ref.code, 0) << show(ref);
+  EXPECT_THAT(read_text(path("ref.svg")), HasSubstr("sim_time_ps (dotted)"));
 }
 
 #if CUBESIM_TEST_MPI

@@ -22,6 +22,8 @@ struct SweepArgs {
   int jobs = 0;
   std::string csv, jsonl, out_dir, plot;
   std::string metric = "sim_time_ps";
+  std::string reference;
+  bool log_y = false;
   std::string backend = "cpu";
   std::string network = "packet";
   std::uint64_t seed = 1;
@@ -46,6 +48,8 @@ int sweep_main(const SweepArgs& a, const CLI::App& root) {
   o.out_dir = a.out_dir;
   o.plot_file = a.plot;
   o.metric = a.metric;
+  o.reference = a.reference;
+  o.log_y = a.log_y;
   if (const auto* opt = root.get_option_no_throw("--log-level"); opt != nullptr && opt->count() > 0)
     o.log_level = opt->as<std::string>();
   return sweep::run_sweep(o);
@@ -104,6 +108,11 @@ Command add_sweep_command(CLI::App& app) {
                   "The CSV column to plot: sim_time_ps, achieved_flops_per_second, "
                   "peak_fraction, ucie_bytes, ... or details.NAME")
       ->capture_default_str();
+  sub->add_option("--reference", args->reference,
+                  "A second numeric column drawn dotted beside each --metric line, in the same "
+                  "colour: what a model predicts, e.g. details.model_time_ps")
+      ->type_name("COLUMN");
+  sub->add_flag("--log-y", args->log_y, "A logarithmic y axis on the plot");
   sub->add_option("--backend", args->backend, "GEMM backend of --functional runs")
       ->check(CLI::IsMember({"cpu", "cuda", "metal"}))
       ->capture_default_str();

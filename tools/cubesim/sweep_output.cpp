@@ -362,6 +362,10 @@ void draw_plot(const PlotRequest& r) {
     args.push_back(roles[i]);
     args.push_back(r.fields[i]);
   }
+  if (!r.reference.empty()) {
+    args.push_back("--reference");
+    args.push_back(r.reference);
+  }
   if (r.log_y) args.push_back("--log-y");
   std::string output;
   const int rc = run_process(args, output);

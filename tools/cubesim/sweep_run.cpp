@@ -198,6 +198,8 @@ int write_outputs(const Options& o, const RowStore& rows, bool plot_ok) {
   p.csv_file = plot_csv;
   p.out_file = o.plot_file;
   p.metric = o.metric;
+  p.reference = o.reference;
+  p.log_y = o.log_y;
   for (const auto& d : def.dims) p.fields.push_back(d.field);
   std::string kernels;
   for (const auto& k : kernels_of(def)) kernels += (kernels.empty() ? "" : " vs ") + k;
@@ -276,13 +278,18 @@ int run_sweep(const Options& o) {
   std::unique_ptr<PointStore> store;
   try {
     keys = validate(def);
-    if (!is_numeric_metric(o.metric)) {
+    for (const auto& [flag, column] :
+         {std::pair<const char*, std::string>{"--metric", o.metric}, {"--reference", o.reference}}) {
+      if (column.empty() || is_numeric_metric(column)) continue;
       std::string names;
       for (const auto& m : metric_columns())
         if (is_numeric_metric(m)) names += (names.empty() ? "" : ", ") + m;
-      throw UsageError("--metric " + o.metric + ": not a numeric column; use one of " + names +
-                       ", or details.NAME for a number the kernel reports");
+      throw UsageError(std::string(flag) + " " + column + ": not a numeric column; use one of " +
+                       names + ", or details.NAME for a number the kernel reports");
     }
+    if (!o.reference.empty() && o.plot_file.empty())
+      throw UsageError("--reference " + o.reference +
+                       " is drawn on the plot: give --plot FILE.png or FILE.svg too");
     if (o.jobs < 0) throw UsageError("--jobs " + std::to_string(o.jobs) + ": give 1 or more");
     if (!o.csv_file.empty() && o.csv_file != "-") check_output_path(o.csv_file, "--csv");
     if (!o.jsonl_file.empty() && o.jsonl_file != "-") check_output_path(o.jsonl_file, "--jsonl");

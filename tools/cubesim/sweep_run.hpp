@@ -17,6 +17,8 @@ struct Options {
   std::string out_dir;     // "" none
   std::string plot_file;   // "" none
   std::string metric = "sim_time_ps";
+  std::string reference;  // "" none: a column drawn dotted beside the metric's lines
+  bool log_y = false;
   std::string log_level = "warn";  // passed on to the workers
 };
 

@@ -197,13 +197,15 @@ int traffic(const TrafficArgs& a) {
         !a.csv_file.empty() ? a.csv_file : a.plot_file + ".csv.tmp" + std::to_string(::getpid());
     if (a.csv_file.empty()) write_csv(csv, points);
     try {
-      sweep::draw_plot({csv,
-                        a.plot_file,
-                        "latency_ps",
-                        {"offered_load", "statistic"},
-                        std::string(components::to_string(o.pattern)) + " traffic on " +
-                            spec.config().name + " (" + components::to_string(o.scope) + ")",
-                        true});
+      sweep::draw_plot({.csv_file = csv,
+                        .out_file = a.plot_file,
+                        .metric = "latency_ps",
+                        .fields = {"offered_load", "statistic"},
+                        .title = std::string(components::to_string(o.pattern)) + " traffic on " +
+                                 spec.config().name + " (" + components::to_string(o.scope) +
+                                 ")",
+                        .reference = "",
+                        .log_y = true});
     } catch (...) {
       if (a.csv_file.empty()) fs::remove(csv);
       throw;
