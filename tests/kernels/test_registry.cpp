@@ -21,7 +21,8 @@ TEST(KernelRegistry, ListsEveryBenchmarkKernelOnce) {
   for (const auto& k : registry()) names.insert(k.name);
   EXPECT_EQ(names, (std::multiset<std::string>{
                        "allgather", "allreduce", "alltoall", "attention_similarity", "broadcast",
-                       "gemm_2d", "reduce_scatter", "sharded_gemm", "softmax_rows", "vector_add"}));
+                       "gemm_2d", "reduce_scatter", "ring_attention", "sharded_gemm", "softmax_rows",
+                       "vector_add"}));
 }
 
 TEST(KernelRegistry, EveryDefaultIsWithinItsRangeAndChoices) {
