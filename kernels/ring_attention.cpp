@@ -55,9 +55,29 @@ struct Block {
 };
 
 // The running softmax of this program's query rows (f32): row maxima, denominators and the
-// unnormalised output.
+// unnormalised output. The last chunk's P.V product is still on the GEMM engine (or in the
+// scratch): acc is brought up to date with it, and its chunk's rescaling `alpha`, only when
+// the next chunk needs acc, so that the engine computes it while the vector unit works on that
+// chunk's softmax.
 struct Running {
   tl::Tile m, l, acc;
+  tl::Handle pv;
+  tl::Tile alpha;
+
+  void add_pending(tl::Context& tl, Ptr pv_buf, std::int64_t rows, std::int64_t d) {
+    if (!pv.valid()) return;
+    tl.wait(pv);
+    pv = {};
+    acc = acc * alpha.column() + tl.load(pv_buf, {rows, d}, DType::f32);
+  }
+};
+
+// Where a program's scratch holds the two score buffers and the P.V product.
+struct Scratch {
+  Ptr scores[2], pv;
+  Scratch(const RingAttentionProblem& p, Ptr base)
+      : scores{base, base + p.max_rows() * p.chunk_rows * 4},
+        pv(base + 2 * p.max_rows() * p.chunk_rows * 4) {}
 };
 
 // Sends a held block to the ring successor a few messages at a time, so that a send that has
@@ -89,7 +109,7 @@ class Forward {
 // some query of `queries` may see; `after_chunk` runs after each. Returns the chunks done.
 std::int64_t attend(tl::Context& tl, const RingAttentionProblem& p, const tl::Tile& q,
                     RingAttentionProblem::Rows queries, RingAttentionProblem::Rows keys,
-                    const Block& block, Running& run, Ptr scratch,
+                    const Block& block, Running& run, const Scratch& scratch,
                     const std::function<void()>& after_chunk) {
   const std::int64_t nq = queries.count, d = p.head_dim;
   const std::int64_t last_query = queries.first + (nq - 1) * queries.stride;
@@ -101,10 +121,8 @@ std::int64_t attend(tl::Context& tl, const RingAttentionProblem& p, const tl::Ti
     if (!p.causal || first_key(c) <= last_query) todo.push_back(c);
   if (todo.empty()) return 0;
 
-  const Ptr score_buf[2] = {scratch, scratch + p.max_rows() * p.chunk_rows * 4};
-  const Ptr pv_buf = scratch + 2 * p.max_rows() * p.chunk_rows * 4;
   auto scores = [&](std::size_t i) {
-    return tl.composite(tl::Op::gemm, q, block.k[todo[i]], score_buf[i % 2],
+    return tl.composite(tl::Op::gemm, q, block.k[todo[i]], scratch.scores[i % 2],
                         {.trans_b = true, .out_dtype = DType::f32});
   };
   tl::Handle pending[2];
@@ -115,7 +133,7 @@ std::int64_t attend(tl::Context& tl, const RingAttentionProblem& p, const tl::Ti
     tl.wait(pending[i % 2]);
     const std::size_t c = todo[i];
     const std::int64_t n = block.k[c].shape().rows();
-    tl::Tile s = tl.load(score_buf[i % 2], {nq, n}, DType::f32);
+    tl::Tile s = tl.load(scratch.scores[i % 2], {nq, n}, DType::f32);
     const std::int64_t key0 = first_key(c), key_last = key0 + (n - 1) * keys.stride;
     if (p.causal && key_last > queries.first) {  // some key follows some query: mask
       const tl::Tile qpos = tl.arange(0, nq) * static_cast<double>(queries.stride) +
@@ -128,10 +146,10 @@ std::int64_t attend(tl::Context& tl, const RingAttentionProblem& p, const tl::Ti
     const tl::Tile alpha = tl::exp(run.m - m);  // 0 on the first chunk (run.m is -inf)
     const tl::Tile e = tl::exp(s - m.column());
     run.l = run.l * alpha + tl::sum(e, 1);
-    tl::Handle pv = tl.composite(tl::Op::gemm, p.dtype == DType::f32 ? e : e.to(p.dtype),
-                                 block.v[c], pv_buf, {.out_dtype = DType::f32});
-    tl.wait(pv);
-    run.acc = run.acc * alpha.column() + tl.load(pv_buf, {nq, d}, DType::f32);
+    run.add_pending(tl, scratch.pv, nq, d);  // the previous chunk's P.V, into the same buffer
+    run.pv = tl.composite(tl::Op::gemm, p.dtype == DType::f32 ? e : e.to(p.dtype), block.v[c],
+                          scratch.pv, {.out_dtype = DType::f32});
+    run.alpha = alpha;
     run.m = m;
     after_chunk();
   }
@@ -162,8 +180,12 @@ void ring_attention(tl::Context& tl, const RingAttentionProblem& p) {
     held.k.push_back(load_rows(tl, p, p.k, mine, c0, std::min(rc, nq - c0)));
     held.v.push_back(load_rows(tl, p, p.v, mine, c0, std::min(rc, nq - c0)));
   }
-  Running run{tl.full({nq}, kMinusInf, DType::f32), tl.zeros({nq}, DType::f32),
-              tl.zeros({nq, d}, DType::f32)};
+  Running run{tl.full({nq}, kMinusInf, DType::f32),
+              tl.zeros({nq}, DType::f32),
+              tl.zeros({nq, d}, DType::f32),
+              {},
+              {}};
+  const Scratch scratch(p, p.scratch[at]);
 
   for (std::int64_t s = 0; s < n; ++s) {
     const bool last = s + 1 == n;
@@ -178,7 +200,7 @@ void ring_attention(tl::Context& tl, const RingAttentionProblem& p) {
     }
     Forward forward(tl, next, held, times ? &send_wait : nullptr);
     if (!last) forward.send(p.window);
-    chunks += attend(tl, p, q, mine, p.rows((r - s + n) % n), held, run, p.scratch[at], [&] {
+    chunks += attend(tl, p, q, mine, p.rows((r - s + n) % n), held, run, scratch, [&] {
       if (!last) forward.send(2);
     });
     if (last) break;
@@ -191,6 +213,7 @@ void ring_attention(tl::Context& tl, const RingAttentionProblem& p) {
     held = std::move(got);
   }
   held = {};
+  run.add_pending(tl, scratch.pv, nq, d);
   const tl::Tile o = run.acc / run.l.column();
   tl.store(p.out + mine.first * d * dtype_size(p.dtype), p.dtype == DType::f32 ? o : o.to(p.dtype),
            {.row_stride = mine.stride == 1 ? 0 : mine.stride * d});
@@ -208,7 +231,8 @@ GridShape ring_attention_grid(const components::SystemConfig& config, std::int64
   const std::int64_t per_sip = hw.pes * hw.cubes;
   if (programs >= 1 && programs <= hw.pes) return {programs, 1, 1};
   if (programs % hw.pes == 0 && programs <= per_sip) return {hw.pes, programs / hw.pes, 1};
-  if (programs % per_sip == 0 && programs <= hw.total()) return {hw.pes, hw.cubes, programs / per_sip};
+  if (programs % per_sip == 0 && programs <= hw.total())
+    return {hw.pes, hw.cubes, programs / per_sip};
   throw UsageError("programs = " + std::to_string(programs) +
                    ": a ring runs on part of one cube (1 to " + std::to_string(hw.pes) +
                    "), on whole cubes of one SIP (a multiple of " + std::to_string(hw.pes) +
@@ -221,13 +245,14 @@ namespace {
 
 // SRAM a program holds at its peak: Q and its scaled copy, two K/V blocks (the one it holds and
 // the one arriving), acc with its rescaled copy and the P.V product (f32), a chunk of scores
-// with its mask, masked copy, shifted copy, exponentials and their cast (f32 or i32 each), a
-// few row vectors, and the inbound channel's slots when they live in PE SRAM.
+// with its mask, masked copy, shifted copy and exponentials, and the previous chunk's
+// exponentials that its P.V GEMM still reads (f32 or i32 each), a few row vectors, and the
+// inbound channel's slots when they live in PE SRAM.
 std::uint64_t sram_needed(const components::SystemConfig& cfg, std::int64_t rows,
                           std::int64_t chunk_rows, std::int64_t d, DType dtype) {
   const auto size = static_cast<std::int64_t>(dtype_size(dtype));
   const std::int64_t bytes = 2 * rows * d * size + 4 * rows * d * size + 3 * rows * d * 4 +
-                             5 * rows * chunk_rows * 4 + 8 * rows * 4;
+                             6 * rows * chunk_rows * 4 + 8 * rows * 4;
   const std::uint64_t slots = cfg.messages.memory == components::SlotMemory::pe_sram
                                   ? cfg.messages.slots * cfg.messages.slot_bytes
                                   : 0;
@@ -251,18 +276,17 @@ RingAttentionProblem make_ring_attention(Simulation& sim, GridShape grid, std::i
   p.dtype = dtype;
   const std::int64_t n = grid.total();
   if (seq < n)
-    throw UsageError("seq = " + std::to_string(seq) + " is shorter than the ring of " +
-                     grid.str() + ": every program needs at least one row; use seq >= " +
-                     std::to_string(n) + ", or fewer programs (-p programs=N)");
+    throw UsageError("seq = " + std::to_string(seq) + " is shorter than the ring of " + grid.str() +
+                     ": every program needs at least one row; use seq >= " + std::to_string(n) +
+                     ", or fewer programs (-p programs=N)");
   const auto row_bytes = static_cast<std::uint64_t>(head_dim) * dtype_size(dtype);
   if (row_bytes > cfg.messages.slot_bytes)
-    throw UsageError("a row of K (head_dim = " + std::to_string(head_dim) + " " +
-                     std::string(dtype_name(dtype)) + " values, " + std::to_string(row_bytes) +
-                     " bytes) does not fit a message slot of " +
-                     std::to_string(cfg.messages.slot_bytes) +
-                     " bytes; use head_dim <= " +
-                     std::to_string(cfg.messages.slot_bytes / dtype_size(dtype)) +
-                     ", or larger slots (--set system.messages.slot_KiB=...)");
+    throw UsageError(
+        "a row of K (head_dim = " + std::to_string(head_dim) + " " +
+        std::string(dtype_name(dtype)) + " values, " + std::to_string(row_bytes) +
+        " bytes) does not fit a message slot of " + std::to_string(cfg.messages.slot_bytes) +
+        " bytes; use head_dim <= " + std::to_string(cfg.messages.slot_bytes / dtype_size(dtype)) +
+        ", or larger slots (--set system.messages.slot_KiB=...)");
   p.ring = collectives::ring_order(cfg, grid);
   p.position.assign(p.ring.size(), 0);
   for (std::size_t i = 0; i < p.ring.size(); ++i)
@@ -318,7 +342,8 @@ void verify_ring_attention(Outcome& out, const Simulation& sim, const RingAttent
   // that does (at least 16).
   const std::int64_t per_row = 2 * seq * d;
   const std::int64_t count = std::min(
-      seq, std::max<std::int64_t>(16, (std::int64_t{1} << 28) / std::max<std::int64_t>(per_row, 1)));
+      seq,
+      std::max<std::int64_t>(16, (std::int64_t{1} << 28) / std::max<std::int64_t>(per_row, 1)));
   const auto rows = sample_indices(seq, count, seed);
 
   // The reference takes Q scaled as the kernel scales it in SRAM (an f32 product rounded to
@@ -335,11 +360,12 @@ void verify_ring_attention(Outcome& out, const Simulation& sim, const RingAttent
   // seen; a wrong block, a missed step or a missing mask errs by O(1).
   const double u32 = unit_roundoff(DType::f32);
   const double tolerance =
-      2 * unit_roundoff(p.dtype) +
-      (static_cast<double>(d) * std::sqrt(static_cast<double>(d)) + 4.0 * static_cast<double>(seq) + 16) *
-          u32;
+      2 * unit_roundoff(p.dtype) + (static_cast<double>(d) * std::sqrt(static_cast<double>(d)) +
+                                    4.0 * static_cast<double>(seq) + 16) *
+                                       u32;
   const auto sf = static_cast<float>(p.scale());
-  std::vector<double> qs(static_cast<std::size_t>(d)), row(qs.size()), s(static_cast<std::size_t>(seq));
+  std::vector<double> qs(static_cast<std::size_t>(d)), row(qs.size()),
+      s(static_cast<std::size_t>(seq));
   std::vector<double> ref(qs.size()), mag(qs.size()), got(qs.size());
   ErrorCheck check(0);
   for (const std::int64_t i : rows) {
@@ -377,8 +403,7 @@ void verify_ring_attention(Outcome& out, const Simulation& sim, const RingAttent
                    (count == seq ? "all " : "a random sample of ") + std::to_string(count) +
                        " of the " + std::to_string(seq) +
                        " rows of O (every element) against fp64 attention of the same inputs");
-  out.details["verification"]["error_scale"] =
-      "max(|O|, sum_j p_j |v_j| / sum_j p_j) per element";
+  out.details["verification"]["error_scale"] = "max(|O|, sum_j p_j |v_j| / sum_j p_j) per element";
 }
 
 namespace {
@@ -417,8 +442,8 @@ Outcome run_ring_attention(Simulation& sim, const Params& params) {
   // grows with the ring, as sequence parallelism is used).
   const std::int64_t seq_param = get_int(params, "seq");
   const std::int64_t seq = seq_param > 0 ? seq_param : kDefaultRowsPerProgram * grid.total();
-  RingAttentionProblem p = make_ring_attention(sim, grid, seq, get_int(params, "head_dim"),
-                                               causal, layout, get_dtype(params));
+  RingAttentionProblem p = make_ring_attention(sim, grid, seq, get_int(params, "head_dim"), causal,
+                                               layout, get_dtype(params));
   const bool timing_only = sim.options().timing_only;
   const std::uint64_t seed = sim.options().seed;
   if (!timing_only) write_ring_attention_inputs(sim, p, seed);

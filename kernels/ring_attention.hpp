@@ -21,10 +21,11 @@
 //   m' = max(m, rowmax S),  P = exp(S - m'),  l' = l exp(m - m') + rowsum P,
 //   acc' = acc exp(m - m') + P V_c,
 // and at the end O = acc / l. Both products run on the GEMM engine (f32 results into a
-// scratch buffer of the program on its own cube's HBM, read back into SRAM); the softmax runs
-// on the vector unit. The scores of chunk c + 1 are computed while the vector unit works on
-// chunk c. Q is scaled once, in SRAM, in the input dtype; m, l and acc are f32, and P is cast
-// to the input dtype for its GEMM.
+// scratch buffer of the program on its own cube's HBM, read back into SRAM, since a composite
+// writes memory); the softmax runs on the vector unit. While the vector unit works on chunk c,
+// the engine computes the scores of chunk c + 1 and the P.V product of chunk c - 1 (acc takes
+// it in only when chunk c needs acc). Q is scaled once, in SRAM, in the input dtype; m, l and
+// acc are f32, and P is cast to the input dtype for its GEMM.
 //
 // causal: query i attends to keys j <= i. A chunk whose keys all lie after every query of the
 // program is skipped (but still forwarded, so the ring keeps going); a chunk that straddles the

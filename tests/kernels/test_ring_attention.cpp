@@ -20,8 +20,8 @@ using testing::spec_named;
 using testing::tiny;
 using testing::two_sips;
 
-using ::testing::HasSubstr;
 using emu::Tick;
+using ::testing::HasSubstr;
 
 Outcome run_harness(const Spec& spec, const std::vector<std::string>& assignments,
                     bool timing_only = false) {
@@ -41,22 +41,24 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         NumericsCase{"tiny.json", {"seq=64", "head_dim=16", "dtype=f32"}, "f32"},
         NumericsCase{"tiny.json", {"seq=64", "head_dim=16"}, "f16"},
-        NumericsCase{"tiny.json", {"seq=64", "head_dim=16", "dtype=bf16", "causal=true"},
-                     "bf16_causal"},
+        NumericsCase{
+            "tiny.json", {"seq=64", "head_dim=16", "dtype=bf16", "causal=true"}, "bf16_causal"},
         // 100 rows over 8 programs: blocks of 13 and 12 rows.
-        NumericsCase{"tiny.json", {"seq=100", "head_dim=8", "dtype=f32", "causal=true"},
-                     "uneven_causal"},
-        NumericsCase{"tiny.json", {"seq=100", "head_dim=8", "causal=true", "layout=striped"},
+        NumericsCase{
+            "tiny.json", {"seq=100", "head_dim=8", "dtype=f32", "causal=true"}, "uneven_causal"},
+        NumericsCase{"tiny.json",
+                     {"seq=100", "head_dim=8", "causal=true", "layout=striped"},
                      "uneven_striped_causal"},
         NumericsCase{"tiny.json", {"seq=96", "head_dim=32", "layout=striped"}, "striped"},
         // 16 f32 rows of 64 per 4 KiB slot: blocks of 25 rows travel as two chunks each.
-        NumericsCase{"tiny.json", {"seq=200", "head_dim=64", "dtype=f32", "causal=true"},
+        NumericsCase{"tiny.json",
+                     {"seq=200", "head_dim=64", "dtype=f32", "causal=true"},
                      "two_chunks_causal"},
         NumericsCase{"tiny.json",
                      {"seq=200", "head_dim=64", "dtype=f32", "causal=true", "layout=striped"},
                      "two_chunks_striped_causal"},
-        NumericsCase{"tiny.json", {"seq=40", "head_dim=24", "programs=3", "causal=true"},
-                     "ring_of_three"},
+        NumericsCase{
+            "tiny.json", {"seq=40", "head_dim=24", "programs=3", "causal=true"}, "ring_of_three"},
         NumericsCase{"tiny.json", {"seq=7", "head_dim=4", "programs=1", "dtype=f32"}, "one"},
         NumericsCase{"two_sips", {"seq=120", "head_dim=16", "causal=true"}, "two_sips"},
         NumericsCase{"default.json", {"seq=512", "head_dim=64", "causal=true"}, "default"}),
@@ -112,8 +114,8 @@ TEST(RingAttention, CausalContiguousBlocksLeaveTheLastProgramAllTheWorkAndStripe
 }
 
 // The harness's problem on a timing-only simulation, with the ring over every PE.
-RingAttentionProblem problem(Simulation& sim, std::int64_t seq, std::int64_t head_dim,
-                             bool causal, SeqLayout layout, DType dtype = DType::f16) {
+RingAttentionProblem problem(Simulation& sim, std::int64_t seq, std::int64_t head_dim, bool causal,
+                             SeqLayout layout, DType dtype = DType::f16) {
   return make_ring_attention(sim, hardware_grid(sim.config()), seq, head_dim, causal, layout,
                              dtype);
 }
