@@ -5,6 +5,7 @@
 #include "kernels/attention_similarity.hpp"
 #include "kernels/collectives/collective.hpp"
 #include "kernels/gemm_2d.hpp"
+#include "kernels/ring_attention.hpp"
 #include "kernels/sharded_gemm.hpp"
 #include "kernels/softmax_rows.hpp"
 #include "kernels/splitk_gemm.hpp"
@@ -20,6 +21,7 @@ const std::vector<KernelInfo>& registry() {
       vector_add_info(),
       softmax_rows_info(),
       attention_similarity_info(),
+      ring_attention_info(),
       collectives::allreduce_info(),
       collectives::reduce_scatter_info(),
       collectives::allgather_info(),

@@ -19,10 +19,10 @@ using testing::two_sips;
 TEST(KernelRegistry, ListsEveryBenchmarkKernelOnce) {
   std::multiset<std::string> names;
   for (const auto& k : registry()) names.insert(k.name);
-  EXPECT_EQ(names, (std::multiset<std::string>{"allgather", "allreduce", "alltoall",
-                                               "attention_similarity", "broadcast", "gemm_2d",
-                                               "reduce_scatter", "sharded_gemm", "softmax_rows",
-                                               "splitk_gemm", "tp_linear", "vector_add"}));
+  EXPECT_EQ(names, (std::multiset<std::string>{
+                       "allgather", "allreduce", "alltoall", "attention_similarity", "broadcast",
+                       "gemm_2d", "reduce_scatter", "ring_attention", "sharded_gemm",
+                       "softmax_rows", "splitk_gemm", "tp_linear", "vector_add"}));
 }
 
 TEST(KernelRegistry, EveryDefaultIsWithinItsRangeAndChoices) {
