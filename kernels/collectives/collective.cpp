@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "components/topology/graph.hpp"
 #include "triton_emu/errors.hpp"
 
 namespace cubesim::kernels::collectives {
@@ -38,15 +39,33 @@ std::vector<std::int64_t> cube_cycle(std::int64_t x, std::int64_t y) {
 }  // namespace
 
 std::vector<std::int64_t> ring_order(const components::SystemConfig& config, GridShape grid) {
-  std::vector<std::int64_t> in_cube;
-  if (grid.pes == static_cast<std::int64_t>(config.cube.pes))
-    in_cube = cube_cycle(config.cube.noc.mesh_x, config.cube.noc.mesh_y);
-  else
-    for (std::int64_t i = 0; i < grid.pes; ++i) in_cube.push_back(i);
+  // The same cycle at each level: PEs on their cube's mesh, cubes on the UCIe grid, SIPs on
+  // the inter-SIP grid, where the launch covers the whole level and it is a grid; otherwise
+  // in index order (a ring or all-to-all topology links neighbours in index order already).
+  const auto cycle = [](bool whole, bool grid_topology, std::int64_t n, std::int64_t x,
+                        std::int64_t y) {
+    if (whole && grid_topology) return cube_cycle(x, y);
+    std::vector<std::int64_t> v(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = i;
+    return v;
+  };
+  const auto& noc = config.cube.noc;
+  const std::vector<std::int64_t> pes =
+      cycle(grid.pes == static_cast<std::int64_t>(config.cube.pes), true, grid.pes, noc.mesh_x,
+            noc.mesh_y);
+  const std::vector<std::int64_t> cubes =
+      cycle(grid.cubes == static_cast<std::int64_t>(config.cubes_per_sip),
+            components::has_grid(config.ucie.topology), grid.cubes, config.ucie.mesh_x,
+            config.ucie.mesh_y);
+  const std::vector<std::int64_t> sips =
+      cycle(grid.sips == static_cast<std::int64_t>(config.sips),
+            components::has_grid(config.inter_sip.topology), grid.sips, config.inter_sip.grid_x,
+            config.inter_sip.grid_y);
   std::vector<std::int64_t> order;
   order.reserve(static_cast<std::size_t>(grid.total()));
-  for (std::int64_t cube = 0; cube < grid.cubes * grid.sips; ++cube)
-    for (std::int64_t pe : in_cube) order.push_back(cube * grid.pes + pe);
+  for (std::int64_t sip : sips)
+    for (std::int64_t cube : cubes)
+      for (std::int64_t pe : pes) order.push_back((sip * grid.cubes + cube) * grid.pes + pe);
   return order;
 }
 
@@ -99,9 +118,11 @@ std::vector<Groups> ring_levels(const std::string& algorithm,
         for (std::int64_t r = 0; r < y; ++r) g.push_back(c * pes + r * x + i);
       }
     }
+    // Across cubes in the ring's order of cubes (single hops on a grid of cubes or SIPs).
     for (std::int64_t q = 0; q < pes; ++q) {
       auto& g = across.emplace_back();
-      for (std::int64_t c = 0; c < all_cubes; ++c) g.push_back(c * pes + q);
+      for (std::int64_t c = 0; c < all_cubes; ++c)
+        g.push_back(order[static_cast<std::size_t>(c * pes)] / pes * pes + q);
     }
     add(std::move(rows));
     add(std::move(columns));

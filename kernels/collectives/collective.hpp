@@ -24,7 +24,9 @@ namespace cubesim::kernels::collectives {
 // The ring through every program of `grid` (ring position -> global program id): within each
 // cube whose whole mesh runs programs, a cycle whose steps are single mesh hops when the mesh
 // has an even number of rows or columns (else a snake, whose closing step is longer); the
-// cubes one after another in global order (SIP by SIP).
+// cubes of each SIP, and the SIPs, one after another along the same kind of cycle through
+// their grid when the UCIe (inter-SIP) topology is a mesh or torus and the launch covers
+// every cube (SIP), else in index order.
 std::vector<std::int64_t> ring_order(const components::SystemConfig& config, GridShape grid);
 
 // The levels of the ring algorithms over every program of `grid`:

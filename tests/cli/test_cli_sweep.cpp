@@ -392,8 +392,8 @@ TEST_F(CliSweep, PlotIsAValidPngOrSvg) {
   EXPECT_THAT(text, HasSubstr("system.ucie.bandwidth_GBps"));
 
   // A reference column is drawn dotted beside each line, and named in the legend.
-  const auto ref = cubesim(small_sweep({"--plot", path("ref.svg").string(), "--reference",
-                                        "sim_time_ps", "--log-y"}));
+  const auto ref = cubesim(
+      small_sweep({"--plot", path("ref.svg").string(), "--reference", "sim_time_ps", "--log-y"}));
   ASSERT_EQ(ref.code, 0) << show(ref);
   EXPECT_THAT(read_text(path("ref.svg")), HasSubstr("sim_time_ps (dotted)"));
 }

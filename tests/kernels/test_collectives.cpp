@@ -87,6 +87,41 @@ TEST(Collectives, EveryCollectiveAndAlgorithmMatchesTheHostReference) {
       }
 }
 
+// The ring takes single hops at every level where the topology allows: mesh hops inside a
+// cube, one UCIe crossing between cubes on a mesh or torus of cubes, one inter-SIP crossing
+// between SIPs on a grid of SIPs (a 4x2 grid has a Hamiltonian cycle; index order does not
+// take one hop from cube 3 at (3,0) to cube 4 at (0,1)).
+TEST(Collectives, TheRingTakesSingleHopsOnGridsOfCubesAndSips) {
+  const std::vector<std::vector<std::string>> systems = {
+      {"system.sips.cubes_per_sip=8", "system.ucie.topology=mesh", "system.ucie.mesh=[4,2]"},
+      {"system.sips.cubes_per_sip=8", "system.ucie.topology=torus", "system.ucie.mesh=[4,2]"},
+      {"system.sips.count=8", "system.sips.cubes_per_sip=1", "system.inter_sip.topology=mesh",
+       "system.sips.grid=[4,2]"}};
+  for (const auto& sets : systems) {
+    const Spec spec = Spec::load(spec_path("default.json")).with_assignments(sets);
+    const auto& c = spec.config();
+    Simulation sim(spec, {.timing_only = true});
+    const auto& topo = sim.system().network().topology();
+    const GridShape grid{c.cube.pes, c.cubes_per_sip, c.sips};
+    const std::vector<std::int64_t> order = ring_order(c, grid);
+    ASSERT_EQ(static_cast<std::int64_t>(order.size()), grid.total());
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      const std::int64_t a = order[i], b = order[(i + 1) % order.size()];
+      const std::int64_t cube_a = a / grid.pes, cube_b = b / grid.pes;
+      const auto sip_a = static_cast<std::uint32_t>(cube_a / grid.cubes),
+                 sip_b = static_cast<std::uint32_t>(cube_b / grid.cubes);
+      if (sip_a != sip_b) {
+        EXPECT_EQ(topo.sip_hops(sip_a, sip_b), 1u) << sets.back() << " position " << i;
+      } else if (cube_a != cube_b) {
+        EXPECT_EQ(topo.cube_hops(sip_a, static_cast<std::uint32_t>(cube_a % grid.cubes),
+                                 static_cast<std::uint32_t>(cube_b % grid.cubes)),
+                  1u)
+            << sets.back() << " position " << i;
+      }
+    }
+  }
+}
+
 // A tree or a broadcast takes any number of f32 elements: pieces of a slot and a shorter last.
 TEST(Collectives, TreesTakeVectorsOfAnyLength) {
   for (const char* kernel : {"allreduce", "broadcast"}) {

@@ -90,7 +90,7 @@ struct PlotRequest {
   std::vector<std::string> fields;  // x, then lines, then panels (as many as were varied)
   std::string title;
   std::string reference;  // "" none, else a column drawn dotted beside each metric line
-  bool log_y = false;  // a logarithmic y axis
+  bool log_y = false;     // a logarithmic y axis
 };
 // UsageError unless `out_file` ends in .png or .svg and Python can import matplotlib; the
 // message says what to install or set (CUBESIM_PYTHON, CUBESIM_PLOT_SCRIPT).

@@ -278,8 +278,8 @@ int run_sweep(const Options& o) {
   std::unique_ptr<PointStore> store;
   try {
     keys = validate(def);
-    for (const auto& [flag, column] :
-         {std::pair<const char*, std::string>{"--metric", o.metric}, {"--reference", o.reference}}) {
+    for (const auto& [flag, column] : {std::pair<const char*, std::string>{"--metric", o.metric},
+                                       {"--reference", o.reference}}) {
       if (column.empty() || is_numeric_metric(column)) continue;
       std::string names;
       for (const auto& m : metric_columns())

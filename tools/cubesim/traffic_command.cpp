@@ -202,8 +202,7 @@ int traffic(const TrafficArgs& a) {
                         .metric = "latency_ps",
                         .fields = {"offered_load", "statistic"},
                         .title = std::string(components::to_string(o.pattern)) + " traffic on " +
-                                 spec.config().name + " (" + components::to_string(o.scope) +
-                                 ")",
+                                 spec.config().name + " (" + components::to_string(o.scope) + ")",
                         .reference = "",
                         .log_y = true});
     } catch (...) {
