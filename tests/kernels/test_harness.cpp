@@ -22,6 +22,8 @@ RunResult launch_of(emu::Tick time, std::uint64_t flops, std::uint64_t hbm_bytes
   s.events = 10;
   s.wall_seconds = 0.25;
   s.pes = {{.pe = "sip0.cube0.pe0", .finish_ps = time, .flops = flops}};
+  s.messages = {
+      .messages = packets, .bytes = hbm_bytes, .send_wait_ps = time / 4, .recv_wait_ps = time / 2};
   s.network.elapsed_ps = time;
   s.network.packets = packets;
   s.network.bytes_by_kind[static_cast<std::size_t>(LinkKind::hbm_channel)] = hbm_bytes;
@@ -47,6 +49,10 @@ TEST(SumRuns, TotalsAddUpAndTheRestIsTheLastLaunchs) {
   EXPECT_EQ(s.events, 20u);
   EXPECT_DOUBLE_EQ(s.wall_seconds, 0.5);
   EXPECT_EQ(s.network.bytes(LinkKind::hbm_channel), 12288u);
+  EXPECT_EQ(s.messages.messages, 3u);  // messages add up over launches
+  EXPECT_EQ(s.messages.bytes, 12288u);
+  EXPECT_EQ(s.messages.send_wait_ps, 1'000'000u);
+  EXPECT_EQ(s.messages.recv_wait_ps, 2'000'000u);
   EXPECT_EQ(s.network.packets, 2u);  // the last launch's, as the per-link figures
   ASSERT_EQ(s.network.links.size(), 1u);
   EXPECT_EQ(s.network.links[0].name, "sip0.cube0.hbm.ch1");

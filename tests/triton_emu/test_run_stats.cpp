@@ -39,11 +39,18 @@ RunStats small_run() {
             .gemm_busy_ps = 1'500'000,
             .memory_wait_ps = 400'000,
             .gemm_wait_ps = 90,
+            .send_wait_ps = 30,
+            .recv_wait_ps = 70,
             .flops = 4'000'000,
             .bytes_loaded = 8192,
             .bytes_stored = 1024,
+            .messages_sent = 3,
+            .bytes_sent = 3072,
+            .messages_received = 2,
+            .bytes_received = 512,
             .sram_peak_bytes = 65536},
            {.pe = "sip0.cube0.pe1", .finish_ps = 1'000'000, .flops = 2'000'000}};
+  r.messages = {.messages = 3, .bytes = 3072, .send_wait_ps = 30, .recv_wait_ps = 70};
   components::LinkStats& n = r.network;
   n.elapsed_ps = r.sim_time_ps;
   n.transfers = 3;
@@ -77,8 +84,10 @@ TEST(RunReport, HasTheSimulationsKeys) {
                                    "events_per_second", "timing_only", "network", "backend"}));
   EXPECT_EQ(keys(j["stats"]),
             (std::set<std::string>{"flops", "flops_per_second", "hbm_bytes", "noc_bytes",
-                                   "ucie_bytes", "inter_sip_bytes", "events", "packets", "pes",
-                                   "links", "busiest_link"}));
+                                   "ucie_bytes", "inter_sip_bytes", "events", "packets", "messages",
+                                   "pes", "links", "busiest_link"}));
+  EXPECT_EQ(j["stats"]["messages"],
+            (json{{"messages", 3}, {"bytes", 3072}, {"send_wait_ps", 30}, {"recv_wait_ps", 70}}));
 }
 
 TEST(RunReport, SaysWhatRanOnWhat) {
@@ -123,9 +132,15 @@ TEST(RunReport, PerPeFigures) {
                           {"gemm_busy_ps", 1'500'000},
                           {"memory_wait_ps", 400'000},
                           {"gemm_wait_ps", 90},
+                          {"send_wait_ps", 30},
+                          {"recv_wait_ps", 70},
                           {"flops", 4'000'000},
                           {"bytes_loaded", 8192},
                           {"bytes_stored", 1024},
+                          {"messages_sent", 3},
+                          {"bytes_sent", 3072},
+                          {"messages_received", 2},
+                          {"bytes_received", 512},
                           {"sram_peak_bytes", 65536}}));
   EXPECT_EQ(pes[1]["pe"], "sip0.cube0.pe1");
   EXPECT_EQ(pes[1]["flops"], 2'000'000u);
