@@ -63,6 +63,8 @@ class AccessLog {
   void recv_done(std::uint32_t program, std::uint32_t from, std::uint64_t seq) {
     sync_.recv_done(program, from, seq);
   }
+  // The recv completion or barrier `program` was blocked in returned.
+  void returned(std::uint32_t program) { sync_.returned(program); }
   // Every program ran to its end (the launch may still fail, on messages nobody received).
   void finished() { sync_.set_finished(); }
   // A load or store (or an atomic read-modify-write), done within `epoch`.

@@ -473,6 +473,7 @@ void Context::barrier(Scope scope) {
     launch_.log->barrier(program_, level, group, generation, static_cast<std::uint32_t>(members));
   c.arrive();
   c.wait();
+  if (launch_.log) launch_.log->returned(program_);
 }
 
 // ---- Atomics ----------------------------------------------------------------------------------
@@ -646,6 +647,7 @@ Tile Context::wait(RecvHandle& handle) {
   const emu::Tick t0 = launch_.sched.now();
   if (launch_.log) launch_.log->recv_done(program_, r.from, r.seq);
   launch_.messages->wait(program_, r);
+  if (launch_.log) launch_.log->returned(program_);
   pe_.message_wait += launch_.sched.now() - t0;
   if (!r.error.empty()) fault("recv on " + pe_.name + ": " + r.error);
   Tile t = r.tile;

@@ -34,8 +34,14 @@ HappensBefore::HappensBefore(const SyncLog& log) {
   }
   base_[programs] = nodes;
   program_of_.resize(nodes);
-  for (std::uint32_t p = 0; p < programs; ++p)
+  begins_.resize(nodes);
+  for (std::uint32_t p = 0; p < programs; ++p) {
     std::fill(program_of_.begin() + base_[p], program_of_.begin() + base_[p + 1], p);
+    std::uint32_t node = base_[p];
+    begins_[node] = 0;
+    for (const SyncOp& op : log.ops(p))
+      if (op.ends_segment()) begins_[++node] = op.after;
+  }
 
   // Message k of a channel is the k-th send on it (channels are in order): the node whose
   // segment ends with that send, per channel.
@@ -70,9 +76,23 @@ HappensBefore::HappensBefore(const SyncLog& log) {
   barrier_seen_.assign(log.barriers().size(), 0);
 }
 
+template <typename Visit>
+void HappensBefore::for_each_next(std::uint32_t n, Visit&& visit) {
+  for (std::uint32_t e = out_begin_[n]; e < out_begin_[n + 1]; ++e) {
+    const std::uint32_t t = out_[e];
+    if (t < nodes()) {
+      visit(t);
+      continue;
+    }
+    const std::uint32_t b = t - nodes();
+    if (barrier_seen_[b] == search_) continue;
+    barrier_seen_[b] = search_;
+    for (std::uint32_t m = members_begin_[b]; m < members_begin_[b + 1]; ++m) visit(members_[m]);
+  }
+}
+
 const HappensBefore::Reach& HappensBefore::reach(std::uint32_t node) {
   if (const auto it = cache_.find(node); it != cache_.end()) return it->second;
-  const auto nodes = static_cast<std::uint32_t>(program_of_.size());
   ++search_;
   const auto push = [&](std::uint32_t n) {
     if (n - base_[program_of_[n]] < first_[program_of_[n]]) stack_.push_back(n);
@@ -87,18 +107,7 @@ const HappensBefore::Reach& HappensBefore::reach(std::uint32_t node) {
     first_[p] = segment;
     // The segments from here to the first reached before: none of their edges was followed.
     const std::uint32_t end = before == kNever ? base_[p + 1] : base_[p] + before;
-    for (std::uint32_t k = n; k < end; ++k)
-      for (std::uint32_t e = out_begin_[k]; e < out_begin_[k + 1]; ++e) {
-        const std::uint32_t t = out_[e];
-        if (t < nodes) {
-          push(t);
-          continue;
-        }
-        const std::uint32_t b = t - nodes;
-        if (barrier_seen_[b] == search_) continue;
-        barrier_seen_[b] = search_;
-        for (std::uint32_t m = members_begin_[b]; m < members_begin_[b + 1]; ++m) push(members_[m]);
-      }
+    for (std::uint32_t k = n; k < end; ++k) for_each_next(k, push);
   }
   std::sort(touched_.begin(), touched_.end());
   Reach r;
@@ -113,7 +122,47 @@ const HappensBefore::Reach& HappensBefore::reach(std::uint32_t node) {
     cached_ = 0;
   }
   cached_ += r.size();
+  searches_.erase(node);
   return cache_.emplace(node, std::move(r)).first->second;
+}
+
+bool HappensBefore::search(std::uint32_t source, std::uint32_t target) {
+  const std::uint32_t to = program_of_[target], later = target - base_[to];
+  const std::uint32_t limit = begins_[target];  // what begins later cannot lead to the target
+  ++search_;
+  const auto push = [&](std::uint32_t n) {
+    if (begins_[n] <= limit && n - base_[program_of_[n]] < first_[program_of_[n]])
+      stack_.push_back(n);
+  };
+  bool found = false;
+  stack_.assign(1, source);
+  while (!stack_.empty()) {
+    const std::uint32_t n = stack_.back();
+    stack_.pop_back();
+    const std::uint32_t p = program_of_[n], segment = n - base_[p], before = first_[p];
+    if (segment >= before) continue;
+    if (p == to && segment <= later) {
+      found = true;
+      break;
+    }
+    if (before == kNever) touched_.push_back(p);
+    first_[p] = segment;
+    const std::uint32_t end = before == kNever ? base_[p + 1] : base_[p] + before;
+    for (std::uint32_t k = n; k < end && begins_[k] <= limit; ++k) for_each_next(k, push);
+  }
+  for (const std::uint32_t p : touched_) first_[p] = kNever;
+  touched_.clear();
+  stack_.clear();
+  return found;
+}
+
+bool HappensBefore::ordered(std::uint32_t from, std::uint32_t segment, std::uint32_t to,
+                            std::uint32_t later) {
+  const std::uint32_t source = base_[from] + segment, target = base_[to] + later;
+  if (begins_[source] > begins_[target]) return false;
+  if (!cache_.contains(source) && ++searches_[source] <= kSearchesBeforeKeeping)
+    return search(source, target);
+  return first_after(from, segment, to) <= later;
 }
 
 std::uint32_t HappensBefore::first_after(std::uint32_t from, std::uint32_t segment,

@@ -267,17 +267,21 @@ MessageHazards message_hazards(const SyncLog& log, const std::vector<ProgramCoor
     if (auto d = replay.run(spec)) h.deadlocks.push_back(std::move(*d));
     return h;
   }
-  // With as many slots as the busiest channel has messages no send ever waits: if the record
-  // deadlocks even so, no count helps.
-  const auto enough =
-      static_cast<std::uint32_t>(std::max<std::uint64_t>({spec, replay.most_on_a_channel(), 1}));
-  if (replay.run(enough)) {
-    h.min_slots = 0;
-    if (auto d = replay.run(spec)) h.deadlocks.push_back(std::move(*d));
-  } else {
+  // The fewest count that completes is at most the spec's (the launch completed with it) or,
+  // failing that, as many as the busiest channel has messages: then no send ever waits, and a
+  // record that deadlocks even so needs something other than slots.
+  std::uint32_t hi = spec;
+  if (auto at_spec = replay.run(spec)) {
+    hi = static_cast<std::uint32_t>(std::max<std::uint64_t>(spec, replay.most_on_a_channel()));
+    if (replay.run(hi)) {
+      h.min_slots = 0;
+      h.deadlocks.push_back(std::move(*at_spec));
+    }
+  }
+  if (h.min_slots != 0) {
     // More slots only let sends happen sooner, never later (the network is monotone), so the
     // counts that complete are those from the fewest on.
-    std::uint32_t lo = 1, hi = enough;
+    std::uint32_t lo = 1;
     while (lo < hi) {
       const std::uint32_t mid = lo + (hi - lo) / 2;
       if (replay.run(mid))

@@ -8,6 +8,7 @@ void SyncLog::begin(std::size_t programs, std::uint32_t slots) {
   barriers_.clear();
   barrier_index_.clear();
   slots_ = slots;
+  clock_ = 0;
   finished_ = messages_ = false;
 }
 

@@ -18,12 +18,19 @@
 namespace cubesim {
 
 struct SyncOp {
+  static constexpr std::uint32_t kNotYet = UINT32_MAX;
   enum class Kind : std::uint8_t { send, recv_posted, recv_done, barrier };
   Kind kind;
   // send: the receiver; recv_posted, recv_done: the sender; barrier: the instance (an index
   // into SyncLog::barriers()).
   std::uint32_t peer;
   std::uint32_t seq;  // recv_done: which message of its channel it waited for (0 first)
+  // When what follows it began, on a launch-wide count of operations: a send's when it was
+  // called, a recv completion's or barrier's when it returned (kNotYet if it never did). It
+  // grows along every chain of messages and barriers (a recv returns after its send was
+  // called, a barrier after every member arrived), so what begins later than an access cannot
+  // be ordered before it (happens_before.hpp prunes its searches with that).
+  std::uint32_t after = kNotYet;
   // Whether the operation orders what comes before it with what other programs do after it.
   bool ends_segment() const { return kind != Kind::recv_posted; }
 };
@@ -52,6 +59,8 @@ class SyncLog {
   }
   void barrier(std::uint32_t program, int scope, std::int64_t group, std::uint32_t generation,
                std::uint32_t members);
+  // The recv completion or barrier `program` was blocked in returned.
+  void returned(std::uint32_t program) { ops_[program].back().after = tick(); }
   // Every program ran to its end: the record holds all they did.
   void set_finished() { finished_ = true; }
 
@@ -66,15 +75,19 @@ class SyncLog {
 
  private:
   void add(std::uint32_t program, SyncOp op) {
+    if (op.kind == SyncOp::Kind::send || op.kind == SyncOp::Kind::recv_posted) op.after = tick();
     ops_[program].push_back(op);
     segment_[program] += op.ends_segment();
   }
+  // Stays put at the top rather than wrap: equal counts keep the order the pruning relies on.
+  std::uint32_t tick() { return clock_ < SyncOp::kNotYet - 1 ? ++clock_ : clock_; }
 
   std::vector<std::vector<SyncOp>> ops_;  // per program
   std::vector<std::uint32_t> segment_;    // per program
   std::vector<BarrierInstance> barriers_;
   std::map<std::tuple<int, std::int64_t, std::uint32_t>, std::uint32_t> barrier_index_;
   std::uint32_t slots_ = 0;
+  std::uint32_t clock_ = 0;
   bool finished_ = false;
   bool messages_ = false;
 };
