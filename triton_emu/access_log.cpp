@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "components/memory/address_map.hpp"
+#include "triton_emu/happens_before.hpp"
 
 namespace cubesim {
 
@@ -19,8 +21,8 @@ void AccessLog::append(const Access& a) {
   if (!accesses_.empty()) {  // extend the previous record when this one continues it
     Access& last = accesses_.back();
     if (last.program == a.program && last.epoch == a.epoch && last.until == a.until &&
-        last.op == a.op && last.write == a.write && last.atomic == a.atomic &&
-        last.end == a.begin) {
+        last.segment == a.segment && last.segment_until == a.segment_until && last.op == a.op &&
+        last.write == a.write && last.atomic == a.atomic && last.end == a.begin) {
       last.end = a.end;
       return;
     }
@@ -28,11 +30,14 @@ void AccessLog::append(const Access& a) {
   accesses_.push_back(a);
 }
 
-void AccessLog::set_programs(std::vector<ProgramCoord> coords) {
+void AccessLog::set_programs(std::vector<ProgramCoord> coords, std::uint32_t message_slots) {
+  sync_.begin(coords.size(), message_slots);
   coords_ = std::move(coords);
 }
 
-void AccessLog::barrier_passed(std::uint32_t program, int scope) {
+void AccessLog::barrier(std::uint32_t program, int scope, std::int64_t group,
+                        std::uint32_t generation, std::uint32_t members) {
+  sync_.barrier(program, scope, group, generation, members);
   if (wider_.size() <= program) wider_.resize(program + 1);
   auto& w = wider_[program];
   if (w.empty()) w.push_back({});
@@ -58,14 +63,15 @@ std::uint32_t AccessLog::epoch_between(std::uint32_t program, std::uint32_t othe
 void AccessLog::record(std::uint32_t program, std::uint32_t epoch, std::uint64_t begin,
                        std::uint64_t end, bool write, bool atomic) {
   if (begin >= end) return;
-  append({program, epoch, epoch, 0, begin, end, write, atomic});
+  const std::uint32_t segment = sync_.segment(program);
+  append({program, epoch, epoch, segment, segment, 0, begin, end, write, atomic});
 }
 
 void AccessLog::record_async(std::uint32_t program, std::uint32_t epoch, std::uint32_t op,
                              std::uint64_t begin, std::uint64_t end, bool write) {
   if (begin >= end) return;
   const std::size_t before = accesses_.size();
-  append({program, epoch, kInFlight, op, begin, end, write});
+  append({program, epoch, kInFlight, sync_.segment(program), kInFlight, op, begin, end, write});
   if (accesses_.size() == before) return;  // extended the operation's previous record
   if (in_flight_.size() <= program) {
     in_flight_.resize(program + 1);
@@ -78,8 +84,10 @@ void AccessLog::waited(std::uint32_t program, std::uint32_t op, std::uint32_t ep
   if (program >= in_flight_.size()) return;
   auto& open = in_flight_[program];
   std::size_t& head = in_flight_head_[program];
-  for (; head < open.size() && accesses_[open[head]].op <= op; ++head)
+  for (; head < open.size() && accesses_[open[head]].op <= op; ++head) {
     accesses_[open[head]].until = epoch;
+    accesses_[open[head]].segment_until = sync_.segment(program);
+  }
 }
 
 Coverage coverage(const AccessLog& log, Ptr region, std::uint64_t bytes) {
@@ -147,25 +155,64 @@ std::vector<Race> races(const AccessLog& log, std::size_t max_reported) {
     v.erase(std::remove_if(v.begin(), v.end(), [at](const auto* a) { return a->end <= at; }),
             v.end());
   };
+  // Made for the first pair the epochs leave unordered in a launch that sent messages (without
+  // messages the epochs say all that barriers order).
+  std::optional<HappensBefore> hb;
+  const auto before = [&hb](const AccessLog::Access& x, const AccessLog::Access& y) {
+    return x.segment_until != AccessLog::kInFlight &&
+           hb->ordered(x.program, x.segment_until, y.program, y.segment);
+  };
+  // Something after `y` orders `x` before it: y came too early.
+  const auto too_early = [&hb](const AccessLog::Access& x, const AccessLog::Access& y) {
+    return x.segment_until != AccessLog::kInFlight &&
+           hb->first_after(x.program, x.segment_until, y.program) != HappensBefore::kNever;
+  };
+  // Something before `x` (in its program) is ordered before `y`: x came too late.
+  const auto too_late = [&hb](const AccessLog::Access& x, const AccessLog::Access& y) {
+    return x.segment > 0 && hb->first_after(x.program, 0, y.program) <= y.segment;
+  };
+  // An asynchronous operation its program waited on only after a barrier, send or recv that
+  // followed its issue (or never).
+  const auto spans = [](const AccessLog::Access& a) {
+    return a.until != a.epoch || a.segment_until != a.segment;
+  };
   auto check = [&](const AccessLog::Access& x, const std::vector<const AccessLog::Access*>& v) {
     for (const auto* y : v) {
       // Ordered: same program, both atomic, or one's epochs all end before the other's begin
-      // (counting the barriers that synchronise the two).
+      // (counting the barriers that synchronise the two), or messages order them.
       if (y->program == x.program || (x.atomic && y->atomic)) continue;
       if (log.epoch_between(x.program, y->program, x.until) <
               log.epoch_between(y->program, x.program, y->epoch) ||
           log.epoch_between(y->program, x.program, y->until) <
               log.epoch_between(x.program, y->program, x.epoch))
         continue;
+      if (log.sync().has_messages()) {
+        if (!hb) hb.emplace(log.sync());
+        if (before(x, *y) || before(*y, x)) continue;
+      }
       const bool ww = x.write && y->write;
       const auto key =
           std::make_tuple(std::min(x.program, y->program), std::max(x.program, y->program), ww);
       if (!seen.insert(key).second) continue;
-      out.push_back({{std::max(x.begin, y->begin), std::min(x.end, y->end)},
-                     std::min(x.program, y->program),
-                     std::max(x.program, y->program),
-                     ww,
-                     x.until != x.epoch || y->until != y->epoch});
+      Race& race = out.emplace_back(Race{{std::max(x.begin, y->begin), std::min(x.end, y->end)},
+                                         std::min(x.program, y->program),
+                                         std::max(x.program, y->program),
+                                         ww,
+                                         spans(x) || spans(*y)});
+      const auto miss = [&race](Race::Missed how, std::uint32_t by) {
+        race.missed = how;
+        race.missed_by = by;
+      };
+      if (hb) {
+        if (too_early(x, *y))
+          miss(Race::Missed::before_recv, y->program);
+        else if (too_early(*y, x))
+          miss(Race::Missed::before_recv, x.program);
+        else if (too_late(x, *y))
+          miss(Race::Missed::after_send, x.program);
+        else if (too_late(*y, x))
+          miss(Race::Missed::after_send, y->program);
+      }
       if (out.size() >= max_reported) return true;
     }
     return false;
@@ -217,15 +264,27 @@ std::string describe(const Coverage& c, Ptr region, const std::vector<ProgramCoo
 std::string describe(const std::vector<Race>& r, const std::vector<ProgramCoord>& coords,
                      std::size_t max_items) {
   if (r.empty()) return "no races";
-  std::string s =
-      std::to_string(r.size()) + " race(s) between programs with no barrier between them:";
-  for (std::size_t i = 0; i < r.size() && i < max_items; ++i)
-    s += "\n  " + program_str(r[i].first, coords) + " and " + program_str(r[i].second, coords) +
-         (r[i].write_write ? " both write" : ": one reads what the other writes") + " [" +
-         hex_address(r[i].range.begin) + ", " + hex_address(r[i].range.end) + ")" +
-         (r[i].in_flight ? " (through a composite still in flight: its program had not waited "
-                           "on it before the barrier)"
-                         : "");
+  std::string s = std::to_string(r.size()) +
+                  " race(s) between programs with nothing ordering them (no barrier, nor a chain "
+                  "of messages, between the two accesses):";
+  for (std::size_t i = 0; i < r.size() && i < max_items; ++i) {
+    const Race& x = r[i];
+    const std::uint32_t other = x.missed_by == x.first ? x.second : x.first;
+    s += "\n  " + program_str(x.first, coords) + " and " + program_str(x.second, coords) +
+         (x.write_write ? " both write" : ": one reads what the other writes") + " [" +
+         hex_address(x.range.begin) + ", " + hex_address(x.range.end) + ")" +
+         (x.in_flight ? " (through a composite still in flight: its program had not waited "
+                        "on it before the barrier or send that would order it)"
+                      : "");
+    if (x.missed == Race::Missed::before_recv)
+      s += "; the message does not order them: " + program_str(x.missed_by, coords) +
+           " accessed the bytes before returning from the recv (or barrier) that orders " +
+           program_str(other, coords) + "'s access before what follows it";
+    else if (x.missed == Race::Missed::after_send)
+      s += "; the message does not order them: " + program_str(x.missed_by, coords) +
+           " accessed the bytes after the send (or barrier) that orders its earlier work before " +
+           program_str(other, coords) + "'s access";
+  }
   return s;
 }
 

@@ -469,9 +469,11 @@ void Context::barrier(Scope scope) {
   emu::Completion& c = launch_.barrier(level, group, generation, members, name);
   if (launch_.trace_calls) emu::log().trace("{}: arrives at {}", pe_.name, name);
   ++epoch_;
-  if (launch_.log) launch_.log->barrier_passed(program_, level);
+  if (launch_.log)
+    launch_.log->barrier(program_, level, group, generation, static_cast<std::uint32_t>(members));
   c.arrive();
   c.wait();
+  if (launch_.log) launch_.log->returned(program_);
 }
 
 // ---- Atomics ----------------------------------------------------------------------------------
@@ -614,6 +616,7 @@ void Context::send(const Peer& dst, const Tile& tile) {
   if (launch_.trace_calls)
     emu::log().trace("{}: send {} bytes to {}", pe_.name, tile.bytes(), dst.str());
   const emu::Tick t0 = launch_.sched.now();
+  if (launch_.log) launch_.log->sent(program_, to);
   m.send(*this, program_, to, tile);
   pe_.send_wait += launch_.sched.now() - t0;
   ++pe_.messages_sent;
@@ -633,6 +636,7 @@ RecvHandle Context::recv_async(const Peer& src, Shape shape, DType dtype) {
   RecvHandle h;
   h.state_ = m.recv(*this, program_, from, std::move(t));
   h.state_->owner = program_;
+  if (launch_.log) launch_.log->recv_posted(program_, from);
   return h;
 }
 
@@ -643,7 +647,9 @@ Tile Context::wait(RecvHandle& handle) {
   if (r.owner != program_)
     fault("wait on " + pe_.name + ": the RecvHandle belongs to another program's recv_async");
   const emu::Tick t0 = launch_.sched.now();
+  if (launch_.log) launch_.log->recv_done(program_, r.from, r.seq);
   launch_.messages->wait(program_, r);
+  if (launch_.log) launch_.log->returned(program_);
   pe_.recv_wait += launch_.sched.now() - t0;
   if (!r.error.empty()) fault("recv on " + pe_.name + ": " + r.error);
   Tile t = r.tile;

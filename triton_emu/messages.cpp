@@ -292,6 +292,8 @@ std::shared_ptr<Receipt> Messages::recv(tl::Context& ctx, std::uint32_t to, std:
       sys_.scheduler(), "message " + std::to_string(seq + 1) + " of channel " + c.name);
   r->tile = std::move(tile);
   r->channel = id;
+  r->from = from;
+  r->seq = seq;
   Entry& e = c.entry(seq);
   e.receipt = r;
   if (e.sent) r->error = mismatch(e, *r, c);

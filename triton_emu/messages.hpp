@@ -41,6 +41,8 @@ struct Receipt {
   std::string error;              // the message did not match the recv (wait() faults)
   std::uint32_t channel = 0;
   std::uint32_t owner = 0;  // the program that posted it
+  std::uint32_t from = 0;   // the program that sends its message
+  std::uint64_t seq = 0;    // its message's place on the channel, 0 first
 };
 
 class Messages {

@@ -125,10 +125,11 @@ struct SimulationImpl {
   std::unique_ptr<DeferredLoads> deferred;  // after gemm: copying may settle held GEMMs
   std::unique_ptr<emu::TraceWriter> trace;
   detail::Allocations allocations;
-  std::vector<std::uint64_t> direct_next;  // per cube: next free offset from the bottom
-  std::uint64_t interleaved_low;           // window offset: interleaved buffers grow down
-  std::unique_ptr<Messages> messages;      // made on the first launch
-  std::unique_ptr<Atomics> atomics;        // made on the first launch
+  std::vector<std::uint64_t> direct_next;     // per cube: next free offset from the bottom
+  std::uint64_t interleaved_low;              // window offset: interleaved buffers grow down
+  std::unique_ptr<Messages> messages;         // made on the first launch
+  std::unique_ptr<Atomics> atomics;           // made on the first launch
+  std::shared_ptr<const AccessLog> last_log;  // the last launch's, if it kept one
   std::string kernel_name = "kernel";
   std::uint64_t launches = 0;
   std::uint64_t launch_ids = 0;  // stamps tiles (SramAccount::launch), failed launches too
@@ -335,7 +336,8 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
   if (!I.atomics) I.atomics = std::make_unique<detail::Atomics>(I.sys);
   I.atomics->begin_launch();
   L.atomics = I.atomics.get();
-  if (L.log) L.log->set_programs(L.coords);
+  if (L.log) L.log->set_programs(L.coords, cfg.messages.slots);
+  I.last_log = L.log ? log : nullptr;
   struct EndMessages {
     detail::Messages& m;
     ~EndMessages() { m.end(); }
@@ -411,6 +413,7 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
       }
     }
     if (I.deferred) I.deferred->settle();  // tiles kept past the launch keep their values
+    if (L.log) L.log->finished();
   } catch (const emu::ProcessError& e) {
     recover_after_abort(I);
     std::string cause = emu::describe_exception(e.cause());
@@ -470,7 +473,7 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
 
   RunResult r;
   r.sim_time_ps = I.sched.now() - L.start;
-  r.accesses = log;
+  r.accesses = I.last_log;
   r.programs = L.coords;
   RunStats& s = r.stats;
   s.sips = cfg.sips;
@@ -519,11 +522,31 @@ std::vector<Race> RunResult::races() const {
   if (!accesses) throw UsageError("races: no access log (SimOptions::record_accesses is off)");
   return cubesim::races(*accesses);
 }
+MessageHazards RunResult::message_hazards() const {
+  if (!accesses)
+    throw UsageError("message_hazards: no access log (SimOptions::record_accesses is off)");
+  return cubesim::message_hazards(accesses->sync(), programs);
+}
 std::string RunResult::describe(const Coverage& c, Ptr region) const {
   return cubesim::describe(c, region, programs);
 }
 std::string RunResult::describe(const std::vector<Race>& r) const {
   return cubesim::describe(r, programs);
+}
+std::string RunResult::describe(const MessageHazards& h) const {
+  return cubesim::describe(h, programs);
+}
+
+MessageHazards Simulation::message_hazards() const {
+  if (!impl_->last_log)
+    throw UsageError(
+        "message_hazards: no launch has recorded its messages (none ran yet, or "
+        "SimOptions::record_accesses is off)");
+  return cubesim::message_hazards(impl_->last_log->sync(), impl_->last_log->programs());
+}
+std::string Simulation::describe(const MessageHazards& h) const {
+  return cubesim::describe(
+      h, impl_->last_log ? impl_->last_log->programs() : std::vector<ProgramCoord>{});
 }
 
 }  // namespace cubesim

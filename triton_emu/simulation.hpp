@@ -28,6 +28,7 @@
 #include "triton_emu/access_log.hpp"
 #include "triton_emu/context.hpp"
 #include "triton_emu/errors.hpp"
+#include "triton_emu/message_hazards.hpp"
 #include "triton_emu/ptr.hpp"
 #include "triton_emu/run_stats.hpp"
 
@@ -85,8 +86,10 @@ struct RunResult {
   // Sharding checks (need SimOptions::record_accesses).
   Coverage coverage(Ptr region, std::uint64_t bytes) const;
   std::vector<Race> races() const;
+  MessageHazards message_hazards() const;
   std::string describe(const Coverage& c, Ptr region) const;
   std::string describe(const std::vector<Race>& r) const;
+  std::string describe(const MessageHazards& h) const;
 };
 
 namespace detail {
@@ -137,6 +140,11 @@ class Simulation {
   RunResult launch_on(Grid grid, Kernel&& kernel, Args&&... args) {
     return run(grid, [&kernel, &args...](tl::Context& tl) { kernel(tl, args...); });
   }
+
+  // The message check of the last launch, also of one that threw (a deadlock, or messages
+  // nobody received), where no RunResult holds it; needs SimOptions::record_accesses.
+  MessageHazards message_hazards() const;
+  std::string describe(const MessageHazards& h) const;
 
   // A label for reports and traces (the CLI sets the kernel name).
   void set_kernel_name(std::string name);
