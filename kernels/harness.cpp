@@ -56,6 +56,13 @@ ParamSpec int_param(std::string name, std::int64_t default_value, std::int64_t m
                    .help = std::move(help)};
 }
 
+ParamSpec bool_param(std::string name, bool default_value, std::string help) {
+  return ParamSpec{.name = std::move(name),
+                   .type = ParamSpec::Type::boolean,
+                   .default_value = default_value,
+                   .help = std::move(help)};
+}
+
 ParamSpec real_param(std::string name, double default_value, double min, double max,
                      std::string help) {
   return ParamSpec{.name = std::move(name),

@@ -56,6 +56,7 @@ ParamSpec real_param(std::string name, double default_value, double min, double 
                      std::string help);
 ParamSpec choice_param(std::string name, std::string default_value,
                        std::vector<std::string> choices, std::string help);
+ParamSpec bool_param(std::string name, bool default_value, std::string help);
 // A dtype parameter named "dtype" over the given choices.
 ParamSpec dtype_param(DType default_value, std::vector<DType> choices, std::string help);
 

@@ -408,13 +408,6 @@ void verify_ring_attention(Outcome& out, const Simulation& sim, const RingAttent
 
 namespace {
 
-ParamSpec bool_param(std::string name, bool default_value, std::string help) {
-  return ParamSpec{.name = std::move(name),
-                   .type = ParamSpec::Type::boolean,
-                   .default_value = default_value,
-                   .help = std::move(help)};
-}
-
 // How many ring hops stay in a cube's mesh, cross UCIe between cubes, or cross SIPs.
 nlohmann::json hop_kinds(const RingAttentionProblem& p, GridShape grid) {
   std::int64_t mesh = 0, ucie = 0, inter_sip = 0;

@@ -142,10 +142,7 @@ KernelInfo tp_linear_info() {
               int_param("K", 4096, 1, std::int64_t{1} << 24,
                         "columns of X, rows of W (input features): split over the programs, "
                         "at least one each"),
-              ParamSpec{.name = "bias",
-                        .type = ParamSpec::Type::boolean,
-                        .default_value = true,
-                        .help = "add a bias b (N values of dtype) to every row of Y"},
+              bool_param("bias", true, "add a bias b (N values of dtype) to every row of Y"),
               choice_param("algorithm", "ring",
                            {"ring", "bidir_ring", "hierarchical", "mesh2d", "tree"},
                            "the all-reduce's algorithm (as the allreduce kernel's)"),

@@ -79,6 +79,45 @@ void step_actions(const std::vector<Segment>& segments, const Step& step, std::i
 
 namespace {
 
+// When each of program g's segments is last read (sent, or added to) and last written: -1 when
+// never.
+struct LastUses {
+  std::vector<std::int64_t> read, write;
+  LastUses(const Schedule& schedule, std::int64_t g, std::int64_t steps, std::size_t segments)
+      : read(segments, -1), write(segments, -1) {
+    Step step;
+    for (std::int64_t k = 0; k < steps; ++k) {
+      schedule.step(g, k, step);
+      for (const Op& op : step) {
+        const auto s = static_cast<std::size_t>(op.segment);
+        if (op.kind != OpKind::recv) read[s] = k;
+        if (op.kind != OpKind::send) write[s] = k;
+      }
+    }
+  }
+};
+
+// The writes into each (segment, piece) still to come in a step's actions: the last one stores
+// its final value (buffer=hbm). Steps write few pieces: a vector, searched.
+class PieceWrites {
+ public:
+  void count(const Step& step, const std::vector<Action>& actions) {
+    counts_.clear();
+    for (const Action& a : actions)
+      if (!a.send) ++at({step[a.op].segment, a.piece});
+  }
+  // One write into `piece` is done: whether it was the step's last.
+  bool done(std::int32_t segment, std::int64_t piece) { return --at({segment, piece}) == 0; }
+
+ private:
+  int& at(std::pair<std::int32_t, std::int64_t> piece) {
+    for (auto& [key, count] : counts_)
+      if (key == piece) return count;
+    return counts_.emplace_back(piece, 0).second;
+  }
+  std::vector<std::pair<std::pair<std::int32_t, std::int64_t>, int>> counts_;
+};
+
 tl::Peer peer_of(const tl::Context& tl, std::int64_t g) {
   const std::int64_t pes = tl.num_programs(0), cubes = tl.num_programs(1);
   return tl::program(g % pes, (g / pes) % cubes, g / (pes * cubes));
@@ -91,23 +130,11 @@ class Executor {
         a_(a),
         me_(global_program_id(tl)),
         steps_(a.schedule->steps(me_)),
-        segments_(a.schedule->segments(me_)) {
-    const std::size_t n = segments_.size();
-    values_.resize(n);
-    for (std::size_t s = 0; s < n; ++s)
+        segments_(a.schedule->segments(me_)),
+        last_(*a.schedule, me_, steps_, segments_.size()) {
+    values_.resize(segments_.size());
+    for (std::size_t s = 0; s < segments_.size(); ++s)
       values_[s].resize(static_cast<std::size_t>(pieces_of(segments_[s].elems, a.piece)));
-    // When each segment is last read (sent, or added to) and last written.
-    last_read_.assign(n, -1);
-    last_write_.assign(n, -1);
-    Step step;
-    for (std::int64_t k = 0; k < steps_; ++k) {
-      a.schedule->step(me_, k, step);
-      for (const Op& op : step) {
-        const auto s = static_cast<std::size_t>(op.segment);
-        if (op.kind != OpKind::recv) last_read_[s] = k;
-        if (op.kind != OpKind::send) last_write_[s] = k;
-      }
-    }
   }
 
   void run() {
@@ -116,7 +143,7 @@ class Executor {
     for (std::size_t s = 0; s < segments_.size(); ++s) {
       const Segment& seg = segments_[s];
       if (seg.in_at < 0) continue;
-      const bool copy = last_write_[s] < 0 && seg.out_at >= 0;
+      const bool copy = last_.write[s] < 0 && seg.out_at >= 0;
       if (a_.buffer == Buffer::hbm && !copy) continue;
       for (std::size_t j = 0; j < values_[s].size(); ++j) {
         values_[s][j] = load(s, j);
@@ -132,7 +159,7 @@ class Executor {
       for (const Op& op : step) {  // free what is not needed again
         const auto s = static_cast<std::size_t>(op.segment);
         const bool kept = a_.buffer == Buffer::sram && segments_[s].out_at >= 0;
-        if (!kept && last_read_[s] <= k && last_write_[s] <= k)
+        if (!kept && last_.read[s] <= k && last_.write[s] <= k)
           for (tl::Tile& t : values_[s]) t = tl::Tile();
       }
     }
@@ -171,9 +198,7 @@ class Executor {
     step_actions(segments_, step, a_.piece, a_.window, actions_);
     // Writes into each segment in this step still to come, per piece: its final value is
     // stored (buffer=hbm) after the last one.
-    writes_.clear();
-    for (const Action& act : actions_)
-      if (!act.send) ++write_count({step[act.op].segment, act.piece});
+    writes_.count(step, actions_);
     for (const Action& act : actions_) {
       const Op& op = step[act.op];
       const auto s = static_cast<std::size_t>(op.segment);
@@ -186,7 +211,7 @@ class Executor {
       if (op.kind == OpKind::recv_add && (values_[s][j].valid() || segments_[s].in_at >= 0))
         got = got + value(s, j);
       values_[s][j] = std::move(got);
-      const bool last = --write_count({op.segment, act.piece}) == 0 && last_write_[s] == k;
+      const bool last = writes_.done(op.segment, act.piece) && last_.write[s] == k;
       if (last && a_.buffer == Buffer::hbm && segments_[s].out_at >= 0) store(s, j);
     }
   }
@@ -196,15 +221,9 @@ class Executor {
   std::int64_t me_, steps_;
   std::vector<Segment> segments_;
   std::vector<std::vector<tl::Tile>> values_;  // by segment, by piece; invalid: not held
-  std::vector<std::int64_t> last_read_, last_write_;
+  LastUses last_;
   std::vector<Action> actions_;
-  // Steps write few pieces: a vector, searched.
-  int& write_count(std::pair<std::int32_t, std::int64_t> piece) {
-    for (auto& [key, count] : writes_)
-      if (key == piece) return count;
-    return writes_.emplace_back(piece, 0).second;
-  }
-  std::vector<std::pair<std::pair<std::int32_t, std::int64_t>, int>> writes_;
+  PieceWrites writes_;
 };
 
 }  // namespace
@@ -239,13 +258,7 @@ class Model {
         p.held.resize(p.segments.size());
         for (std::size_t s = 0; s < p.segments.size(); ++s)
           p.held[s].assign(static_cast<std::size_t>(pieces_of(p.segments[s].elems, a.piece)), 0);
-        p.last_write.assign(p.segments.size(), -1);
-        Step step;
-        for (std::int64_t k = 0; k < p.steps; ++k) {
-          a.schedule->step(g, k, step);
-          for (const Op& op : step)
-            if (op.kind != OpKind::send) p.last_write[static_cast<std::size_t>(op.segment)] = k;
-        }
+        p.last_write = LastUses(*a.schedule, g, p.steps, p.segments.size()).write;
         // What is never written was copied from input to output before the clock, and kept.
         for (std::size_t s = 0; s < p.segments.size(); ++s)
           if (p.last_write[s] < 0 && p.segments[s].in_at >= 0 && p.segments[s].out_at >= 0)
@@ -300,12 +313,7 @@ class Model {
     // writes into each piece still to come in this step (as the executor counts them).
     std::vector<std::vector<char>> held;
     std::vector<std::int64_t> last_write;
-    std::vector<std::pair<std::pair<std::int32_t, std::int64_t>, int>> writes;
-    int& write_count(std::pair<std::int32_t, std::int64_t> piece) {
-      for (auto& [key, count] : writes)
-        if (key == piece) return count;
-      return writes.emplace_back(piece, 0).second;
-    }
+    PieceWrites writes;
   };
   // What happens at a time: a program acts; a read slot's credit leaves its receiver; the
   // head of a message (or of a credit) reaches the last link of its route.
@@ -467,11 +475,7 @@ class Model {
         a_.schedule->step(g, p.k, p.step);
         step_actions(p.segments, p.step, a_.piece, a_.window, p.actions);
         p.next = 0;
-        if (!p.held.empty()) {
-          p.writes.clear();
-          for (const Action& w : p.actions)
-            if (!w.send) ++p.write_count({p.step[w.op].segment, w.piece});
-        }
+        if (!p.held.empty()) p.writes.count(p.step, p.actions);
         continue;
       }
       const Action& act = p.actions[p.next];
@@ -538,8 +542,7 @@ class Model {
           p.t += sim_.system().vector_unit().time(static_cast<std::uint64_t>(elems));
         }
         p.held[seg][piece] = 1;
-        if (--p.write_count({op.segment, act.piece}) == 0 && p.last_write[seg] == p.k &&
-            sg.out_at >= 0)
+        if (p.writes.done(op.segment, act.piece) && p.last_write[seg] == p.k && sg.out_at >= 0)
           p.t = memory(g, sg.out_at + act.piece * a_.piece, bytes, true, p.t);
       }
       ++p.next;

@@ -18,6 +18,7 @@ namespace cubesim::kernels::collectives {
 namespace {
 
 using emu::Tick;
+using kernels::testing::MessageCosts;
 using kernels::testing::spec_path;
 using ::testing::HasSubstr;
 
@@ -28,20 +29,6 @@ Outcome run(const char* spec, const char* kernel, const std::string& algorithm, 
   return k.run(sim, parse_params(k, {"algorithm=" + algorithm,
                                      "bytes_per_pe=" + std::to_string(bytes), "buffer=" + buffer}));
 }
-
-// What a one-packet message of `bytes` costs between mesh neighbours in PE SRAM slots, from
-// the spec: h the hop latency, s its time on a link, w / r the slot's write latency / read,
-// credit a credit's time on a link.
-struct MessageCosts {
-  Tick h, s, w, r, credit;
-  static MessageCosts of(const components::SystemConfig& c, std::uint64_t bytes) {
-    const auto& m = c.messages;
-    const auto& link = c.cube.noc.link_bandwidth;
-    return {c.cube.noc.hop_latency, link.transfer_time(bytes), m.pe_sram_latency,
-            m.pe_sram_latency + m.pe_sram_bandwidth.transfer_time(bytes),
-            link.transfer_time(m.credit_bytes)};
-  }
-};
 
 // Runs `schedule` on the first cube's 4 programs (timing only, messages of at most `piece`
 // elements): {the simulated collective time, the model's}.

@@ -20,9 +20,10 @@ using collectives::Buffer;
 using collectives::Collective;
 using emu::Tick;
 using testing::expect_verified;
-using ::testing::HasSubstr;
+using testing::MessageCosts;
 using testing::spec_named;
 using testing::tiny;
+using testing::vector_op_time;
 
 Outcome run_harness(const Spec& spec, const std::vector<std::string>& assignments,
                     bool timing_only = false) {
@@ -134,15 +135,8 @@ TEST(TpLinear, TheAllReduceTakesTheRingsClosedFormAndTheGemmAtLeastItsEngineTime
       setup_tp_linear(sim, grid, {.M = M, .N = N, .K = K, .bias = false, .buffer = Buffer::sram});
   const Outcome o = launch_split_k(sim, *s);
   ASSERT_EQ(o.details["block_bytes"], block * 4);
-  const auto& m = cfg.messages;
-  const auto& link = cfg.cube.noc.link_bandwidth;
-  const auto bytes = static_cast<std::uint64_t>(block * 4);
-  const Tick read = cfg.cube.noc.hop_latency + link.transfer_time(bytes) + 2 * m.pe_sram_latency +
-                    m.pe_sram_bandwidth.transfer_time(bytes);
-  const Tick credit = link.transfer_time(m.credit_bytes);
-  const Tick add = cfg.pe.clock.cycles_to_ticks(emu::Cycles{
-      static_cast<std::uint64_t>((block + cfg.pe.vector.lanes - 1) / cfg.pe.vector.lanes) +
-      cfg.pe.vector.latency_cycles});
+  const MessageCosts m = MessageCosts::of(cfg, static_cast<std::uint64_t>(block * 4));
+  const Tick read = m.delivered(), credit = m.credit, add = vector_op_time(cfg, block);
   const Tick expected = (p - 1) * (read + std::max(add, credit)) + (p - 2) * (read + credit) + read;
   EXPECT_EQ(o.details["sum_time_ps"].get<Tick>(), expected);
   EXPECT_EQ(o.details["sum_model_ps"].get<Tick>(), expected);
@@ -168,13 +162,7 @@ TEST(TpLinear, OnOneIdleCubeEveryAlgorithmTakesItsModelTime) {
 }
 
 void expect_usage_error(const std::vector<std::string>& params, const std::string& text) {
-  try {
-    run_harness(tiny(), params, true);
-    FAIL() << "no error for " << ::testing::PrintToString(params);
-  } catch (const UsageError& e) {
-    EXPECT_EQ(e.exit_code(), ExitCode::usage);
-    EXPECT_THAT(e.what(), HasSubstr(text));
-  }
+  testing::expect_usage_error("tp_linear", params, text);
 }
 
 TEST(TpLinear, ParametersThatCannotBeShardedAreUsageErrorsSayingWhatWorks) {
