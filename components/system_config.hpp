@@ -144,6 +144,30 @@ struct MessagesConfig {
   Tick cube_sram_latency = 2000;
 };
 
+// How the programs of a logical grid (one larger than the hardware, or launched as logical) are
+// placed on PEs: program i (axis 0 fastest) goes to a PE chosen by `policy`, programs beyond the
+// PE count run in later waves, each starting on its PE when the PE's previous program ends.
+// The dispatcher hands out one program at a time, `cost` each (a serial resource).
+enum class DispatchPolicy : std::uint8_t { round_robin, cube_major, pe_major };
+inline constexpr DispatchPolicy kAllDispatchPolicies[] = {
+    DispatchPolicy::round_robin, DispatchPolicy::cube_major, DispatchPolicy::pe_major};
+inline const char* dispatch_policy_name(DispatchPolicy p) {
+  switch (p) {
+    case DispatchPolicy::round_robin:
+      return "round_robin";
+    case DispatchPolicy::cube_major:
+      return "cube_major";
+    case DispatchPolicy::pe_major:
+      return "pe_major";
+  }
+  return "?";
+}
+
+struct DispatchConfig {
+  DispatchPolicy policy = DispatchPolicy::round_robin;
+  Tick cost = 0;  // per program dispatched
+};
+
 struct SystemConfig {
   std::string name;
   std::string description;
@@ -155,6 +179,7 @@ struct SystemConfig {
   InterSipConfig inter_sip;
   MemoryConfig memory;
   MessagesConfig messages;
+  DispatchConfig dispatch;
 
   std::uint64_t total_cubes() const { return std::uint64_t{sips} * cubes_per_sip; }
   std::uint64_t total_pes() const { return total_cubes() * cube.pes; }

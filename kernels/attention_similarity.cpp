@@ -166,7 +166,7 @@ Outcome run_attention(Simulation& sim, const Params& params) {
   p.dtype = get_dtype(params);
   const std::int64_t size = dtype_size(p.dtype), width = p.proj_width();
   const auto& cfg = sim.config();
-  const GridShape grid = hardware_grid(cfg);
+  const GridShape grid = launch_grid(sim);
 
   // scores() needs a block of at least one projected query row: three copies of it plus room.
   require_sram(cfg, static_cast<std::uint64_t>(4 * (per_head ? p.head_dim : width) * size),

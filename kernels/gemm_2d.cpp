@@ -76,7 +76,7 @@ Outcome run_gemm_2d(Simulation& sim, const Params& p) {
   const DType dtype = get_dtype(p);
   const std::int64_t size = dtype_size(dtype);
   const auto& cfg = sim.config();
-  const GridShape grid = hardware_grid(cfg);
+  const GridShape grid = launch_grid(sim);
   const std::int64_t bands = grid.cubes * grid.sips;
 
   // The kernel's SRAM plan for the widest column block: B's block in SRAM when it fits in half,

@@ -34,6 +34,9 @@ Range split_range(std::int64_t n, std::int64_t parts, std::int64_t index) {
 
 std::string GridShape::str() const {
   std::string s = std::to_string(total()) + (total() == 1 ? " program (" : " programs (");
+  if (logical)
+    return s + "logical grid " + std::to_string(pes) + " x " + std::to_string(cubes) + " x " +
+           std::to_string(sips) + ")";
   if (sips > 1) s += std::to_string(sips) + " SIPs x ";
   s += std::to_string(cubes) + (cubes == 1 ? " cube x " : " cubes x ");
   s += std::to_string(pes) + (pes == 1 ? " PE)" : " PEs)");
@@ -42,6 +45,23 @@ std::string GridShape::str() const {
 
 GridShape hardware_grid(const components::SystemConfig& c) {
   return {c.cube.pes, c.cubes_per_sip, c.sips};
+}
+
+GridShape launch_grid(const Simulation& sim) {
+  const Grid& g = sim.options().grid;
+  const GridShape hw = hardware_grid(sim.config());
+  const GridShape shape{g.pes ? g.pes : hw.pes, g.cubes ? g.cubes : hw.cubes,
+                        g.sips ? g.sips : hw.sips};
+  const bool fits = shape.pes <= hw.pes && shape.cubes <= hw.cubes && shape.sips <= hw.sips;
+  return {shape.pes, shape.cubes, shape.sips, g.dispatched || !fits};
+}
+
+void require_hardware_grid(const Simulation& sim, const std::string& kernel,
+                           const std::string& why) {
+  const Grid& g = sim.options().grid;
+  if (!g.dispatched && g.pes == 0 && g.cubes == 0 && g.sips == 0) return;
+  throw UsageError(kernel + " runs on the hardware grid only (" + why + "), not on the grid " +
+                   g.str() + "; leave out --grid");
 }
 
 // ---- Parameters --------------------------------------------------------------------------------

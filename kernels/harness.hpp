@@ -39,14 +39,23 @@ struct Range {
 };
 Range split_range(std::int64_t n, std::int64_t parts, std::int64_t index);
 
-// The launch grid a harness will get on this system (the hardware grid).
+// The grid of a launch: the hardware's (one program per PE), or a logical grid.
 struct GridShape {
-  std::int64_t pes = 1, cubes = 1, sips = 1;
+  std::int64_t pes = 1, cubes = 1, sips = 1;  // programs along axes 0, 1, 2
+  bool logical = false;
   std::int64_t total() const { return pes * cubes * sips; }
-  // "64 programs (4 cubes x 16 PEs)", or with "2 SIPs x " in front on several SIPs.
+  // "64 programs (4 cubes x 16 PEs)", with "2 SIPs x " in front on several SIPs; a logical
+  // grid: "16384 programs (logical grid 16384 x 1 x 1)".
   std::string str() const;
 };
 GridShape hardware_grid(const components::SystemConfig& config);
+// The grid sim.launch() uses: SimOptions::grid (the CLI's --grid) on this system.
+GridShape launch_grid(const Simulation& sim);
+// UsageError unless sim.launch() gets the hardware grid (no --grid): for kernels whose
+// programs must each have a PE of their own (`why`, e.g. "its programs exchange messages with
+// their mesh neighbours").
+void require_hardware_grid(const Simulation& sim, const std::string& kernel,
+                           const std::string& why);
 
 // ---- Parameters --------------------------------------------------------------------------------
 

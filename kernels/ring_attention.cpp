@@ -426,6 +426,9 @@ nlohmann::json hop_kinds(const RingAttentionProblem& p, GridShape grid) {
 }
 
 Outcome run_ring_attention(Simulation& sim, const Params& params) {
+  require_hardware_grid(sim, "ring_attention",
+                        "K and V blocks travel between neighbouring programs' PEs; its `programs` "
+                        "parameter picks a sub-grid");
   const auto& cfg = sim.config();
   const GridShape grid = ring_attention_grid(cfg, get_int(params, "programs"));
   const bool causal = params.at("causal").get<bool>();

@@ -75,7 +75,7 @@ Outcome run_sharded_gemm(Simulation& sim, const Params& p) {
   const DType dtype = get_dtype(p);
   const std::int64_t size = dtype_size(dtype);
   const auto& cfg = sim.config();
-  const GridShape grid = hardware_grid(cfg);
+  const GridShape grid = launch_grid(sim);
   const std::int64_t programs = grid.total();
 
   require_divisible("N", N, programs, grid.str());

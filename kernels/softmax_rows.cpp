@@ -88,7 +88,7 @@ Outcome run_softmax_rows(Simulation& sim, const Params& p) {
   const DType dtype = get_dtype(p);
   const std::int64_t size = dtype_size(dtype);
   const auto& cfg = sim.config();
-  const GridShape grid = hardware_grid(cfg);
+  const GridShape grid = launch_grid(sim);
 
   const std::uint64_t per_row = static_cast<std::uint64_t>(cols) * softmax_sram_per_element(dtype);
   require_sram(

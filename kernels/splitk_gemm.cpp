@@ -235,6 +235,9 @@ Outcome launch_split_k(Simulation& sim, SplitKSetup& s) {
 namespace {
 
 Outcome run_splitk_gemm(Simulation& sim, const Params& p) {
+  require_hardware_grid(sim, "splitk_gemm",
+                        "its programs reduce partial sums over messages; its `programs` parameter "
+                        "picks a sub-grid");
   const SplitKShape shape{.M = get_int(p, "M"),
                           .N = get_int(p, "N"),
                           .K = get_int(p, "K"),

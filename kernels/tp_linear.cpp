@@ -97,6 +97,7 @@ std::unique_ptr<SplitKSetup> setup_tp_linear(Simulation& sim, GridShape grid,
 namespace {
 
 Outcome run_tp_linear(Simulation& sim, const Params& p) {
+  require_hardware_grid(sim, "tp_linear", "its programs all-reduce over messages");
   const TpLinearShape shape{
       .M = get_int(p, "M"),
       .N = get_int(p, "N"),

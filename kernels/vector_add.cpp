@@ -37,6 +37,7 @@ namespace {
 
 constexpr std::uint64_t kStreamX = 1, kStreamY = 2;
 constexpr std::int64_t kHostChunk = std::int64_t{1} << 20;  // elements per host-side pass
+constexpr std::int64_t kTritonBlock = 1024;                 // Triton's tutorial BLOCK_SIZE
 
 // block = 0: the largest power of two whose tiles fit the SRAM, but no larger than a program's
 // share of n (rounded up to a power of two), so that every program streams with as many bytes
@@ -54,10 +55,17 @@ Outcome run_vector_add(Simulation& sim, const Params& p) {
   const DType dtype = get_dtype(p);
   const std::int64_t size = dtype_size(dtype);
   const auto& cfg = sim.config();
-  const GridShape grid = hardware_grid(cfg);
+  const bool triton_grid = get_string(p, "grid") == "triton";
+  if (triton_grid)
+    require_hardware_grid(sim, "vector_add with grid=triton",
+                          "it launches cdiv(n, block) programs itself");
   std::int64_t block = get_int(p, "block");
   if (block == 0)
-    block = automatic_block(cfg.pe.sram_bytes, size, n, static_cast<std::uint64_t>(grid.total()));
+    block = triton_grid ? kTritonBlock
+                        : automatic_block(cfg.pe.sram_bytes, size, n,
+                                          static_cast<std::uint64_t>(launch_grid(sim).total()));
+  const std::int64_t chunks = (n + block - 1) / block;
+  const GridShape grid = triton_grid ? GridShape{chunks, 1, 1, true} : launch_grid(sim);
 
   // x, y and x + y; the tail chunk adds its i32 offsets and mask.
   const auto sram = static_cast<std::uint64_t>(block * (3 * size + 8));
@@ -89,10 +97,10 @@ Outcome run_vector_add(Simulation& sim, const Params& p) {
   }
 
   Outcome o;
-  o.run = sim.launch(vector_add, x, y, out, n, block, dtype);
+  o.run = triton_grid ? sim.launch_on(Grid::logical(chunks), vector_add, x, y, out, n, block, dtype)
+                      : sim.launch(vector_add, x, y, out, n, block, dtype);
   o.useful_flops = static_cast<std::uint64_t>(n);
   o.useful_bytes = static_cast<std::uint64_t>(3 * n * size);
-  const std::int64_t chunks = (n + block - 1) / block;
   o.details = {{"dtype", dtype_name(dtype)},
                {"block", block},
                {"chunks", chunks},
@@ -144,7 +152,8 @@ KernelInfo vector_add_info() {
       .name = "vector_add",
       .description =
           "Triton's vector-add tutorial: out = x + y in BLOCK-sized masked chunks, "
-          "dealt to all programs in a grid-stride loop",
+          "dealt to all programs in a grid-stride loop (grid=hardware) or one chunk per "
+          "program on a logical grid of cdiv(n, block) programs (grid=triton)",
       .params =
           {
               int_param("n", std::int64_t{1} << 20, 1, std::int64_t{1} << 36,
@@ -155,6 +164,10 @@ KernelInfo vector_add_info() {
                         "most a program's share of n"),
               dtype_param(DType::f32, {DType::f16, DType::bf16, DType::f32, DType::i32},
                           "element type"),
+              choice_param("grid", "hardware", {"hardware", "triton"},
+                           "hardware: one program per PE (or --grid), each looping over chunks; "
+                           "triton: cdiv(n, block) programs of one chunk each (block 0 = 1024), "
+                           "run in waves by the dispatcher"),
           },
       .run = run_vector_add,
   };

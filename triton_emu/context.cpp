@@ -29,15 +29,16 @@ Context::Context(detail::LaunchState& launch, detail::PeState& pe, std::uint32_t
 std::int64_t Context::program_id(int axis) const {
   if (axis < 0 || axis > 2)
     fault("program_id(" + std::to_string(axis) +
-          "): no such axis; valid axes are 0 (PE within its cube), 1 (cube within its SIP) and "
-          "2 (SIP)");
+          "): no such axis; valid axes are 0, 1 and 2 (on the hardware grid: PE within its "
+          "cube, cube within its SIP, SIP)");
   return launch_.coords[program_].id[axis];
 }
 
 std::int64_t Context::num_programs(int axis) const {
   if (axis < 0 || axis > 2)
     fault("num_programs(" + std::to_string(axis) +
-          "): no such axis; valid axes are 0 (PEs per cube), 1 (cubes per SIP) and 2 (SIPs)");
+          "): no such axis; valid axes are 0, 1 and 2 (on the hardware grid: PEs per cube, "
+          "cubes per SIP, SIPs)");
   return launch_.grid[axis];
 }
 
@@ -449,6 +450,7 @@ void Context::barrier(Scope scope) {
   if (level < 0 || level > 2)
     fault("barrier: unknown scope " + std::to_string(level) +
           "; use Scope::cube, Scope::sip or Scope::all");
+  require_one_wave("barrier");
   const auto& me = launch_.coords[program_].id;
   const std::int64_t per_cube = launch_.grid[0], per_sip = per_cube * launch_.grid[1];
   std::int64_t group = 0;
@@ -608,8 +610,19 @@ std::string Peer::str() const {
          std::to_string(id[2]) + ")";
 }
 
+void Context::require_one_wave(const std::string& what) const {
+  if (launch_.waves <= 1) return;
+  fault(fmt::format(
+      "{} on {}: this launch runs its {} programs in {} waves on {} PEs, so programs of later "
+      "waves start only as earlier ones end and cannot be waited for; barriers and messages "
+      "need every program running at once: launch at most {} programs (a grid that fits one "
+      "wave), or coordinate through memory and atomics",
+      what, pe_.name, launch_.coords.size(), launch_.waves, launch_.pes_used, launch_.pes_used));
+}
+
 void Context::send(const Peer& dst, const Tile& tile) {
   sync();
+  require_one_wave("send(" + dst.str() + ")");
   if (!tile.valid()) fault("send(" + dst.str() + ") on " + pe_.name + ": the tile is empty");
   detail::Messages& m = *launch_.messages;
   const std::uint32_t to = m.resolve(*this, program_, dst, "send");
@@ -630,6 +643,7 @@ Tile Context::recv(const Peer& src, Shape shape, DType dtype) {
 
 RecvHandle Context::recv_async(const Peer& src, Shape shape, DType dtype) {
   sync();
+  require_one_wave("recv(" + src.str() + ")");
   detail::Messages& m = *launch_.messages;
   const std::uint32_t from = m.resolve(*this, program_, src, "recv");
   Tile t = make_tile(shape, dtype);  // its SRAM is taken now, as the DMA writes into it

@@ -5,6 +5,8 @@
 //   program_id(1) / num_programs(1): cube within its SIP / system.sips.cubes_per_sip
 //   program_id(2) / num_programs(2): SIP / number of SIPs
 //   program_id()  : axis 0.  Any other axis is a kernel fault naming the PE and the axis.
+// That is the hardware grid (the default launch). On a logical grid (simulation.hpp's Grid)
+// they give the program's place in that grid, and pe() where the dispatcher put it.
 //
 // Where the time of each call comes from (docs/hardware-model.md has the formulas):
 //   load / store    the network: packets from or to memory, contended (components/network)
@@ -239,6 +241,9 @@ class Context {
   friend struct cubesim::detail::LaunchState;
   Context(detail::LaunchState& launch, detail::PeState& pe, std::uint32_t program);
   void sync();  // pay accumulated vector time
+  // A fault naming `what` when the launch runs in several waves (nothing may wait for a
+  // program of another wave).
+  void require_one_wave(const std::string& what) const;
   void check_access(Ptr ptr, std::uint64_t bytes, DType dtype, const char* what) const;
   // Checks a load/store and cuts it into segments_; true when a mask with values applies.
   bool plan_access(const char* what, Ptr ptr, const Shape& shape, DType dtype,

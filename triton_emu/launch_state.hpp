@@ -51,17 +51,21 @@ struct PeState {
   // Per launch.
   emu::Tick finish = 0;
   emu::Tick vector_busy = 0;
-  emu::Tick memory_wait = 0;  // blocked in load / store
-  emu::Tick gemm_wait = 0;    // blocked in wait()
-  emu::Tick send_wait = 0;    // blocked in send: no free slot at the receiver
-  emu::Tick recv_wait = 0;    // blocked in a recv's wait: the message not yet readable
+  emu::Tick memory_wait = 0;    // blocked in load / store
+  emu::Tick gemm_wait = 0;      // blocked in wait()
+  emu::Tick send_wait = 0;      // blocked in send: no free slot at the receiver
+  emu::Tick recv_wait = 0;      // blocked in a recv's wait: the message not yet readable
+  emu::Tick dispatch_wait = 0;  // a logical grid's: waiting for the dispatcher to start a program
+  std::uint64_t programs_run = 0;
+  std::uint32_t program = 0;  // the program running (or last run) on the PE
   std::uint64_t bytes_loaded = 0, bytes_stored = 0;
   std::uint64_t messages_sent = 0, bytes_sent = 0, messages_received = 0, bytes_received = 0;
   bool trace_selected = true;  // by SimOptions::trace_pes
   bool traced = false;         // its tracks exist
   emu::TraceWriter::Track track{}, gemm_track{};
   void reset_launch_stats() {
-    finish = vector_busy = memory_wait = gemm_wait = send_wait = recv_wait = 0;
+    finish = vector_busy = memory_wait = gemm_wait = send_wait = recv_wait = dispatch_wait = 0;
+    programs_run = 0;
     bytes_loaded = bytes_stored = 0;
     messages_sent = bytes_sent = messages_received = bytes_received = 0;
     gemm.reset_stats();
@@ -93,7 +97,12 @@ struct LaunchState {
   Messages* messages = nullptr;      // tl.send / tl.recv channels
   std::int64_t grid[3] = {1, 1, 1};  // programs per axis
   std::vector<ProgramCoord> coords{};
-  Atomics* atomics = nullptr;  // tl.atomic_*
+  // A logical grid's programs run in waves: those of later waves start only as earlier ones
+  // end, so nothing may wait for a program of another wave (barriers and messages).
+  std::uint64_t waves = 1;
+  std::uint64_t pes_used = 0;
+  emu::Tick dispatcher_free = 0;  // when the dispatcher can start the next program
+  Atomics* atomics = nullptr;     // tl.atomic_*
   // Barriers by (scope, group, generation): the group is the cube (scope cube), the SIP (sip)
   // or 0 (all), the generation how many barriers of that scope its programs had passed.
   std::map<std::tuple<int, std::int64_t, std::uint32_t>, std::unique_ptr<emu::Completion>>

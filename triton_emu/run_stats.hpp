@@ -22,10 +22,12 @@ struct PeStats {
   emu::Tick finish_ps = 0;  // from the start of the launch
   emu::Tick vector_busy_ps = 0;
   emu::Tick gemm_busy_ps = 0;
-  emu::Tick memory_wait_ps = 0;  // blocked in load / store
-  emu::Tick gemm_wait_ps = 0;    // blocked in wait()
-  emu::Tick send_wait_ps = 0;    // blocked in tl.send: no free slot at the receiver
-  emu::Tick recv_wait_ps = 0;    // blocked waiting for a recv's message
+  emu::Tick memory_wait_ps = 0;    // blocked in load / store
+  emu::Tick gemm_wait_ps = 0;      // blocked in wait()
+  emu::Tick send_wait_ps = 0;      // blocked in tl.send: no free slot at the receiver
+  emu::Tick recv_wait_ps = 0;      // blocked waiting for a recv's message
+  emu::Tick dispatch_wait_ps = 0;  // waiting for the dispatcher to start a program
+  std::uint64_t programs = 0;      // programs it ran (one, but on a logical grid's waves)
   std::uint64_t flops = 0;
   std::uint64_t bytes_loaded = 0;
   std::uint64_t bytes_stored = 0;
@@ -56,6 +58,11 @@ struct RunStats {
   std::uint32_t cubes_per_sip = 0;
   std::uint32_t pes_per_cube = 0;
   std::array<std::int64_t, 3> grid{};  // programs per axis
+  // How the programs were placed: "hardware" (one per PE at its coordinates) or the dispatch
+  // policy of a logical grid, which runs in `waves` (the most programs one PE ran).
+  std::string dispatch = "hardware";
+  std::uint64_t programs = 0;
+  std::uint64_t waves = 1;
   bool timing_only = false;
   components::NetworkModel network_model = components::NetworkModel::packet;
   std::string backend;  // what computed the GEMM numbers: "none" when timing-only

@@ -13,6 +13,7 @@
 #include "triton_emu/backends/gemm_backend.hpp"
 #include "triton_emu/gemm_engine.hpp"
 #include "triton_emu/host_memory.hpp"
+#include "triton_emu/launch_plan.hpp"
 #include "triton_emu/launch_state.hpp"
 #include "triton_emu/messages.hpp"
 #include "triton_emu/operand_cache.hpp"
@@ -275,6 +276,12 @@ void recover_after_abort(detail::SimulationImpl& I) {
 
 }  // namespace
 
+std::string Grid::str() const {
+  if (!dispatched && pes == 0 && cubes == 0 && sips == 0) return "hardware";
+  const auto dim = [](std::int64_t d) { return d == 0 ? std::string("all") : std::to_string(d); };
+  return dim(pes) + " x " + dim(cubes) + " x " + dim(sips) + (dispatched ? " (logical)" : "");
+}
+
 RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& body) {
   auto& I = *impl_;
   if (I.sched.abandoned_processes() > 0)
@@ -283,15 +290,9 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
         "and its fiber was abandoned with what it held (tiles and their SRAM); make a new "
         "Simulation, with a larger SimOptions::stack_size (--stack-size)");
   const auto& cfg = I.spec.config();
-  const std::int64_t hw[3] = {cfg.cube.pes, cfg.cubes_per_sip, cfg.sips};
-  std::int64_t g[3] = {grid.pes ? grid.pes : hw[0], grid.cubes ? grid.cubes : hw[1],
-                       grid.sips ? grid.sips : hw[2]};
-  const char* axis_name[3] = {"PEs per cube (axis 0)", "cubes per SIP (axis 1)", "SIPs (axis 2)"};
-  for (int i = 0; i < 3; ++i)
-    if (g[i] < 1 || g[i] > hw[i])
-      throw UsageError("launch grid: " + std::to_string(g[i]) + " " + axis_name[i] +
-                       " but the hardware has " + std::to_string(hw[i]) +
-                       "; a grid dimension must be between 1 and the hardware's");
+  const HostMemoryLimit memory_limit = host_memory_limit(I.options.host_memory_limit);
+  detail::LaunchPlan plan = detail::plan_launch(cfg, grid, memory_limit.bytes, memory_limit.source);
+  const std::int64_t* g = plan.grid;
 
   auto log = std::make_shared<AccessLog>();
   detail::LaunchState L{I.sched,          I.sys,
@@ -299,30 +300,26 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
                         I.trace.get(),    I.options.record_accesses ? log.get() : nullptr,
                         I.deferred.get(), I.allocations};
   for (int i = 0; i < 3; ++i) L.grid[i] = g[i];
+  L.coords = std::move(plan.coords);
+  L.waves = plan.waves;
+  L.pes_used = plan.queues.size();
   L.trace_flows = I.options.trace_flows;
   L.start = I.sched.now();
+  L.dispatcher_free = L.start;
   L.trace_calls = emu::log().should_log(spdlog::level::trace);
   I.sys.network().reset_stats();
   for (auto& p : I.pes) p.reset_launch_stats();
 
-  // One process per program, on the PE with the same coordinates.
-  std::vector<std::unique_ptr<tl::Context>> contexts;
-  std::vector<detail::PeState*> used;
-  for (std::int64_t s = 0; s < g[2]; ++s)
-    for (std::int64_t c = 0; c < g[1]; ++c)
-      for (std::int64_t p = 0; p < g[0]; ++p) {
-        ProgramCoord pc;
-        pc.id[0] = p;
-        pc.id[1] = c;
-        pc.id[2] = s;
-        L.coords.push_back(pc);
-        auto& pe =
-            I.pes[I.sys.global_pe({static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(c),
-                                   static_cast<std::uint32_t>(p)})];
-        used.push_back(&pe);
-        contexts.push_back(std::unique_ptr<tl::Context>(
-            new tl::Context(L, pe, static_cast<std::uint32_t>(contexts.size()))));
-      }
+  // The PEs that run programs, in the order of their first program; and each program's PE.
+  std::vector<detail::PeState*> used, pe_of_program(plan.programs);
+  used.reserve(plan.queues.size());
+  for (const auto& q : plan.queues) {
+    used.push_back(&I.pes[q.pe]);
+    for (std::uint32_t p : q.programs) pe_of_program[p] = used.back();
+  }
+  // A program's Context is made when it starts and kept until the launch ends: its tiles may
+  // outlive it (they are refused once the launch ends, not before).
+  std::vector<std::unique_ptr<tl::Context>> contexts(plan.programs);
   if (!I.messages) {
     const std::uint32_t cubes_per_sip = cfg.cubes_per_sip;
     I.messages = std::make_unique<detail::Messages>(
@@ -331,7 +328,7 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
               .addr;
         });
   }
-  I.messages->begin(g, used);
+  I.messages->begin(g, pe_of_program);
   L.messages = I.messages.get();
   if (!I.atomics) I.atomics = std::make_unique<detail::Atomics>(I.sys);
   I.atomics->begin_launch();
@@ -352,35 +349,67 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
     }
   } end_launch{used};
   auto& logger = emu::log();
-  logger.info("launch {} of '{}': grid [{}, {}, {}], {} program(s) on {} PE(s) of '{}'", launch_id,
-              I.kernel_name, g[0], g[1], g[2], used.size(), I.pes.size(), I.spec.origin());
-  for (std::size_t i = 0; i < contexts.size(); ++i) {
-    tl::Context* ctx = contexts[i].get();
-    detail::PeState* pe = used[i];
-    const ProgramCoord* coord = &L.coords[i];
-    I.sched.spawn(pe->name, [ctx, pe, coord, &body, &I, &logger] {
-      logger.debug("{} starts on {}", coord->str(), pe->name);
-      std::exception_ptr error;
-      try {
-        body(*ctx);
-      } catch (...) {
-        error = std::current_exception();
-      }
-      // Pay the vector time not yet paid, so a fault is reported at the time it happened.
-      // (Outside the handler: switching fibers with an exception being handled is unsafe.)
-      ctx->sync();
-      if (error) {
-        if (logger.should_log(spdlog::level::debug))
-          logger.debug("{} on {} stops: {}", coord->str(), pe->name,
-                       emu::describe_exception(error));
-        std::rethrow_exception(error);
+  if (plan.dispatched)
+    logger.info(
+        "launch {} of '{}': logical grid [{}, {}, {}], {} program(s) in {} wave(s) on {} of {} "
+        "PE(s) of '{}' ({} dispatch)",
+        launch_id, I.kernel_name, g[0], g[1], g[2], plan.programs, plan.waves, used.size(),
+        I.pes.size(), I.spec.origin(), components::dispatch_policy_name(plan.policy));
+  else
+    logger.info("launch {} of '{}': grid [{}, {}, {}], {} program(s) on {} PE(s) of '{}'",
+                launch_id, I.kernel_name, g[0], g[1], g[2], used.size(), I.pes.size(),
+                I.spec.origin());
+  const bool dispatched = plan.dispatched;
+  const emu::Tick dispatch_cost = cfg.dispatch.cost;
+  for (std::size_t q = 0; q < plan.queues.size(); ++q) {
+    detail::PeState* pe = used[q];
+    I.sched.spawn(pe->name, [pe, programs = std::move(plan.queues[q].programs), dispatched,
+                             dispatch_cost, &contexts, &L, &body, &I, &logger] {
+      for (const std::uint32_t program : programs) {
+        pe->program = program;
+        const ProgramCoord& coord = L.coords[program];
+        if (dispatched) {
+          // The dispatcher starts one program at a time.
+          const emu::Tick now = I.sched.now();
+          const emu::Tick start = std::max(now, L.dispatcher_free) + dispatch_cost;
+          L.dispatcher_free = start;
+          if (start > now) {
+            I.sched.wait_for(start - now);
+            pe->dispatch_wait += start - now;
+            L.trace_slice(*pe, false, "dispatch", now, start);
+          }
+        }
+        contexts[program].reset(new tl::Context(L, *pe, program));
+        tl::Context& ctx = *contexts[program];
+        const emu::Tick begin = I.sched.now();
+        logger.debug("{} starts on {}", coord.str(), pe->name);
+        std::exception_ptr error;
+        try {
+          body(ctx);
+        } catch (...) {
+          error = std::current_exception();
+        }
+        // Pay the vector time not yet paid, so a fault is reported at the time it happened.
+        // (Outside the handler: switching fibers with an exception being handled is unsafe.)
+        ctx.sync();
+        if (error) {
+          if (logger.should_log(spdlog::level::debug))
+            logger.debug("{} on {} stops: {}", coord.str(), pe->name,
+                         emu::describe_exception(error));
+          std::rethrow_exception(error);
+        }
+        ++pe->programs_run;
+        if (dispatched && L.tracing(*pe))
+          L.trace_slice(*pe, false, coord.str().c_str(), begin, I.sched.now());
+        logger.debug(
+            "{} ends on {} (the PE so far: vector {}, memory wait {}, GEMM wait {}, send wait "
+            "{}, recv wait {}, dispatch wait {})",
+            coord.str(), pe->name, emu::format_time(pe->vector_busy),
+            emu::format_time(pe->memory_wait), emu::format_time(pe->gemm_wait),
+            emu::format_time(pe->send_wait), emu::format_time(pe->recv_wait),
+            emu::format_time(pe->dispatch_wait));
       }
       pe->finish = I.sched.now();
-      logger.debug(
-          "{} ends on {} (vector {}, memory wait {}, GEMM wait {}, send wait {}, recv wait {})",
-          coord->str(), pe->name, emu::format_time(pe->vector_busy),
-          emu::format_time(pe->memory_wait), emu::format_time(pe->gemm_wait),
-          emu::format_time(pe->send_wait), emu::format_time(pe->recv_wait));
     });
   }
 
@@ -396,10 +425,12 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
       const double wall =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
       if (progress && wall > 2.0) {
-        std::size_t done = 0;
-        for (auto* pe : used) done += pe->finish != 0;
-        std::fprintf(stderr, "\r  simulated %s, %zu of %zu programs finished, %.1f s   ",
-                     emu::format_time(I.sched.now() - L.start).c_str(), done, used.size(), wall);
+        std::uint64_t done = 0;
+        for (auto* pe : used) done += pe->programs_run;
+        std::fprintf(stderr, "\r  simulated %s, %llu of %llu programs finished, %.1f s   ",
+                     emu::format_time(I.sched.now() - L.start).c_str(),
+                     static_cast<unsigned long long>(done),
+                     static_cast<unsigned long long>(plan.programs), wall);
       }
     }
     if (progress && std::chrono::steady_clock::now() - wall0 > std::chrono::seconds(2))
@@ -419,9 +450,9 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
     std::string cause = emu::describe_exception(e.cause());
     std::string where = e.process();
     std::string program;
-    for (std::size_t i = 0; i < used.size(); ++i)
-      if (used[i]->name == where) {
-        const auto& pc = L.coords[i];
+    for (const auto* pe : used)
+      if (pe->name == where) {
+        const auto& pc = L.coords[pe->program];
         program = " (program_id " + std::to_string(pc.id[0]) + ", " + std::to_string(pc.id[1]) +
                   ", " + std::to_string(pc.id[2]) + ")";
       }
@@ -480,6 +511,9 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
   s.cubes_per_sip = cfg.cubes_per_sip;
   s.pes_per_cube = cfg.cube.pes;
   s.grid = {g[0], g[1], g[2]};
+  s.dispatch = plan.dispatched ? components::dispatch_policy_name(plan.policy) : "hardware";
+  s.programs = plan.programs;
+  s.waves = plan.waves;
   s.timing_only = I.options.timing_only;
   s.network_model = I.options.network;
   s.backend = I.options.timing_only ? "none" : I.options.backend;
@@ -496,6 +530,8 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
                      .gemm_wait_ps = pe->gemm_wait,
                      .send_wait_ps = pe->send_wait,
                      .recv_wait_ps = pe->recv_wait,
+                     .dispatch_wait_ps = pe->dispatch_wait,
+                     .programs = pe->programs_run,
                      .flops = pe->gemm.flops(),
                      .bytes_loaded = pe->bytes_loaded,
                      .bytes_stored = pe->bytes_stored,

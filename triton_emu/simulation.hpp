@@ -10,8 +10,9 @@
 //   auto c = sim.read<float>(a, n);
 //
 // A kernel is any callable void(cubesim::tl::Context&, Args...); every program gets a copy of
-// the arguments. A failing kernel makes launch() throw KernelError (exit 3) or DeadlockError
-// (exit 4) naming the PE and the simulated time.
+// the arguments. launch_on(Grid::logical(cdiv(n, BLOCK)), kernel, ...) runs Triton's grid. A
+// failing kernel makes launch() throw KernelError (exit 3) or DeadlockError (exit 4) naming the PE
+// and the simulated time.
 
 #include <cstdint>
 #include <functional>
@@ -37,6 +38,29 @@ namespace cubesim {
 using Spec = components::Spec;
 using SpecError = components::SpecError;
 
+// The programs of a launch, per axis (program_id(0), (1), (2)); 0 in a dimension means the
+// hardware's size (PEs per cube, cubes per SIP, SIPs). A grid that fits the hardware in every
+// dimension runs one program per PE at its own coordinates, all at once (ADR-0022's launch; the
+// default is the hardware grid). Any other grid, or one made by Grid::logical, is a logical
+// grid: Triton's grid of any size in 1-3 dimensions, whose programs the dispatcher places on
+// PEs (system.dispatch: policy and cost per program) and runs in waves, each program starting on
+// its PE when the PE's previous one ends. tl.pe() says where a program runs.
+struct Grid {
+  std::int64_t pes = 0, cubes = 0, sips = 0;
+  bool dispatched = false;  // placed by the dispatcher even when it fits the hardware
+
+  // Triton's grid (x, y, z): `cdiv(n, BLOCK)` programs along axis 0 is
+  // Grid::logical(cdiv(n, BLOCK)).
+  static Grid logical(std::int64_t x, std::int64_t y = 1, std::int64_t z = 1) {
+    return {x, y, z, true};
+  }
+  // "hardware", or "16384 x 1 x 1 (logical)".
+  std::string str() const;
+};
+
+// The largest number of programs along one axis of a grid (Triton's limit on axis 0).
+inline constexpr std::int64_t kMaxGridDim = (std::int64_t{1} << 31) - 1;
+
 struct SimOptions {
   bool timing_only = false;            // no values stored or computed; timing is identical
   std::string backend = "cpu";         // GEMM numerics: cpu (always), cuda, metal when built
@@ -61,6 +85,9 @@ struct SimOptions {
   // Host memory the simulation may take (bytes; 0 = what the host has available): a system
   // whose estimate exceeds it is refused with a UsageError before it is built (host_memory.hpp).
   std::uint64_t host_memory_limit = 0;
+  // The grid launch() uses (launch_on names its own): the hardware grid unless set (the CLI's
+  // --grid sets it for the kernels that take a logical grid).
+  Grid grid{};
 };
 
 // Where alloc() puts a buffer.
@@ -69,11 +96,6 @@ struct Placement {
   std::uint32_t sip = 0, cube = 0;
   static Placement interleaved_across_cubes() { return {}; }
   static Placement on_cube(std::uint32_t sip, std::uint32_t cube) { return {false, sip, cube}; }
-};
-
-// The programs of a launch: 0 in a dimension means the hardware's size (the default).
-struct Grid {
-  std::int64_t pes = 0, cubes = 0, sips = 0;
 };
 
 struct RunResult {
@@ -132,9 +154,10 @@ class Simulation {
     return out;
   }
 
+  // On SimOptions::grid: the hardware grid unless set.
   template <typename Kernel, typename... Args>
   RunResult launch(Kernel&& kernel, Args&&... args) {
-    return launch_on(Grid{}, std::forward<Kernel>(kernel), std::forward<Args>(args)...);
+    return launch_on(options().grid, std::forward<Kernel>(kernel), std::forward<Args>(args)...);
   }
   template <typename Kernel, typename... Args>
   RunResult launch_on(Grid grid, Kernel&& kernel, Args&&... args) {

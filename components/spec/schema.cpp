@@ -314,6 +314,22 @@ std::vector<SpecField> build_schema() {
   add_buffers(s, "system.inter_sip", "the receiving end of each inter-SIP link",
               "inter_sip.latency_ns");
 
+  add(object("system.dispatch")
+          .optional()
+          .desc("The dispatcher that places the programs of a logical grid (larger than the "
+                "hardware, or launched as logical) on PEs, in waves."));
+  add(choice("system.dispatch.policy", {"round_robin", "cube_major", "pe_major"})
+          .def("round_robin")
+          .desc("Where program i (axis 0 fastest) runs. `round_robin`: consecutive programs on "
+                "consecutive cubes (program i on cube i mod cubes), spreading them over every "
+                "cube's HBM; `cube_major`: consecutive programs fill a cube's PEs first; "
+                "`pe_major`: each PE runs a contiguous range of programs, one after another. "
+                "Programs beyond the PE count wait for their PE's previous program to end."));
+  add(latency("system.dispatch.cost_ns")
+          .def(0.0)
+          .desc("Time the dispatcher takes to start one program on a PE; it starts one at a "
+                "time, so a wave of n programs takes n times this to start."));
+
   add(object("system.messages")
           .optional()
           .desc("Messages between programs (tl.send / tl.recv): each (sender, receiver) channel "

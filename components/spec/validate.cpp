@@ -448,6 +448,7 @@ class Builder {
     build_buffers(c);
 
     build_messages(c);
+    build_dispatch(c);
 
     c.memory.interleave_bytes = size_bytes("/system/memory/interleave_KiB");
     c.memory.page_bytes = size_bytes("/system/memory/page_KiB");
@@ -592,6 +593,14 @@ class Builder {
     m.cube_sram_bytes = size_bytes("/system/messages/cube_sram/capacity_KiB");
     m.cube_sram_bandwidth = bandwidth("/system/messages/cube_sram/bandwidth_GBps");
     m.cube_sram_latency = ticks("/system/messages/cube_sram/latency_ns");
+  }
+
+  void build_dispatch(SystemConfig& c) {
+    const std::string policy =
+        doc_.at(json::json_pointer("/system/dispatch/policy")).get<std::string>();
+    for (DispatchPolicy p : kAllDispatchPolicies)
+      if (policy == dispatch_policy_name(p)) c.dispatch.policy = p;
+    c.dispatch.cost = ticks("/system/dispatch/cost_ns");
   }
 
   void build_buffers(SystemConfig& c) {

@@ -253,6 +253,8 @@ double expected(Collective c, std::uint64_t seed, std::int64_t n, std::int64_t b
 }
 
 Outcome run_collective(Simulation& sim, const Params& p, Collective collective) {
+  require_hardware_grid(sim, collective_name(collective),
+                        "a collective moves data between the programs of every PE");
   const auto& cfg = sim.config();
   const GridShape grid = hardware_grid(cfg);
   const std::int64_t n = grid.total();

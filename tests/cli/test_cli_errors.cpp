@@ -26,6 +26,16 @@ TEST_F(CliErrors, UnknownKernelListsTheKernels) {
   EXPECT_THAT(r.err, HasSubstr("sharded_gemm"));
 }
 
+TEST_F(CliErrors, BadGridsAreUsageErrors) {
+  expect_usage_error({"run", tiny, "vector_add", "--grid", "0"}, "each axis takes 1 to 2^31 - 1");
+  expect_usage_error({"run", tiny, "vector_add", "--grid", "4x"}, "'' is not a whole number");
+  expect_usage_error({"run", tiny, "vector_add", "--grid", "1x2x3x4"}, "more than three axes");
+  expect_usage_error({"run", tiny, "vector_add", "--grid", "2147483648"}, "2^31 - 1");
+  expect_usage_error({"run", tiny, "allreduce", "--grid", "8"}, "runs on the hardware grid only");
+  expect_usage_error({"run", tiny, "vector_add", "-p", "grid=triton", "--grid", "8"},
+                     "leave out --grid");
+}
+
 TEST_F(CliErrors, UnknownParameterListsTheValidOnes) {
   expect_usage_error({"run", tiny, "vector_add", "-p", "size=4"}, "no parameter 'size'");
   expect_usage_error({"run", tiny, "vector_add", "-p", "size=4"}, "n, block, dtype");

@@ -97,6 +97,28 @@ TEST_F(CliRun, VectorAdd) {
   EXPECT_THAT(r.out, HasSubstr("events/s"));
 }
 
+TEST_F(CliRun, GridRunsTheKernelOnALogicalGridInWaves) {
+  const json j = run_ok(kVectorAdd, {"--grid", "40"}, "grid.json");
+  EXPECT_EQ(j["verified"], true);
+  EXPECT_EQ(j["grid"], (json{40, 1, 1}));
+  // tiny has 8 PEs: 40 programs run in 5 waves, placed round-robin over the cubes by default.
+  EXPECT_EQ(j["launch"], (json{{"dispatch", "round_robin"}, {"programs", 40}, {"waves", 5}}));
+  for (const auto& pe : j["stats"]["pes"]) EXPECT_EQ(pe["programs"], 5);
+  const json cube_major =
+      run_ok(kVectorAdd, {"--grid", "4x5", "--set", "system.dispatch.policy=cube_major"}, "c.json");
+  EXPECT_EQ(cube_major["launch"]["dispatch"], "cube_major");
+  EXPECT_EQ(cube_major["grid"], (json{4, 5, 1}));
+  EXPECT_EQ(cube_major["verified"], true);
+}
+
+TEST_F(CliRun, VectorAddTritonStyleLaunchesOneProgramPerBlock) {
+  const json j = run_ok({"vector_add", "-p", "n=10000", "-p", "grid=triton"}, {}, "t.json");
+  EXPECT_EQ(j["verified"], true);
+  EXPECT_EQ(j["details"]["block"], 1024);
+  EXPECT_EQ(j["launch"]["programs"], 10);  // cdiv(10000, 1024)
+  EXPECT_EQ(j["launch"]["waves"], 2);
+}
+
 TEST_F(CliRun, ShardedGemm) {
   CliResult r;
   const json j = run_ok(kShardedGemm, {}, "report.json", &r);

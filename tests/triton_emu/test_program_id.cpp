@@ -97,7 +97,9 @@ TEST(ProgramId, SubGridLaunchRunsOnlyThoseProgramsAndReportsTheGrid) {
     n0.push_back(tl.num_programs(0) * 10 + tl.num_programs(1));
   });
   EXPECT_EQ(n0, (std::vector<std::int64_t>{21, 21}));
-  EXPECT_THROW(sim.launch_on(Grid{.pes = 5}, [](tl::Context&) {}), UsageError);
+  EXPECT_EQ(r.stats.dispatch, "hardware");
+  EXPECT_EQ(r.stats.waves, 1u);
+  EXPECT_THROW(sim.launch_on(Grid{.pes = -1}, [](tl::Context&) {}), UsageError);
 }
 
 }  // namespace

@@ -33,6 +33,9 @@ RunStats small_run() {
   r.flops = 6'000'000;
   r.events = 300;
   r.wall_seconds = 0.5;
+  r.dispatch = "round_robin";
+  r.programs = 5;
+  r.waves = 3;
   r.pes = {{.pe = "sip0.cube0.pe0",
             .finish_ps = 2'000'000,
             .vector_busy_ps = 10,
@@ -41,6 +44,8 @@ RunStats small_run() {
             .gemm_wait_ps = 90,
             .send_wait_ps = 30,
             .recv_wait_ps = 70,
+            .dispatch_wait_ps = 20,
+            .programs = 3,
             .flops = 4'000'000,
             .bytes_loaded = 8192,
             .bytes_stored = 1024,
@@ -79,9 +84,9 @@ RunStats small_run() {
 
 TEST(RunReport, HasTheSimulationsKeys) {
   const json j = run_report(small_run());
-  EXPECT_EQ(keys(j),
-            (std::set<std::string>{"sim_time_ps", "system", "grid", "stats", "wall_seconds",
-                                   "events_per_second", "timing_only", "network", "backend"}));
+  EXPECT_EQ(keys(j), (std::set<std::string>{"sim_time_ps", "system", "grid", "launch", "stats",
+                                            "wall_seconds", "events_per_second", "timing_only",
+                                            "network", "backend"}));
   EXPECT_EQ(keys(j["stats"]),
             (std::set<std::string>{"flops", "flops_per_second", "hbm_bytes", "noc_bytes",
                                    "ucie_bytes", "inter_sip_bytes", "events", "packets", "messages",
@@ -96,6 +101,7 @@ TEST(RunReport, SaysWhatRanOnWhat) {
   EXPECT_EQ(j["system"],
             (json{{"sips", 1}, {"cubes_per_sip", 2}, {"pes_per_cube", 4}, {"total_pes", 8}}));
   EXPECT_EQ(j["grid"], (json{2, 1, 1}));
+  EXPECT_EQ(j["launch"], (json{{"dispatch", "round_robin"}, {"programs", 5}, {"waves", 3}}));
   EXPECT_EQ(j["timing_only"], false);
   EXPECT_EQ(j["network"], "flow");
   EXPECT_EQ(j["backend"], "cpu");
@@ -133,6 +139,8 @@ TEST(RunReport, PerPeFigures) {
                           {"memory_wait_ps", 400'000},
                           {"gemm_wait_ps", 90},
                           {"send_wait_ps", 30},
+                          {"dispatch_wait_ps", 20},
+                          {"programs", 3},
                           {"recv_wait_ps", 70},
                           {"flops", 4'000'000},
                           {"bytes_loaded", 8192},

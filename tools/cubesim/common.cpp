@@ -250,6 +250,36 @@ std::uint64_t parse_stack_size(const std::string& text) {
   return bytes;
 }
 
+Grid parse_grid(const std::string& text) {
+  if (text == "hardware") return Grid{};
+  const auto bad = [&text](const std::string& why) {
+    return UsageError("--grid " + text + ": " + why +
+                      "; give the programs per axis as X, XxY or XxYxZ (e.g. --grid 16384 or "
+                      "--grid 64x4x2), or `hardware` for one program per PE");
+  };
+  std::int64_t dims[3] = {1, 1, 1};
+  std::size_t axis = 0, pos = 0;
+  for (;;) {
+    if (axis == 3) throw bad("more than three axes");
+    const std::size_t end = text.find('x', pos);
+    const std::string part = text.substr(pos, end == std::string::npos ? end : end - pos);
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos)
+      throw bad("'" + part + "' is not a whole number of programs");
+    if (part.size() > 10 || std::stoll(part) < 1 || std::stoll(part) > kMaxGridDim)
+      throw bad("axis " + std::to_string(axis) + " has " + part +
+                " programs; each axis takes 1 to 2^31 - 1 (" + std::to_string(kMaxGridDim) + ")");
+    dims[axis++] = std::stoll(part);
+    if (end == std::string::npos) break;
+    pos = end + 1;
+  }
+  return Grid::logical(dims[0], dims[1], dims[2]);
+}
+
+std::string grid_text(const Grid& g) {
+  if (!g.dispatched) return "hardware";
+  return std::to_string(g.pes) + "x" + std::to_string(g.cubes) + "x" + std::to_string(g.sips);
+}
+
 void check_output_path(const std::string& path, std::string_view flag) {
   if (path.empty()) throw UsageError(std::string(flag) + ": the file name is empty");
   const fs::path p(path);

@@ -82,6 +82,12 @@ std::uint64_t parse_duration(std::string_view text, std::string_view flag);
 // --stack-size: bytes with an optional K/M/G suffix, 16K to 1G (UsageError otherwise).
 std::uint64_t parse_stack_size(const std::string& text);
 
+// --grid: "hardware" (one program per PE, the default) or a logical grid "X", "XxY" or
+// "XxYxZ" of 1 to 2^31 - 1 programs per axis (UsageError otherwise).
+Grid parse_grid(const std::string& text);
+// The text parse_grid reads back.
+std::string grid_text(const Grid& grid);
+
 // UsageError unless `path` could be created: its folder exists, is a folder, and a file can be
 // made in it; `path` is not a folder itself. Checked before a run so a typo does not cost the
 // whole simulation.

@@ -40,6 +40,7 @@ struct RunArgs {
   std::uint64_t seed = 1;
   std::string stack_size = "64K";
   std::string network = "packet";
+  std::string grid = "hardware";
 };
 
 // SIGINT / SIGTERM during a run: remove the unfinished trace (the target keeps what it held),
@@ -118,6 +119,7 @@ int run(const RunArgs& a) {
   const kernels::KernelInfo& kernel = kernels::find_kernel(a.kernel);
   const kernels::Params params = parse_kernel_params(kernel, a.params);
   const std::uint64_t stack = parse_stack_size(a.stack_size);
+  const Grid grid = parse_grid(a.grid);
   if (!a.json_file.empty()) check_output_path(a.json_file, "--json");
   if (!a.trace_file.empty()) check_output_path(a.trace_file, "--trace");
   check_distinct_outputs({{"--json", a.json_file}, {"--trace", a.trace_file}});
@@ -134,6 +136,7 @@ int run(const RunArgs& a) {
   options.backend = a.backend;
   options.seed = a.seed;
   options.stack_size = stack;
+  options.grid = grid;
   options.trace_path = a.trace_file;
   options.trace_limits = trace_limits;
   options.trace_links = components::parse_link_trace(a.trace_links);
@@ -263,6 +266,12 @@ Command add_run_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--seed", args->seed, "Seed of the harness's random inputs")
       ->check(unsigned_64_validator("--seed 7"))
+      ->capture_default_str();
+  sub->add_option("--grid", args->grid,
+                  "Launch the kernel's programs on a logical grid of X[xY[xZ]] programs, run in "
+                  "waves by the dispatcher (system.dispatch), instead of one per PE; for the "
+                  "kernels whose programs need no PE of their own")
+      ->type_name("GRID")
       ->capture_default_str();
   sub->add_option("--stack-size", args->stack_size,
                   "Fiber stack per PE program, in bytes with an optional K/M/G suffix "

@@ -28,6 +28,7 @@ struct SweepArgs {
   std::string network = "packet";
   std::uint64_t seed = 1;
   std::string stack_size = "64K";
+  std::string grid = "hardware";
 };
 
 int sweep_main(const SweepArgs& a, const CLI::App& root) {
@@ -42,6 +43,7 @@ int sweep_main(const SweepArgs& a, const CLI::App& root) {
   o.def.backend = a.backend;
   o.def.network = a.network;
   o.def.stack_size = parse_stack_size(a.stack_size);
+  o.def.grid = grid_text(parse_grid(a.grid));
   o.jobs = a.jobs;
   o.csv_file = a.csv;
   o.jsonl_file = a.jsonl;
@@ -122,6 +124,9 @@ Command add_sweep_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--seed", args->seed, "Seed of every point's random inputs")
       ->check(unsigned_64_validator("--seed 7"))
+      ->capture_default_str();
+  sub->add_option("--grid", args->grid, "Logical grid of every point (X[xY[xZ]]), as for run")
+      ->type_name("GRID")
       ->capture_default_str();
   sub->add_option("--stack-size", args->stack_size, "Fiber stack per PE program, as for run")
       ->type_name("BYTES")

@@ -458,7 +458,8 @@ std::vector<std::uint64_t> validate(const Definition& def) {
                               " seed=" + std::to_string(def.seed) +
                               " stack=" + std::to_string(def.stack_size) +
                               (def.timing_only ? "" : " backend=" + def.backend) +
-                              (def.network == "packet" ? "" : " network=" + def.network);
+                              (def.network == "packet" ? "" : " network=" + def.network) +
+                              (def.grid == "hardware" ? "" : " grid=" + def.grid);
   std::vector<std::uint64_t> keys(points);
   for (std::uint64_t i = 0; i < points; ++i) {
     const auto c = coordinates(def.dims, i);

@@ -50,6 +50,7 @@ struct Definition {
   std::uint64_t stack_size = 64 * 1024;
   std::string backend = "cpu";
   std::string network = "packet";  // NetworkModel name
+  std::string grid = "hardware";   // --grid, as parse_grid reads it
 };
 
 // Product of the dimensions' sizes; UsageError above kMaxPoints or when a dimension is empty.

@@ -138,11 +138,19 @@ std::string row_problem(const json& row) {
 }
 
 json point_request(const Definition& def, const Point& point, bool want_report) {
-  return {
-      {"index", point.index},           {"values", point.values}, {"spec_file", def.spec_file},
-      {"kernel", point.kernel},         {"sets", point.sets},     {"params", point.params},
-      {"timing_only", def.timing_only}, {"seed", def.seed},       {"stack_size", def.stack_size},
-      {"backend", def.backend},         {"network", def.network}, {"want_report", want_report}};
+  return {{"index", point.index},
+          {"values", point.values},
+          {"spec_file", def.spec_file},
+          {"kernel", point.kernel},
+          {"sets", point.sets},
+          {"params", point.params},
+          {"timing_only", def.timing_only},
+          {"seed", def.seed},
+          {"stack_size", def.stack_size},
+          {"backend", def.backend},
+          {"network", def.network},
+          {"want_report", want_report},
+          {"grid", def.grid}};
 }
 
 json failed_row(const Point& point, const std::string& status, int exit_code,
@@ -183,6 +191,7 @@ json run_point(const json& request) {
     options.network = components::parse_network_model(request.value("network", "packet"));
     options.seed = request.at("seed").get<std::uint64_t>();
     options.stack_size = request.at("stack_size").get<std::uint64_t>();
+    options.grid = parse_grid(request.value("grid", "hardware"));
     options.record_accesses = false;  // sharding checks are for tests, not sweeps
     set_phase("building the system of " + std::to_string(spec.config().total_pes()) + " PEs");
     const std::unique_ptr<Simulation> sim = make_simulation(spec, options);
