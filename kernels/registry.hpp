@@ -1,11 +1,15 @@
 #pragma once
-// The benchmark kernels the CLI runs, each with its host harness: named, typed parameters with
-// defaults and ranges, input generation (seeded), the launch, and verification against an fp64
-// reference. The list is explicit (registry.cpp), so no registration can be dropped by the
-// linker.
+// The kernels the CLI runs, each with its host harness: named, typed parameters with defaults
+// and ranges, input generation (seeded), the launch, and verification against an fp64
+// reference. The shipped kernels and users' own go through one path, Registry::add: the shipped
+// list is explicit (registry.cpp), users' kernels come from an explicit call (a plugin's entry
+// point, kernels/plugin.hpp, or their own main), so no registration can be dropped by the linker.
 
 #include <cstdint>
+#include <deque>
+#include <filesystem>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -49,7 +53,39 @@ struct KernelInfo {
   std::function<Outcome(Simulation&, const Params&)> run;
 };
 
-const std::vector<KernelInfo>& registry();
+// Kernels by name. Contract: add() checks the kernel (a usable name, a description, a run
+// function, parameters whose defaults have their type and lie in their range and choices) and
+// refuses a name already present, with a UsageError naming the kernel and the fix. Kernels are
+// never removed, and references to them stay valid while others are added.
+class Registry final {
+ public:
+  void add(KernelInfo kernel);
+  const std::deque<KernelInfo>& kernels() const { return kernels_; }
+  // UsageError listing the kernels when `name` is unknown.
+  const KernelInfo& find(std::string_view name) const;
+  // "cubesim" for a shipped kernel, else the plugin file or "your program" that added it.
+  const std::string& origin(std::string_view name) const;
+  // The plugin files loaded into this registry (absolute paths), in load order.
+  const std::vector<std::filesystem::path>& plugins() const { return plugins_; }
+
+ private:
+  friend void load_plugin(const std::filesystem::path& file, Registry& registry);
+  friend Registry& kernel_registry();
+  std::deque<KernelInfo> kernels_;
+  std::map<std::string, std::string, std::less<>> origins_;
+  std::vector<std::filesystem::path> plugins_;
+  std::string adding_from_ = "your program";
+};
+
+// The shipped kernels, added in the order `cubesim list` shows them.
+void register_shipped_kernels(Registry& registry);
+
+// The process's registry, the one the CLI lists and runs: the shipped kernels, then whatever
+// register_kernel and load_plugin added.
+Registry& kernel_registry();
+// kernel_registry().add(kernel).
+void register_kernel(KernelInfo kernel);
+const std::deque<KernelInfo>& registry();
 // UsageError listing the kernels when `name` is unknown.
 const KernelInfo& find_kernel(std::string_view name);
 // "-p NAME=VALUE" assignments -> Params; UsageError for an unknown name (listing the valid

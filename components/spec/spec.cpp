@@ -10,6 +10,7 @@
 #include <system_error>
 
 #include "components/spec/schema.hpp"
+#include "components/spec/spec_paths.hpp"
 #include "components/spec/validate.hpp"
 
 namespace cubesim::components {
@@ -477,7 +478,8 @@ Spec Spec::build(std::string origin, std::vector<std::shared_ptr<const Layer>> l
   return s;
 }
 
-Spec Spec::load(const fs::path& file) {
+Spec Spec::load(const fs::path& name_or_file) {
+  const fs::path file = resolve_spec(name_or_file);
   std::vector<ChainEntry> chain;
   Layers layers;
   load_chain(file, nullptr, chain, layers);

@@ -44,6 +44,8 @@ class SpecError : public std::runtime_error {
 class Spec {
  public:
   // Reads `file`, resolves "extends" (relative to the extending file, chained), validates.
+  // A name such as "tiny" (no '/', no ".json", no such file here) is an installed spec, found
+  // as spec_paths.hpp says.
   static Spec load(const std::filesystem::path& file);
   // Validates a document; an "extends" in it is resolved relative to the working directory.
   static Spec from_json(nlohmann::json doc, std::string origin = "<inline>");

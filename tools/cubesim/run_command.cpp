@@ -10,6 +10,7 @@
 #include <memory>
 #include <tuple>
 
+#include "components/spec/spec_paths.hpp"
 #include "kernels/registry.hpp"
 #include "tools/cubesim/common.hpp"
 #include "tools/cubesim/format.hpp"
@@ -163,7 +164,14 @@ int run(const RunArgs& a) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
 
   set_phase("writing the report");
-  RunRequest request{a.spec, a.sets, kernel.name, params, a.seed, stack, a.trace_file};
+  // The report names the file a spec name stood for.
+  RunRequest request{components::resolve_spec(a.spec).string(),
+                     a.sets,
+                     kernel.name,
+                     params,
+                     a.seed,
+                     stack,
+                     a.trace_file};
   const nlohmann::json report =
       build_report(request, spec, describe_system(sim->system()), outcome, harness_wall);
 
@@ -189,7 +197,9 @@ Command add_run_command(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
   CLI::App* sub = app.add_subcommand("run", "Run a kernel on a system spec and summarise it");
 
-  sub->add_option("SPEC", args->spec, "System spec file (JSON), e.g. specs/default.json")
+  sub->add_option("SPEC", args->spec,
+                  "System spec file (JSON), e.g. specs/default.json, or an installed spec's "
+                  "name (tiny, default, ...)")
       ->required();
   sub->add_option("KERNEL", args->kernel, "Kernel to run ('cubesim list' shows them)")->required();
   sub->add_option("-p,--param", args->params,

@@ -130,8 +130,13 @@ class Progress {
   bool shown_ = false;
 };
 
+// A worker loads the sweep's plugins too, so it knows their kernels.
 std::vector<std::string> worker_args(const Options& o) {
-  return {"sweep-worker", "--parent", std::to_string(::getpid()), "--log-level", o.log_level};
+  std::vector<std::string> args = {"sweep-worker", "--parent", std::to_string(::getpid()),
+                                   "--log-level", o.log_level};
+  for (const auto& plugin : kernels::kernel_registry().plugins())
+    args.insert(args.end(), {"--load", plugin.string()});
+  return args;
 }
 
 // OpenBLAS starts a thread per core in every process that loads it, and they spin a while:

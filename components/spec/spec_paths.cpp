@@ -1,0 +1,59 @@
+#include "components/spec/spec_paths.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <set>
+#include <system_error>
+
+#include "components/spec/spec.hpp"
+
+namespace cubesim::components {
+
+namespace fs = std::filesystem;
+
+std::vector<SpecFolder> spec_folders() {
+  std::vector<SpecFolder> folders;
+  if (const char* env = std::getenv("CUBESIM_SPECS_DIR"); env != nullptr && *env != '\0')
+    folders.push_back({env, "$CUBESIM_SPECS_DIR"});
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec)
+    folders.push_back({exe.parent_path().parent_path() / "share/cubesim/specs", "installed"});
+  folders.push_back({CUBESIM_SOURCE_SPECS_DIR, "source tree"});
+  return folders;
+}
+
+bool is_spec_name(const fs::path& file) {
+  const std::string text = file.string();
+  std::error_code ec;
+  return !text.empty() && text.find('/') == std::string::npos && file.extension() != ".json" &&
+         text != "." && text != ".." && !fs::exists(file, ec);
+}
+
+fs::path resolve_spec(const fs::path& file) {
+  if (!is_spec_name(file)) return file;
+  const std::vector<SpecFolder> folders = spec_folders();
+  std::set<std::string> found;
+  std::string searched;
+  for (const auto& f : folders) {
+    std::error_code ec;
+    const fs::path candidate = f.dir / (file.string() + ".json");
+    if (fs::is_regular_file(candidate, ec)) return candidate;
+    for (const auto& entry : fs::directory_iterator(f.dir, ec))
+      if (entry.path().extension() == ".json") found.insert(entry.path().stem().string());
+    searched +=
+        fmt::format("{}{} ({})", searched.empty() ? "" : ", ", f.dir.generic_string(), f.why);
+  }
+  std::string names;
+  for (const auto& n : found) names += (names.empty() ? "" : ", ") + n;
+  throw SpecError(
+      file.string(), "",
+      fmt::format("no spec file or spec named \"{}\"; {}; looked in {}. Give the path "
+                  "of a spec file, or set CUBESIM_SPECS_DIR to a folder of specs",
+                  file.string(),
+                  names.empty() ? "no spec folder has any spec" : "the named specs are: " + names,
+                  searched));
+}
+
+}  // namespace cubesim::components

@@ -1,0 +1,117 @@
+#include "kernels/plugin.hpp"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <exception>
+#include <string>
+#include <system_error>
+
+#include "triton_emu/errors.hpp"
+
+namespace cubesim::kernels {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kHowToBuild =
+    "build it with cubesim_add_plugin() from this cubesim's CMake package "
+    "(docs/writing-kernels.md, "
+    "\"Your kernels in the CLI\")";
+
+std::string describe(const PluginAbi& abi) {
+  return "KernelInfo " + std::to_string(abi.kernel_info_bytes) + " bytes, Outcome " +
+         std::to_string(abi.outcome_bytes) + ", Registry " + std::to_string(abi.registry_bytes) +
+         ", C++11 string ABI " + std::to_string(abi.cxx11_abi);
+}
+
+bool same(const PluginAbi& a, const PluginAbi& b) {
+  return a.kernel_info_bytes == b.kernel_info_bytes && a.outcome_bytes == b.outcome_bytes &&
+         a.registry_bytes == b.registry_bytes && a.cxx11_abi == b.cxx11_abi;
+}
+
+// Restores the registry's "registered by" on every way out.
+class AddingFrom {
+ public:
+  AddingFrom(std::string& slot, std::string origin) : slot_(slot), saved_(slot) {
+    slot_ = std::move(origin);
+  }
+  ~AddingFrom() { slot_ = saved_; }
+  AddingFrom(const AddingFrom&) = delete;
+  AddingFrom& operator=(const AddingFrom&) = delete;
+
+ private:
+  std::string& slot_;
+  std::string saved_;
+};
+
+}  // namespace
+
+void load_plugin(const fs::path& file, Registry& registry) {
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(file, ec);
+  const std::string shown = "plugin " + file.string();
+  if (file.empty())
+    throw UsageError("--load needs the path of a plugin library (libNAME.so); " +
+                     std::string(kHowToBuild));
+  if (!fs::is_regular_file(absolute, ec))
+    throw UsageError(shown + ": " +
+                     (fs::exists(absolute, ec) ? "not a regular file" : "no such file") +
+                     " (looked for " + absolute.string() +
+                     "); give the path of the plugin's shared library, e.g. build/libmine.so");
+  const fs::path canonical = fs::canonical(absolute, ec);
+  const fs::path key = ec ? absolute : canonical;
+  const auto& loaded = registry.plugins();
+  if (std::find(loaded.begin(), loaded.end(), key) != loaded.end()) return;
+
+  // RTLD_NOW: a symbol the plugin needs and this cubesim lacks is reported here, not mid-run.
+  // The library is never closed: the registry keeps pointers into its code.
+  void* handle = ::dlopen(key.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = ::dlerror();
+    throw UsageError(shown + " cannot be loaded: " + (why ? why : "unknown dlopen error") +
+                     "; it must be a shared library built against this cubesim: " + kHowToBuild);
+  }
+  using AbiFunction = const PluginAbi* (*)();
+  using RegisterFunction = void (*)(Registry&);
+  auto* abi_function = reinterpret_cast<AbiFunction>(::dlsym(handle, "cubesim_plugin_abi"));
+  auto* register_function =
+      reinterpret_cast<RegisterFunction>(::dlsym(handle, "cubesim_register_kernels"));
+  if (abi_function == nullptr || register_function == nullptr)
+    throw UsageError(shown +
+                     " is not a cubesim plugin: it does not export cubesim_plugin_abi and "
+                     "cubesim_register_kernels; add CUBESIM_PLUGIN(your_register_function) "
+                     "(kernels/plugin.hpp) to one of its sources and " +
+                     kHowToBuild);
+  static constexpr PluginAbi here = CUBESIM_PLUGIN_ABI_HERE;
+  const PluginAbi* theirs = abi_function();
+  const std::string rebuild = "; rebuild the plugin against this cubesim's package (find_package(" +
+                              std::string("cubesim ") + here.version + " EXACT CONFIG))";
+  // Only `version` is read from a plugin of another version: the rest may be laid out otherwise.
+  if (std::string(theirs->version) != here.version)
+    throw UsageError(shown + " was built against cubesim " + theirs->version +
+                     ", but this is cubesim " + here.version + rebuild);
+  if (!same(*theirs, here))
+    throw UsageError(shown + " was built against different cubesim headers: " + describe(*theirs) +
+                     ", but this is " + describe(here) + rebuild);
+
+  const std::size_t before = registry.kernels().size();
+  {
+    AddingFrom scope(registry.adding_from_, "plugin " + key.string());
+    try {
+      register_function(registry);
+    } catch (const UsageError&) {
+      throw;  // Registry::add's message names the plugin already
+    } catch (const std::exception& e) {
+      throw UsageError(shown + " failed while registering its kernels: " + e.what());
+    }
+  }
+  registry.plugins_.push_back(key);
+  if (registry.kernels().size() == before)
+    throw UsageError(shown +
+                     " registered no kernel; its registration function must call "
+                     "registry.add(KernelInfo{...}) for each of its kernels");
+}
+
+}  // namespace cubesim::kernels
