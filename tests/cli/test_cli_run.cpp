@@ -111,6 +111,18 @@ TEST_F(CliRun, GridRunsTheKernelOnALogicalGridInWaves) {
   EXPECT_EQ(cube_major["verified"], true);
 }
 
+TEST_F(CliRun, JsonToALinkWritesWhereItLeadsAndKeepsTheLink) {
+  const auto target = path("target.json"), link = path("link.json");
+  std::ofstream(target) << "old";
+  std::filesystem::create_symlink(target, link);
+  const auto r = cubesim({"run", spec_file("tiny.json"), "vector_add", "-p", "n=100", "--json",
+                          link.string()});
+  ASSERT_EQ(r.code, 0) << show(r);
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+  std::ifstream in(target);
+  EXPECT_EQ(json::parse(in)["kernel"], "vector_add");
+}
+
 TEST_F(CliRun, VectorAddTritonStyleLaunchesOneProgramPerBlock) {
   const json j = run_ok({"vector_add", "-p", "n=10000", "-p", "grid=triton"}, {}, "t.json");
   EXPECT_EQ(j["verified"], true);

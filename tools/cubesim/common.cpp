@@ -280,12 +280,32 @@ std::string grid_text(const Grid& g) {
   return std::to_string(g.pes) + "x" + std::to_string(g.cubes) + "x" + std::to_string(g.sips);
 }
 
+namespace {
+
+// An existing output that is a link (/dev/stdout) or not a regular file (a device, a pipe):
+// written in place, since renaming a new file over it would replace the link or the device
+// node rather than write where it leads.
+bool is_stream_target(const fs::path& p) {
+  std::error_code ec;
+  const fs::file_status link = fs::symlink_status(p, ec);
+  if (ec || !fs::exists(link)) return false;
+  if (fs::is_symlink(link)) return !fs::is_directory(p, ec);
+  return !fs::is_regular_file(link) && !fs::is_directory(link);
+}
+
+}  // namespace
+
 void check_output_path(const std::string& path, std::string_view flag) {
   if (path.empty()) throw UsageError(std::string(flag) + ": the file name is empty");
   const fs::path p(path);
   const std::string what = std::string(flag) + " " + path + ": ";
   std::error_code ec;
   if (fs::is_directory(p, ec)) throw UsageError(what + "is a folder; name a file to write");
+  if (is_stream_target(p)) {
+    if (::access(path.c_str(), W_OK) != 0)
+      throw UsageError(what + "cannot be written (" + std::strerror(errno) + ")");
+    return;
+  }
   const fs::path parent = p.parent_path().empty() ? fs::path(".") : p.parent_path();
   if (!fs::exists(parent, ec))
     throw UsageError(what + "the folder " + parent.string() + " does not exist; create it first");
@@ -347,6 +367,14 @@ std::string to_pretty_json(const nlohmann::json& j) {
 }
 
 void write_file(const std::string& path, const std::function<void(std::ostream&)>& fill) {
+  if (is_stream_target(path)) {
+    std::ofstream out(path, std::ios::binary);
+    if (!out) throw UsageError("cannot write " + path + ": " + std::strerror(errno));
+    fill(out);
+    out.flush();
+    if (!out) throw UsageError("cannot write " + path + ": " + std::strerror(errno));
+    return;
+  }
   const std::string tmp = path + ".tmp" + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
