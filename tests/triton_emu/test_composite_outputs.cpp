@@ -417,6 +417,41 @@ TEST(CompositeOutputs, AStridedOutputIsStreamedAsItsRowsAndATileOutputNotAtAll) 
   EXPECT_EQ(time_to(2), c.pe.gemm.startup + compute);
 }
 
+TEST(CompositeOutputs, AccumulatingIntoMemoryStreamsTheOldValuesInBesideTheResultOut) {
+  const Spec spec = Spec::load(spec_path("tiny.json"));
+  const auto& c = spec.config();
+  const std::int64_t m = 64, k = 8, n = 96;
+  const auto a_bytes = static_cast<std::uint64_t>(m * k * 2),
+             b_bytes = static_cast<std::uint64_t>(k * n * 2),
+             c_bytes = static_cast<std::uint64_t>(m * n * 2);
+  Tick gemm_time = 0, network_time = 0;
+  {
+    Simulation sim(spec, {.timing_only = true});
+    const Ptr pa = sim.alloc(a_bytes), pb = sim.alloc(b_bytes), pc = sim.alloc(c_bytes);
+    sim.launch_on(Grid{.pes = 1, .cubes = 1}, [&](tl::Context& tl) {
+      const auto ta = tl.load(pa, {m, k}, DType::f16), tb = tl.load(pb, {k, n}, DType::f16);
+      const Tick t0 = tl.now();
+      auto h = tl.composite(Op::gemm, ta, tb, pc, {.accumulate = true});
+      tl.wait(h);
+      gemm_time = tl.now() - t0;
+    });
+  }
+  {
+    Simulation sim(spec, {.timing_only = true});
+    (void)sim.alloc(a_bytes);
+    (void)sim.alloc(b_bytes);
+    const Ptr pc = sim.alloc(c_bytes);
+    auto& sys = sim.system();
+    const auto done = [&] { network_time = sys.scheduler().now(); };
+    sys.network().read(0, pc.addr, c_bytes, done);
+    sys.network().write(0, pc.addr, c_bytes, done);
+    sys.scheduler().run();
+  }
+  const components::GemmTimingModel model(c.pe.gemm);
+  ASSERT_GT(network_time, model.compute_time(m, n, k, DType::f16));
+  EXPECT_EQ(gemm_time, c.pe.gemm.startup + network_time);
+}
+
 TEST(CompositeOutputs, AKLoopInSramTakesTheSumOfItsEngineJobs) {
   const Spec spec = Spec::load(spec_path("tiny.json"));
   const auto& c = spec.config();
