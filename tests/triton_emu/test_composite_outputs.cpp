@@ -25,32 +25,21 @@ using ::testing::HasSubstr;
 
 constexpr DType kFloatTypes[] = {DType::f32, DType::f16, DType::bf16};
 
-// Random values of `t` written at p; returns them exactly, as double.
+// Random values of T written at p; returns them exactly, as double.
+template <class T>
+std::vector<double> write_random_as(Simulation& sim, Ptr p, std::int64_t n, std::uint64_t seed) {
+  const auto v = random_values<T>(static_cast<std::size_t>(n), seed);
+  sim.write(p, v);
+  std::vector<double> d;
+  for (const T x : v) d.push_back(double(float(x)));
+  return d;
+}
+
 std::vector<double> write_random(Simulation& sim, Ptr p, DType t, std::int64_t n,
                                  std::uint64_t seed) {
-  const auto count = static_cast<std::size_t>(n);
-  const auto as_double = [](const auto& v) { return std::vector<double>(v.begin(), v.end()); };
-  switch (t) {
-    case DType::f16: {
-      const auto v = random_values<half>(count, seed);
-      sim.write(p, v);
-      std::vector<double> d;
-      for (const half x : v) d.push_back(double(float(x)));
-      return d;
-    }
-    case DType::bf16: {
-      const auto v = random_values<bfloat16>(count, seed);
-      sim.write(p, v);
-      std::vector<double> d;
-      for (const bfloat16 x : v) d.push_back(double(float(x)));
-      return d;
-    }
-    default: {
-      const auto v = random_values<float>(count, seed);
-      sim.write(p, v);
-      return as_double(v);
-    }
-  }
+  if (t == DType::f16) return write_random_as<half>(sim, p, n, seed);
+  if (t == DType::bf16) return write_random_as<bfloat16>(sim, p, n, seed);
+  return write_random_as<float>(sim, p, n, seed);
 }
 
 std::vector<double> read_values(Simulation& sim, Ptr p, DType t, std::int64_t n) {
