@@ -8,7 +8,7 @@
 //
 // Where the time of each call comes from (docs/hardware-model.md has the formulas):
 //   load / store    the network: packets from or to memory, contended (components/network)
-//   composite gemm  the PE's GEMM engine: FIFO, start-up + max(compute, streaming)
+//   composite gemm  the PE's GEMM engine: FIFO, start-up + max(compute + epilogue, streaming)
 //   tile math       the vector unit: ceil(elements / lanes) + latency cycles per operation
 //                   (components/pe/vector_unit.hpp)
 // Vector-unit time is accumulated and paid before the next call that talks to the rest of

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <future>
+#include <numbers>
 #include <optional>
 #include <vector>
 
@@ -198,7 +199,7 @@ void apply_epilogue(const tl::CompositeOptions& o, float* p, const float* acc, c
           v = v < 0.0f ? 0.0f : v;  // NaN stays NaN, as in torch
           break;
         case tl::Activation::gelu:
-          v = 0.5f * v * (1.0f + std::erf(v * static_cast<float>(M_SQRT1_2)));
+          v = 0.5f * v * (1.0f + std::erf(v / std::numbers::sqrt2_v<float>));
           break;
       }
     }
