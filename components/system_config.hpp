@@ -72,6 +72,7 @@ struct GemmConfig {
   Tick startup = 0;                    // fixed cost per composite GEMM
   std::array<double, 4> peak_flops{};  // per DType (index = static_cast<int>(DType))
   double peak(DType t) const { return peak_flops[static_cast<int>(t)]; }
+  double epilogue_elements_per_s = 96e9;  // one epilogue step (scale, bias, activation)
 };
 
 struct DmaConfig {

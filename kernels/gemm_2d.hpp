@@ -13,13 +13,10 @@
 // program, and each SIP only reads its own rows of A.
 //
 // Per program: its K x nb block of B (row_stride N) is loaded into SRAM once when it fits in
-// half the free SRAM, else named by a ref and streamed by every GEMM. Its rows of A are refs
-// (row-major and contiguous), streamed by the GEMM engine in chunks of block_m rows. A
-// composite GEMM writes a contiguous result, but the program's block of C is strided (row
-// stride N), so each chunk's product goes to the program's private part of `scratch` and is
-// copied into C with a strided store; the GEMM of chunk i + 1 runs while chunk i is copied.
-// scratch must hold M * N elements: program (band, column block) uses the contiguous
-// rows x cols range at element offset band_begin * N + rows * col_begin.
+// the free SRAM, else named by a ref and streamed by every GEMM. Its rows of A are refs
+// (row-major and contiguous), streamed by the GEMM engine in chunks of block_m rows (default:
+// the whole band in one GEMM), and each chunk's product is written straight into its rows of
+// C's column block with the output row stride N (CompositeOptions::out_row_stride).
 
 #include <cstdint>
 
@@ -31,15 +28,15 @@
 namespace cubesim::kernels {
 
 struct Gemm2dOptions {
-  DType dtype = DType::f16;  // of A, B, C and scratch (f16, bf16, f32)
-  std::int64_t block_m = 0;  // rows per GEMM; 0 = automatic (about four chunks per program)
+  DType dtype = DType::f16;  // of A, B and C (f16, bf16, f32)
+  std::int64_t block_m = 0;  // rows per GEMM; 0 = the program's whole row band
 };
 
 // f16 with automatic chunks.
-void gemm_2d(tl::Context& tl, Ptr a_ptr, Ptr b_ptr, Ptr c_ptr, Ptr scratch_ptr, std::int64_t M,
-             std::int64_t K, std::int64_t N);
-void gemm_2d_with(tl::Context& tl, Ptr a_ptr, Ptr b_ptr, Ptr c_ptr, Ptr scratch_ptr, std::int64_t M,
-                  std::int64_t K, std::int64_t N, Gemm2dOptions options);
+void gemm_2d(tl::Context& tl, Ptr a_ptr, Ptr b_ptr, Ptr c_ptr, std::int64_t M, std::int64_t K,
+             std::int64_t N);
+void gemm_2d_with(tl::Context& tl, Ptr a_ptr, Ptr b_ptr, Ptr c_ptr, std::int64_t M, std::int64_t K,
+                  std::int64_t N, Gemm2dOptions options);
 
 KernelInfo gemm_2d_info();
 

@@ -15,26 +15,6 @@ namespace {
 using collectives::Buffer;
 using collectives::Collective;
 
-// Rows of a partial the bias pass holds at a time: a bounded tile whatever M, at least a row.
-constexpr std::int64_t kBiasPassBytes = 64 * 1024;
-std::int64_t bias_rows(std::int64_t N) {
-  return std::max<std::int64_t>(1, kBiasPassBytes / (N * 4));
-}
-// SRAM of the bias pass: the bias (as loaded and in f32), a block of rows and its sum.
-std::uint64_t bias_pass_bytes(std::int64_t N, DType dtype) {
-  return static_cast<std::uint64_t>(N * (dtype_size(dtype) + 4) + 2 * bias_rows(N) * N * 4);
-}
-
-void add_bias(tl::Context& tl, const SplitKArgs& a, Ptr partial, Range rows) {
-  if (rows.empty()) return;
-  const tl::Tile bias = tl.load(*a.bias, {a.N}, a.dtype).to(DType::f32).row();
-  const std::int64_t step = bias_rows(a.N);
-  for (std::int64_t r0 = rows.begin; r0 < rows.end; r0 += step) {
-    const Ptr at = partial + r0 * a.N * 4;
-    tl.store(at, tl.load(at, {std::min(step, rows.end - r0), a.N}, DType::f32) + bias);
-  }
-}
-
 }  // namespace
 
 void splitk_gemm(tl::Context& tl, const SplitKArgs& a) {
@@ -47,15 +27,16 @@ void splitk_gemm(tl::Context& tl, const SplitKArgs& a) {
   // Both operands stream from HBM: the engine's work is the slice, not the SRAM.
   const tl::Ref x = tl.ref(s.a, {a.M, s.k}, a.dtype, s.lda);
   const tl::Ref w = tl.ref(s.b, {s.k, a.N}, a.dtype);
-  tl::Handle h = tl.composite(tl::Op::gemm, x, w, s.partial, {.out_dtype = DType::f32});
+  tl::CompositeOptions options{.out_dtype = DType::f32};
+  // Program 0's GEMM adds the bias in its epilogue, so the sum adds it to every element once
+  // (an epilogue step costs the engine far less than a pass over the partial through SRAM).
+  if (a.bias && me == 0) options.bias = tl.ref(*a.bias, {a.N}, a.dtype);
+  tl::Handle h = tl.composite(tl::Op::gemm, x, w, s.partial, options);
   tl.wait(h);
   if (a.gemm) {
     a.gemm->begin[static_cast<std::size_t>(me)] = start;
     a.gemm->end[static_cast<std::size_t>(me)] = tl.now();
   }
-  // Each program adds the bias to its own rows, so the bias pass is as balanced as the GEMMs
-  // and the sum adds it to every element exactly once.
-  if (a.bias) add_bias(tl, a, s.partial, split_range(a.M, programs, me));
   collectives::run_schedule(tl, a.sum);
 }
 
@@ -96,10 +77,8 @@ std::unique_ptr<SplitKSetup> prepare_split_k(Simulation& sim, GridShape grid,
       collectives::element_multiple(shape.collective, shape.algorithm, grid);
   s->elems = (M * N + multiple - 1) / multiple * multiple;
   s->plan = collectives::make_plan(cfg, grid, shape.collective, shape.algorithm, s->elems * 4);
-  const std::uint64_t bias_sram = shape.bias ? bias_pass_bytes(N, shape.dtype) : 0;
   auto sram_for = [&](Buffer buffer) {
-    return std::max(bias_sram, collectives::plan_sram_bytes(cfg, s->plan, shape.collective, buffer,
-                                                            s->elems * 4));
+    return collectives::plan_sram_bytes(cfg, s->plan, shape.collective, buffer, s->elems * 4);
   };
   // Suggest buffer=hbm only where it would fit: a ring all-reduce holds its vector either way.
   const bool hbm_fits = shape.buffer == Buffer::sram && sram_for(Buffer::hbm) <= cfg.pe.sram_bytes;
@@ -223,8 +202,8 @@ Outcome launch_split_k(Simulation& sim, SplitKSetup& s) {
       {"timing_note",
        "gemm_time_ps: the slowest program's GEMM, issue to wait; gemm_engine_bound_ps: its "
        "engine's start-up and compute alone (the rest is streaming the operands and the "
-       "partial); gemm_to_sum_ps: from the last GEMM's end to the start of the sum (the bias "
-       "pass; buffer=sram: loading the partials); sum_time_ps: the collective from the first "
+       "partial); gemm_to_sum_ps: from the last GEMM's end to the start of the sum "
+       "(buffer=sram: loading the partials); sum_time_ps: the collective from the first "
        "program's start to the last one's end (buffer=sram: the output is stored after it); "
        "sum_model_ps: its alpha-beta model (collectives/schedule.hpp), which leaves out HBM "
        "traffic (buffer=hbm)"}};

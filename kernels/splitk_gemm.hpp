@@ -45,8 +45,8 @@ struct SplitKArgs {
   collectives::Clock* gemm = nullptr;  // when each program issued its GEMM and had it back
 };
 
-// One program: its GEMM, the bias (program g adds it to rows split_range(M, P, g) of its own
-// partial, so the sum adds it to every element once), then its part of the sum.
+// One program: its GEMM (program 0's adds the bias in its epilogue, so the sum adds it to every
+// element once), then its part of the sum.
 void splitk_gemm(tl::Context& tl, const SplitKArgs& args);
 
 // The programs a harness launches for a count of `programs` (0: every PE): the first PEs of
@@ -87,11 +87,10 @@ struct SplitKShape {
   collectives::Collective collective = collectives::Collective::reduce_scatter;
   std::string algorithm = "ring";
   collectives::Buffer buffer = collectives::Buffer::sram;
-  bool bias = false;  // only for the SRAM check: the bias pass's rows
 };
 
 // UsageError when the shape cannot be split over `grid` (K < programs) or a program's SRAM
-// cannot hold the sum's data and slots (or the bias pass).
+// cannot hold the sum's data and slots.
 std::unique_ptr<SplitKSetup> prepare_split_k(Simulation& sim, GridShape grid,
                                              const SplitKShape& shape);
 

@@ -60,8 +60,7 @@ std::unique_ptr<SplitKSetup> setup_tp_linear(Simulation& sim, GridShape grid,
                                        .dtype = shape.dtype,
                                        .collective = Collective::all_reduce,
                                        .algorithm = shape.algorithm,
-                                       .buffer = shape.buffer,
-                                       .bias = shape.bias});
+                                       .buffer = shape.buffer});
   const std::int64_t M = shape.M, N = shape.N, K = shape.K, n = grid.total();
   const std::int64_t size = dtype_size(shape.dtype);
   const bool values = !sim.options().timing_only;

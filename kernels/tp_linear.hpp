@@ -7,8 +7,8 @@
 // [k0, k1) = split_range(K, P, g). Each program computes Y_g = X_g . W_g (f32) with the GEMM
 // engine; an all-reduce over tl.send / tl.recv (any algorithm of the allreduce kernel) then
 // sums the Y_g, so every program ends holding Y, as the next layer needs it. The bias is added
-// before the sum: program g adds it to its rows split_range(M, P, g) of Y_g, so every element
-// gets it once and the bias work is spread like the GEMMs.
+// before the sum, by program 0's GEMM engine in the epilogue of Y_0, so every element gets it
+// once.
 //
 // Y (row-major f32, interleaved across cubes) is written once: of the all-reduced vector,
 // block g (the block the ring algorithms' reduce-scatter half leaves with program g) is stored

@@ -422,14 +422,47 @@ void Context::store(Ptr ptr, const Tile& tile, const StoreOptions& o) {
 // ---- Composite operations
 // ------------------------------------------------------------------------
 
-Handle Context::composite(Op op, const Operand& a, const Operand& b, Ptr out,
-                          const CompositeOptions& options) {
+std::shared_ptr<HandleState> Context::issue(Op op, const Operand& a, const Operand& b,
+                                            const detail::GemmOut& out,
+                                            const CompositeOptions& options) {
   sync();
   if (op != Op::gemm) fault("composite: unknown operation");
-  Handle h;
-  h.state_ = detail::start_gemm(launch_, pe_, *this, program_, epoch_, a, b, out, options);
+  auto state = detail::start_gemm(launch_, pe_, *this, program_, epoch_, a, b, out, options);
   if (launch_.trace_calls)
-    emu::log().trace("{}: composite gemm issued, output at {}", pe_.name, hex_address(out.addr));
+    emu::log().trace(
+        "{}: composite gemm issued, output {}", pe_.name,
+        out.to_tile ? std::string("to an SRAM tile") : "at " + hex_address(out.ptr.addr));
+  return state;
+}
+
+Handle Context::composite(Op op, const Operand& a, const Operand& b, Ptr out,
+                          const CompositeOptions& options) {
+  Handle h;
+  h.state_ = issue(op, a, b, detail::GemmOut{.ptr = out}, options);
+  return h;
+}
+
+TileHandle Context::composite(Op op, const Operand& a, const Operand& b, ToTile,
+                              const CompositeOptions& options) {
+  TileHandle h;
+  h.handle_.state_ = issue(op, a, b, detail::GemmOut{.to_tile = true}, options);
+  return h;
+}
+
+TileHandle Context::composite(Op op, const Operand& a, const Operand& b, const Tile& acc,
+                              const CompositeOptions& options) {
+  TileHandle h;
+  h.handle_.state_ = issue(op, a, b, detail::GemmOut{.to_tile = true, .acc = &acc}, options);
+  return h;
+}
+
+TileHandle Context::composite(Op op, const Operand& a, const Operand& b, const TileHandle& acc,
+                              const CompositeOptions& options) {
+  if (!acc.valid())
+    fault("composite: the accumulator handle was not returned by a composite to a tile");
+  TileHandle h;
+  h.handle_.state_ =
+      issue(op, a, b, detail::GemmOut{.to_tile = true, .acc_job = acc.handle_.state_}, options);
   return h;
 }
 
@@ -442,6 +475,12 @@ void Context::wait(Handle& handle) {
   if (launch_.trace_calls)
     emu::log().trace("{}: waited {} for a composite", pe_.name,
                      emu::format_time(launch_.sched.now() - start));
+}
+
+Tile Context::wait(TileHandle& handle) {
+  if (handle.valid()) detail::check_result_handle(*this, *handle.handle_.state_);
+  wait(handle.handle_);
+  return detail::gemm_result(*handle.handle_.state_);
 }
 
 void Context::barrier(Scope scope) {

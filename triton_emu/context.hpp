@@ -10,7 +10,7 @@
 //
 // Where the time of each call comes from (docs/hardware-model.md has the formulas):
 //   load / store    the network: packets from or to memory, contended (components/network)
-//   composite gemm  the PE's GEMM engine: FIFO, start-up + max(compute, streaming)
+//   composite gemm  the PE's GEMM engine: FIFO, start-up + max(compute + epilogue, streaming)
 //   tile math       the vector unit: ceil(elements / lanes) + latency cycles per operation
 //                   (components/pe/vector_unit.hpp)
 // Vector-unit time is accumulated and paid before the next call that talks to the rest of
@@ -39,6 +39,7 @@ namespace detail {
 struct LaunchState;
 struct PeState;
 struct Receipt;
+struct GemmOut;
 // A run of elements consecutive both in memory and in a tile: one transfer of a load/store.
 struct AccessSegment {
   std::uint64_t addr;
@@ -96,11 +97,27 @@ template <class T>
 concept AtomicWord =
     std::same_as<T, float> || std::same_as<T, std::int32_t> || std::same_as<T, std::int64_t>;
 
+// The activation of a composite GEMM's epilogue. gelu is the erf form (torch's default):
+// x / 2 * (1 + erf(x / sqrt(2))).
+enum class Activation : std::uint8_t { none, relu, gelu };
+
+// A composite GEMM computes op(a) . op(b) (M x N) and writes, element by element,
+//   out = cast(activation(alpha * (a . b) + beta * acc + bias[col]))
+// where acc is what out held (memory or an accumulator tile) when accumulate is set, and cast
+// rounds the f32 value to out_dtype. Each step that changes a value (alpha != 1, beta != 1,
+// bias, activation) is an epilogue step on the engine (docs/hardware-model.md).
 struct CompositeOptions {
   bool trans_a = false;              // a holds K x M
   bool trans_b = false;              // b holds N x K
-  std::optional<DType> out_dtype{};  // default: the dtype of a
-  bool accumulate = false;           // out += a . b
+  std::optional<DType> out_dtype{};  // default: the accumulator tile's dtype, else a's
+  bool accumulate = false;           // add beta * (what out holds)
+  std::int64_t out_row_stride = 0;   // memory output: elements between its rows; 0 = N
+  double alpha = 1.0;                // scales a . b
+  double beta = 1.0;                 // scales the accumulator (needs accumulate)
+  // N values (shape [N] or [1, N]; f32, f16 or bf16) added to every row: a tile, or a ref the
+  // engine streams in.
+  std::optional<std::variant<Tile, Ref>> bias{};
+  Activation activation = Activation::none;
 };
 
 // An asynchronous composite operation in flight.
@@ -112,6 +129,24 @@ class Handle {
  private:
   friend class Context;
   std::shared_ptr<struct HandleState> state_;
+};
+
+// Passed where a composite's output goes: the result is a new tile in the PE's SRAM.
+struct ToTile {
+  explicit ToTile() = default;
+};
+inline constexpr ToTile to_tile{};
+
+// A composite whose result is a tile in the PE's SRAM: wait() gives the tile. Passed as the
+// accumulator of a later composite it is used up (that composite's handle owns the tile).
+class TileHandle {
+ public:
+  TileHandle() = default;
+  bool valid() const { return handle_.valid(); }
+
+ private:
+  friend class Context;
+  Handle handle_;
 };
 
 // Who a message goes to or comes from (DESIGN.md "Communication"): a mesh neighbour (north is
@@ -165,10 +200,23 @@ class Context {
   void store(Ptr ptr, const Tile& tile, const StoreOptions& options = {});
 
   using Operand = std::variant<Tile, Ref>;
-  // out (M x N, row-major, contiguous) = a (M x K) . b (K x N), on the GEMM engine.
+  // out (M x N, row-major, rows out_row_stride apart) = a (M x K) . b (K x N) and the
+  // epilogue (CompositeOptions), on the GEMM engine.
   Handle composite(Op op, const Operand& a, const Operand& b, Ptr out,
                    const CompositeOptions& options = {});
+  // The result as a new M x N tile in SRAM, reserved now (a fault when it does not fit).
+  TileHandle composite(Op op, const Operand& a, const Operand& b, ToTile,
+                       const CompositeOptions& options = {});
+  // With .accumulate = true: acc (M x N) as the accumulator, as Triton's dot(a, b, acc). A tile
+  // is read as it is (the result is a new tile); the handle of a composite still in flight
+  // hands its tile on, and the engine adds into it in place after that composite (its FIFO),
+  // so a K loop is `acc = tl.composite(Op::gemm, a_k, b_k, acc, {.accumulate = true})`.
+  TileHandle composite(Op op, const Operand& a, const Operand& b, const Tile& acc,
+                       const CompositeOptions& options = {});
+  TileHandle composite(Op op, const Operand& a, const Operand& b, const TileHandle& acc,
+                       const CompositeOptions& options = {});
   void wait(Handle& handle);
+  Tile wait(TileHandle& handle);
   // Every program of the scope (the caller's cube, its SIP, or the whole launch) waits here
   // until all of them have arrived. A program that finishes without arriving leaves the others
   // waiting: a deadlock, reported with every blocked PE.
@@ -244,6 +292,8 @@ class Context {
   // A fault naming `what` when the launch runs in several waves (nothing may wait for a
   // program of another wave).
   void require_one_wave(const std::string& what) const;
+  std::shared_ptr<HandleState> issue(Op op, const Operand& a, const Operand& b,
+                                     const detail::GemmOut& out, const CompositeOptions& options);
   void check_access(Ptr ptr, std::uint64_t bytes, DType dtype, const char* what) const;
   // Checks a load/store and cuts it into segments_; true when a mask with values applies.
   bool plan_access(const char* what, Ptr ptr, const Shape& shape, DType dtype,

@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <future>
+#include <numbers>
 #include <optional>
 #include <vector>
 
@@ -18,6 +21,9 @@ struct HandleState {
   explicit HandleState(emu::Scheduler& s) : done(s, "composite gemm") {}
   emu::Completion done;
   std::uint32_t logged_op = 0;  // its accesses in the launch's AccessLog (0: not recorded)
+  Tile result;                  // a composite to a tile: its result, reserved when issued
+  bool passed_on = false;       // the result went on to a later composite as its accumulator
+  bool handed_out = false;      // wait() gave the result to the program
 };
 }  // namespace cubesim::tl
 
@@ -34,11 +40,15 @@ struct GemmJob final : components::GemmEngine::Job {
   PeState* pe = nullptr;
   std::shared_ptr<tl::HandleState> handle;
   DType out_dtype = DType::f32;
-  tl::CompositeOptions options;
+  tl::CompositeOptions options;  // its bias tile, if any, stays alive with it
   tl::Context::Operand a, b;
-  Ptr out;
+  Ptr out;                      // a memory result
+  std::int64_t out_stride = 0;  //   its row stride in elements
+  tl::Tile out_tile;            // an SRAM result (the same tile as acc when in place)
+  std::optional<tl::Tile> acc;  // an accumulator tile, read when the engine starts
   // While running.
-  std::vector<std::byte> a_buf, b_buf, c_buf;
+  std::vector<std::byte> a_buf, b_buf, c_buf, scratch;
+  std::vector<float> product, acc_f32, bias_f32;           // with an epilogue: f32 until the cast
   std::shared_ptr<const std::vector<float>> a_f32, b_f32;  // f16 operands, converted (shared)
   std::future<void> numerics;
   std::shared_ptr<HeldProduct> held;  // or computed when needed (held_gemms.hpp)
@@ -51,8 +61,10 @@ struct GemmJob final : components::GemmEngine::Job {
   std::int64_t rows() const { return static_cast<std::int64_t>(m); }
   std::int64_t cols() const { return static_cast<std::int64_t>(n); }
   std::int64_t depth() const { return static_cast<std::int64_t>(k); }
+  tl::Ref out_ref() const { return {out, tl::Shape{rows(), cols()}, out_dtype, out_stride}; }
 
  private:
+  void compute(FunctionalMemory& mem, GemmResources& gemm);
   void on_start() override;
   void on_finish(emu::Tick started, emu::Tick ended) override;
 };
@@ -62,6 +74,11 @@ struct OperandInfo {
   DType dtype;
 };
 
+tl::Shape shape_of(const tl::Context::Operand& op) {
+  if (const auto* t = std::get_if<tl::Tile>(&op)) return t->shape();
+  return std::get<tl::Ref>(op).shape;
+}
+
 OperandInfo info(const tl::Context::Operand& op) {
   if (const auto* t = std::get_if<tl::Tile>(&op))
     return {t->shape().rows(), t->shape().cols(), t->shape().cols(), t->dtype()};
@@ -69,11 +86,8 @@ OperandInfo info(const tl::Context::Operand& op) {
   return {r.shape.rows(), r.shape.cols(), r.row_stride, r.dtype};
 }
 
-// The operand's values: a tile's own storage, or a ref read from memory into `buf`.
-const std::byte* values(const tl::Context::Operand& op, std::vector<std::byte>& buf,
-                        FunctionalMemory& mem) {
-  if (const auto* t = std::get_if<tl::Tile>(&op)) return t->raw();
-  const auto& r = std::get<tl::Ref>(op);
+// The values of memory named by a ref, read into `buf` (rows made contiguous).
+const std::byte* values(const tl::Ref& r, std::vector<std::byte>& buf, FunctionalMemory& mem) {
   const std::uint32_t size = dtype_size(r.dtype);
   const std::int64_t rows = r.shape.rows(), cols = r.shape.cols();
   buf.resize(static_cast<std::size_t>(rows * cols) * size);
@@ -85,6 +99,13 @@ const std::byte* values(const tl::Context::Operand& op, std::vector<std::byte>& 
                buf.data() + i * cols * size, static_cast<std::uint64_t>(cols) * size);
   }
   return buf.data();
+}
+
+// The operand's values: a tile's own storage, or a ref read from memory into `buf`.
+const std::byte* values(const tl::Context::Operand& op, std::vector<std::byte>& buf,
+                        FunctionalMemory& mem) {
+  if (const auto* t = std::get_if<tl::Tile>(&op)) return t->raw();
+  return values(std::get<tl::Ref>(op), buf, mem);
 }
 
 // An f16 operand as f32: through the shared cache when its values are what memory holds at
@@ -123,7 +144,9 @@ std::optional<MatrixAt> in_memory(const tl::Context::Operand& op, FunctionalMemo
 
 // Holds the job's product until something needs it, when its operands are in memory.
 std::shared_ptr<HeldProduct> hold(const GemmJob& job, FunctionalMemory& mem, HeldGemms& held) {
-  if (job.options.accumulate || job.m == 0 || job.n == 0 || job.k == 0) return nullptr;
+  if (job.options.accumulate || job.out_tile.valid() || job.out_stride != job.cols() ||
+      job.epilogue_steps != 0 || job.m == 0 || job.n == 0 || job.k == 0)
+    return nullptr;
   const auto a = in_memory(job.a, mem);
   if (!a) return nullptr;
   const auto b = in_memory(job.b, mem);
@@ -141,65 +164,136 @@ std::shared_ptr<HeldProduct> hold(const GemmJob& job, FunctionalMemory& mem, Hel
   return held.hold(std::move(p));
 }
 
-// What the engine streams in for the operand: a ref's rows; nothing for a tile (in SRAM).
+// What the engine streams for memory named by a ref: one transfer when its rows are
+// contiguous, else one per row.
+components::StridedBytes streamed(const tl::Ref& r) {
+  const std::uint64_t size = dtype_size(r.dtype);
+  const std::int64_t rows = r.shape.rows(), cols = r.shape.cols();
+  if (r.row_stride == cols)
+    return components::StridedBytes::contiguous(r.ptr.addr,
+                                                static_cast<std::uint64_t>(rows * cols) * size);
+  return {r.ptr.addr, static_cast<std::uint64_t>(cols) * size, static_cast<std::uint64_t>(rows),
+          static_cast<std::uint64_t>(r.row_stride) * size};
+}
+
+// An operand given as a ref is streamed in; a tile is in SRAM already.
 components::StridedBytes streamed(const tl::Context::Operand& op) {
   const auto* r = std::get_if<tl::Ref>(&op);
-  if (!r) return {};
-  const std::uint64_t size = dtype_size(r->dtype);
-  const std::int64_t rows = r->shape.rows(), cols = r->shape.cols();
-  if (r->row_stride == cols)
-    return components::StridedBytes::contiguous(r->ptr.addr,
-                                                static_cast<std::uint64_t>(rows * cols) * size);
-  return {r->ptr.addr, static_cast<std::uint64_t>(cols) * size, static_cast<std::uint64_t>(rows),
-          static_cast<std::uint64_t>(r->row_stride) * size};
+  return r ? streamed(*r) : components::StridedBytes{};
+}
+
+// The epilogue on f32 values, in place: alpha * p + beta * acc + bias[col], then the activation.
+void apply_epilogue(const tl::CompositeOptions& o, float* p, const float* acc, const float* bias,
+                    std::int64_t m, std::int64_t n) {
+  const auto alpha = static_cast<float>(o.alpha), beta = static_cast<float>(o.beta);
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      float& v = p[i * n + j];
+      v *= alpha;
+      if (acc) v += beta * acc[i * n + j];
+      if (bias) v += bias[j];
+      switch (o.activation) {
+        case tl::Activation::none:
+          break;
+        case tl::Activation::relu:
+          v = v < 0.0f ? 0.0f : v;  // NaN stays NaN, as in torch
+          break;
+        case tl::Activation::gelu:
+          v = 0.5f * v * (1.0f + std::erf(v / std::numbers::sqrt2_v<float>));
+          break;
+      }
+    }
+}
+
+// Epilogue steps that change values: each passes every output element once on the engine.
+std::uint32_t epilogue_steps(const tl::CompositeOptions& o) {
+  return (o.alpha != 1.0) + (o.accumulate && o.beta != 1.0) + o.bias.has_value() +
+         (o.activation != tl::Activation::none);
+}
+
+// m x n values of `dtype` at `src` (row stride ld) as f32.
+std::vector<float> as_f32(DType dtype, const std::byte* src, std::int64_t ld, std::int64_t m,
+                          std::int64_t n) {
+  std::vector<float> v(static_cast<std::size_t>(m * n));
+  if (!v.empty()) backends::convert_block(dtype, src, ld, DType::f32, v.data(), n, m, n);
+  return v;
 }
 
 void GemmJob::on_start() {
   LaunchState& L = *launch;
-  auto* mem = L.memory;
-  if (mem && L.gemm) L.gemm->ensure();
-  if (mem && L.gemm) held = hold(*this, *mem, *L.gemm->held);
-  if (mem && L.gemm && !held) {
-    // Operands as they are now, when the engine starts; the product on a worker thread.
-    const void* a_values = nullptr;
-    const void* b_values = nullptr;
-    DType compute_dtype = dtype;
-    if (dtype == DType::f16) {
-      // The backend computes f16 in f32 anyway; converting through the cache gives the same
-      // numbers and converts an operand that many GEMMs share only once.
-      a_f32 = f16_operand_as_f32(a, *mem, *L.gemm->cache);
-      b_f32 = f16_operand_as_f32(b, *mem, *L.gemm->cache);
-      a_values = a_f32->data();
-      b_values = b_f32->data();
-      compute_dtype = DType::f32;
-    } else {
-      a_values = values(a, a_buf, *mem);
-      b_values = values(b, b_buf, *mem);
-    }
-    const std::uint64_t c_bytes =
-        static_cast<std::uint64_t>(rows() * cols()) * dtype_size(out_dtype);
-    c_buf.resize(c_bytes);
-    if (options.accumulate) mem->read(out.addr, c_buf.data(), c_bytes);
-    const OperandInfo ai = info(a), bi = info(b);
-    backends::GemmDesc d;
-    d.in_dtype = compute_dtype;
-    d.out_dtype = out_dtype;
-    d.M = rows();
-    d.N = cols();
-    d.K = depth();
-    d.trans_a = options.trans_a;
-    d.trans_b = options.trans_b;
-    d.a = a_values;
-    d.lda = ai.cols;  // gathered operands are contiguous
-    d.b = b_values;
-    d.ldb = bi.cols;
-    d.c = c_buf.data();
-    d.ldc = cols();
-    d.accumulate = options.accumulate;
-    auto* backend = L.gemm->backend.get();
-    // Keep the operand tiles alive until the worker is done: the job holds them.
-    numerics = L.gemm->pool->submit([backend, d] { backend->gemm(d); });
+  if (!L.memory || !L.gemm) return;  // timing-only
+  L.gemm->ensure();
+  held = hold(*this, *L.memory, *L.gemm->held);
+  if (!held) compute(*L.memory, *L.gemm);
+}
+
+// Operands, accumulator and bias as they are now, when the engine starts; the product and the
+// epilogue on a worker thread.
+void GemmJob::compute(FunctionalMemory& mem, GemmResources& gemm) {
+  const void* a_values = nullptr;
+  const void* b_values = nullptr;
+  DType compute_dtype = dtype;
+  if (dtype == DType::f16) {
+    // The backend computes f16 in f32 anyway; converting through the cache gives the same
+    // numbers and converts an operand that many GEMMs share only once.
+    a_f32 = f16_operand_as_f32(a, mem, *gemm.cache);
+    b_f32 = f16_operand_as_f32(b, mem, *gemm.cache);
+    a_values = a_f32->data();
+    b_values = b_f32->data();
+    compute_dtype = DType::f32;
+  } else {
+    a_values = values(a, a_buf, mem);
+    b_values = values(b, b_buf, mem);
   }
+  const std::int64_t mn = rows() * cols();
+  c_buf.resize(static_cast<std::size_t>(mn) * dtype_size(out_dtype));
+  // The accumulator's values: a tile's, or what memory holds at the output.
+  const DType acc_dtype = acc ? acc->dtype() : out_dtype;
+  const std::byte* acc_values = nullptr;
+  if (options.accumulate) acc_values = acc ? acc->raw() : values(out_ref(), scratch, mem);
+  const OperandInfo ai = info(a), bi = info(b);
+  backends::GemmDesc d;
+  d.in_dtype = compute_dtype;
+  d.M = rows();
+  d.N = cols();
+  d.K = depth();
+  d.trans_a = options.trans_a;
+  d.trans_b = options.trans_b;
+  d.a = a_values;
+  d.lda = ai.cols;  // gathered operands are contiguous
+  d.b = b_values;
+  d.ldb = bi.cols;
+  d.ldc = cols();
+  auto* backend = gemm.backend.get();
+  // Keep the operand tiles alive until the worker is done: the job holds them.
+  if (epilogue_steps == 0 && acc_dtype == out_dtype) {  // the backend adds into C itself
+    if (options.accumulate && !c_buf.empty()) std::memcpy(c_buf.data(), acc_values, c_buf.size());
+    d.out_dtype = out_dtype;
+    d.c = c_buf.data();
+    d.accumulate = options.accumulate;
+    numerics = gemm.pool->submit([backend, d] { backend->gemm(d); });
+    return;
+  }
+  // An epilogue, or an accumulator of another dtype: the f32 product, then the epilogue, then
+  // one rounding to out_dtype.
+  product.resize(static_cast<std::size_t>(mn));
+  if (options.accumulate) acc_f32 = as_f32(acc_dtype, acc_values, cols(), rows(), cols());
+  if (options.bias) {
+    std::vector<std::byte> buf;
+    bias_f32 =
+        as_f32(info(*options.bias).dtype, values(*options.bias, buf, mem), cols(), 1, cols());
+  }
+  d.out_dtype = DType::f32;
+  d.c = product.data();
+  d.accumulate = false;
+  numerics = gemm.pool->submit([this, backend, d] {
+    backend->gemm(d);
+    apply_epilogue(options, product.data(), acc_f32.empty() ? nullptr : acc_f32.data(),
+                   bias_f32.empty() ? nullptr : bias_f32.data(), rows(), cols());
+    if (!product.empty())
+      backends::convert_block(DType::f32, product.data(), cols(), out_dtype, c_buf.data(), cols(),
+                              rows(), cols());
+  });
 }
 
 void GemmJob::on_finish(emu::Tick started, emu::Tick ended) {
@@ -208,14 +302,85 @@ void GemmJob::on_finish(emu::Tick started, emu::Tick ended) {
     L.gemm->held->complete(*held);
   } else if (numerics.valid()) {
     numerics.get();  // rethrows a backend error into this callback
-    L.memory->write(out.addr, c_buf.data(), c_buf.size());
+    if (out_tile.valid()) {
+      // The tile is this job's alone until wait() hands it out (or a later job in this
+      // engine's FIFO takes it as its accumulator), so its values are written here.
+      if (!c_buf.empty())
+        std::memcpy(const_cast<std::byte*>(out_tile.raw()), c_buf.data(), c_buf.size());
+    } else if (out_stride == cols()) {
+      L.memory->write(out.addr, c_buf.data(), c_buf.size());
+    } else {
+      const std::uint64_t size = dtype_size(out_dtype), row_bytes = n * size;
+      for (std::uint64_t i = 0; i < m; ++i)
+        L.memory->write(out.addr + i * static_cast<std::uint64_t>(out_stride) * size,
+                        c_buf.data() + i * row_bytes, row_bytes);
+    }
   }
   if (L.tracing(*pe))
-    L.trace_slice(*pe, true, "gemm", started, ended,
-                  fmt::format(R"({{"M":{},"N":{},"K":{},"dtype":"{}","out_dtype":"{}"}})", m, n, k,
-                              dtype_name(dtype), dtype_name(out_dtype)));
+    L.trace_slice(
+        *pe, true, "gemm", started, ended,
+        fmt::format(
+            R"({{"M":{},"N":{},"K":{},"dtype":"{}","out_dtype":"{}","out":"{}","epilogue_steps":{}}})",
+            m, n, k, dtype_name(dtype), dtype_name(out_dtype), out_tile.valid() ? "tile" : "memory",
+            epilogue_steps));
   // The engine drops the job next (this frees its buffers and operand tiles).
   handle->done.fire();
+}
+
+}  // namespace
+
+namespace {
+
+std::string name(DType t) {
+  return std::string(dtype_name(t));
+}
+
+// Logs the reads or writes of the rows of memory named by `r`.
+void record_rows(AccessLog& log, std::uint32_t program, std::uint32_t epoch, std::uint32_t op,
+                 const tl::Ref& r, bool write) {
+  const std::uint32_t size = dtype_size(r.dtype);
+  for (std::int64_t i = 0; i < r.shape.rows(); ++i) {
+    const std::uint64_t begin = r.ptr.addr + static_cast<std::uint64_t>(i * r.row_stride) * size;
+    log.record_async(program, epoch, op, begin,
+                     begin + static_cast<std::uint64_t>(r.shape.cols()) * size, write);
+  }
+}
+
+// The accumulator tile of a composite to a tile (nullopt: none), checked; `in_place` when it is
+// the result of a composite still unseen by the program, whose tile the new job can add into.
+std::optional<tl::Tile> accumulator(tl::Context& ctx, const GemmOut& out,
+                                    const tl::CompositeOptions& options, bool& in_place) {
+  in_place = false;
+  if (!out.acc && !out.acc_job) {
+    if (options.accumulate)
+      ctx.fault(
+          "composite gemm: .accumulate = true to a new tile has nothing to add to; pass the "
+          "accumulator tile (or the TileHandle of the composite that makes it) instead of "
+          "tl::to_tile");
+    return std::nullopt;
+  }
+  if (!options.accumulate)
+    ctx.fault(
+        "composite gemm: an accumulator was passed without .accumulate = true; set it to add "
+        "a . b to the accumulator, or pass tl::to_tile for a new result");
+  if (out.acc) {
+    if (!out.acc->valid()) ctx.fault("composite gemm: the accumulator tile is empty (Tile())");
+    if (&out.acc->context() != &ctx)
+      ctx.fault("composite gemm: the accumulator tile belongs to another program");
+    return *out.acc;
+  }
+  tl::HandleState& prev = *out.acc_job;
+  if (prev.passed_on || !prev.result.valid())
+    ctx.fault(
+        "composite gemm: the accumulator handle was already passed to a later composite; pass "
+        "the handle that composite returned (acc = tl.composite(..., acc, ...))");
+  if (&prev.result.context() != &ctx)
+    ctx.fault("composite gemm: the accumulator handle belongs to another program");
+  in_place = !prev.handed_out;
+  prev.passed_on = true;
+  tl::Tile t = std::move(prev.result);
+  prev.result = tl::Tile{};
+  return t;
 }
 
 }  // namespace
@@ -223,15 +388,15 @@ void GemmJob::on_finish(emu::Tick started, emu::Tick ended) {
 std::shared_ptr<tl::HandleState> start_gemm(LaunchState& launch, PeState& pe, tl::Context& ctx,
                                             std::uint32_t program, std::uint32_t epoch,
                                             const tl::Context::Operand& a,
-                                            const tl::Context::Operand& b, Ptr out,
+                                            const tl::Context::Operand& b, const GemmOut& out,
                                             const tl::CompositeOptions& options) {
   const OperandInfo ai = info(a), bi = info(b);
   for (const auto* op : {&a, &b})
     if (const auto* t = std::get_if<tl::Tile>(op); t && &t->context() != &ctx)
       ctx.fault("composite: a tile of another program was passed");
   if (ai.dtype != bi.dtype)
-    ctx.fault("composite gemm: a is " + std::string(dtype_name(ai.dtype)) + " but b is " +
-              std::string(dtype_name(bi.dtype)) + "; cast one of them (tile.to(...))");
+    ctx.fault("composite gemm: a is " + name(ai.dtype) + " but b is " + name(bi.dtype) +
+              "; cast one of them (tile.to(...))");
   const std::int64_t m = options.trans_a ? ai.cols : ai.rows;
   const std::int64_t ka = options.trans_a ? ai.rows : ai.cols;
   const std::int64_t kb = options.trans_b ? bi.cols : bi.rows;
@@ -239,43 +404,126 @@ std::shared_ptr<tl::HandleState> start_gemm(LaunchState& launch, PeState& pe, tl
   if (ka != kb)
     ctx.fault("composite gemm: inner dimensions differ: a gives K = " + std::to_string(ka) +
               " but b gives K = " + std::to_string(kb) + " (check the shapes and trans_a/trans_b)");
-  const DType out_dtype = options.out_dtype.value_or(ai.dtype);
-  if ((ai.dtype == DType::i32) != (out_dtype == DType::i32))
-    ctx.fault("composite gemm: i32 inputs need an i32 result and float inputs a float result");
-  const std::uint64_t c_bytes = static_cast<std::uint64_t>(m * n) * dtype_size(out_dtype);
-  if (out.addr % dtype_size(out_dtype) != 0)
-    ctx.fault("composite gemm: the output at " + hex_address(out.addr) + " is misaligned for " +
-              std::string(dtype_name(out_dtype)) + " elements");
-  try {
-    launch.sys.address_map().check_range(out.addr, c_bytes, "composite gemm output");
-  } catch (const components::AddressError& e) {
-    ctx.fault(e.what());
+  const bool ints = ai.dtype == DType::i32;
+  bool in_place = false;
+  std::optional<tl::Tile> acc;
+  if (out.to_tile) {
+    if (options.out_row_stride != 0)
+      ctx.fault(
+          "composite gemm: out_row_stride applies to a result in memory, not to a tile; "
+          "leave it 0");
+    acc = accumulator(ctx, out, options, in_place);
   }
-  if (!launch.allocations.contains(out.addr, c_bytes))
-    ctx.fault(launch.allocations.describe_miss(out.addr, c_bytes, "composite gemm output"));
+  if (acc && ints != (acc->dtype() == DType::i32))
+    ctx.fault("composite gemm: the accumulator tile is " + name(acc->dtype()) + " but a is " +
+              name(ai.dtype) + "; " + (ints ? "use an i32" : "use an f32") + " accumulator");
+  const DType out_dtype = options.out_dtype.value_or(acc ? acc->dtype() : ai.dtype);
+  if (ints != (out_dtype == DType::i32))
+    ctx.fault("composite gemm: i32 inputs need an i32 result and float inputs a float result");
+  if (acc) {
+    if (acc->shape().rows() != m || acc->shape().cols() != n)
+      ctx.fault("composite gemm: the accumulator tile has shape " + acc->shape().str() +
+                " but the product is " + std::to_string(m) + " x " + std::to_string(n) +
+                "; pass an accumulator of shape [" + std::to_string(m) + ", " + std::to_string(n) +
+                "]");
+  }
+  if (!std::isfinite(options.alpha) || !std::isfinite(options.beta))
+    ctx.fault("composite gemm: alpha and beta must be finite (alpha = " +
+              std::to_string(options.alpha) + ", beta = " + std::to_string(options.beta) + ")");
+  if (options.beta != 1.0 && !options.accumulate)
+    ctx.fault(
+        "composite gemm: beta scales the accumulator, but .accumulate is not set; set "
+        ".accumulate = true or leave beta at 1");
+  if (static_cast<int>(options.activation) > static_cast<int>(tl::Activation::gelu))
+    ctx.fault("composite gemm: unknown activation " +
+              std::to_string(static_cast<int>(options.activation)) +
+              "; use Activation::none, relu or gelu");
+  if (options.bias) {
+    const OperandInfo bias = info(*options.bias);
+    if (const auto* t = std::get_if<tl::Tile>(&*options.bias)) {
+      if (!t->valid()) ctx.fault("composite gemm: the bias tile is empty (Tile())");
+      if (&t->context() != &ctx)
+        ctx.fault("composite gemm: the bias tile belongs to another program");
+    }
+    if (bias.rows != 1 || bias.cols != n)
+      ctx.fault("composite gemm: the bias has shape " + shape_of(*options.bias).str() +
+                " but the result has N = " + std::to_string(n) +
+                " columns; pass a bias of shape [" + std::to_string(n) + "] (or [1, " +
+                std::to_string(n) + "])");
+    if (bias.dtype == DType::i32)
+      ctx.fault(
+          "composite gemm: an i32 bias is not supported; cast it to f32, f16 or bf16 "
+          "(tile.to(DType::f32))");
+  }
+  const std::uint32_t steps = epilogue_steps(options);
+  if (ints && steps != 0)
+    ctx.fault(
+        "composite gemm: an i32 GEMM has no epilogue (alpha, beta, bias, activation); "
+        "compute it on the vector unit after the GEMM");
+  const std::uint32_t out_size = dtype_size(out_dtype);
+  const std::int64_t out_stride = options.out_row_stride != 0 ? options.out_row_stride : n;
+  tl::Ref out_mem{out.ptr, tl::Shape{m, n}, out_dtype, out_stride};
+  if (!out.to_tile) {
+    if (out_stride < n)
+      ctx.fault("composite gemm: out_row_stride " + std::to_string(out_stride) +
+                " is smaller than a row of the result (N = " + std::to_string(n) +
+                " elements); rows would overlap");
+    if (out.ptr.addr % out_size != 0)
+      ctx.fault("composite gemm: the output at " + hex_address(out.ptr.addr) +
+                " is misaligned for " + name(out_dtype) + " elements");
+    __extension__ using u128 = unsigned __int128;
+    const u128 span = m * n == 0 ? 0 : (u128(m - 1) * u128(out_stride) + u128(n)) * out_size;
+    if (span >> 63)
+      ctx.fault("composite gemm: an output of " + std::to_string(m) + " rows " +
+                std::to_string(out_stride) + " elements apart spans more than 2^63 bytes");
+    try {
+      launch.sys.address_map().check_range(out.ptr.addr, static_cast<std::uint64_t>(span),
+                                           "composite gemm output");
+    } catch (const components::AddressError& e) {
+      ctx.fault(e.what());
+    }
+    if (!launch.allocations.contains(out.ptr.addr, static_cast<std::uint64_t>(span)))
+      ctx.fault(launch.allocations.describe_miss(out.ptr.addr, static_cast<std::uint64_t>(span),
+                                                 "composite gemm output"));
+  }
   if (launch.sys.gemm_timing().peak_flops_per_s(ai.dtype) == 0)
-    ctx.fault("composite gemm: the GEMM engine has no " + std::string(dtype_name(ai.dtype)) +
-              " rate (system.pe.gemm.peak_TFLOPS." + std::string(dtype_name(ai.dtype)) + " is 0)");
+    ctx.fault("composite gemm: the GEMM engine has no " + name(ai.dtype) +
+              " rate (system.pe.gemm.peak_TFLOPS." + name(ai.dtype) + " is 0)");
   auto job = std::make_unique<GemmJob>();
   job->handle = std::make_shared<tl::HandleState>(launch.sched);
+  if (out.to_tile) {
+    if (in_place && acc->dtype() == out_dtype) {
+      job->out_tile = *acc;  // the engine adds into the tile it holds
+    } else {
+      const std::uint64_t bytes = static_cast<std::uint64_t>(m * n) * out_size;
+      if (bytes > ctx.sram_free())
+        ctx.fault("composite gemm: its " + std::to_string(m) + " x " + std::to_string(n) + " " +
+                  name(out_dtype) + " result tile needs " + std::to_string(bytes) +
+                  " bytes of SRAM but only " + std::to_string(ctx.sram_free()) + " are free on " +
+                  ctx.pe_name() +
+                  "; compute smaller blocks, let tiles go out of scope, or raise "
+                  "system.pe.sram_KiB");
+      job->out_tile = ctx.make_tile(tl::Shape{m, n}, out_dtype);
+      // i32 tiles keep values in timing-only runs (index math), where no GEMM computes them.
+      if (ctx.timing_only() && job->out_tile.raw() && bytes != 0)
+        std::memset(const_cast<std::byte*>(job->out_tile.raw()), 0, bytes);
+    }
+    job->handle->result = job->out_tile;
+  }
   if (launch.log) {
     // In flight until the program waits on it: the engine reads and writes at times of its own.
     const std::uint32_t logged = launch.log->begin_async();
     job->handle->logged_op = logged;
     for (const auto* op : {&a, &b})
-      if (const auto* r = std::get_if<tl::Ref>(op)) {
-        const std::uint32_t size = dtype_size(r->dtype);
-        for (std::int64_t i = 0; i < r->shape.rows(); ++i) {
-          const std::uint64_t begin =
-              r->ptr.addr + static_cast<std::uint64_t>(i * r->row_stride) * size;
-          launch.log->record_async(program, epoch, logged, begin,
-                                   begin + static_cast<std::uint64_t>(r->shape.cols()) * size,
-                                   false);
-        }
-      }
-    if (options.accumulate)
-      launch.log->record_async(program, epoch, logged, out.addr, out.addr + c_bytes, false);
-    launch.log->record_async(program, epoch, logged, out.addr, out.addr + c_bytes, true);
+      if (const auto* r = std::get_if<tl::Ref>(op))
+        record_rows(*launch.log, program, epoch, logged, *r, false);
+    if (options.bias)
+      if (const auto* r = std::get_if<tl::Ref>(&*options.bias))
+        record_rows(*launch.log, program, epoch, logged, *r, false);
+    if (!out.to_tile) {
+      if (options.accumulate) record_rows(*launch.log, program, epoch, logged, out_mem, false);
+      record_rows(*launch.log, program, epoch, logged, out_mem, true);
+    }
   }
   job->launch = &launch;
   job->pe = &pe;
@@ -283,14 +531,21 @@ std::shared_ptr<tl::HandleState> start_gemm(LaunchState& launch, PeState& pe, tl
   job->n = static_cast<std::uint64_t>(n);
   job->k = static_cast<std::uint64_t>(ka);
   job->dtype = ai.dtype;
+  job->epilogue_steps = steps;
   job->operands[0] = streamed(a);
   job->operands[1] = streamed(b);
-  job->result = components::StridedBytes::contiguous(out.addr, c_bytes);
+  if (options.bias) job->operands[2] = streamed(*options.bias);
+  if (!out.to_tile) {
+    if (options.accumulate) job->operands[3] = streamed(out_mem);
+    job->result = streamed(out_mem);
+  }
   job->out_dtype = out_dtype;
   job->options = options;
   job->a = a;
   job->b = b;
-  job->out = out;
+  job->out = out.ptr;
+  job->out_stride = out_stride;
+  job->acc = std::move(acc);
   auto handle = job->handle;
   pe.gemm.submit(std::move(job));
   return handle;
@@ -300,6 +555,22 @@ void wait_gemm(LaunchState& launch, tl::HandleState& h, std::uint32_t program,
                std::uint32_t epoch) {
   h.done.wait();
   if (launch.log && h.logged_op) launch.log->waited(program, h.logged_op, epoch);
+}
+
+}  // namespace cubesim::detail
+
+namespace cubesim::detail {
+
+void check_result_handle(const tl::Context& ctx, const tl::HandleState& h) {
+  if (h.passed_on)
+    ctx.fault(
+        "wait: this handle's tile was passed on as the accumulator of a later composite; wait "
+        "on the handle that composite returned");
+}
+
+tl::Tile gemm_result(tl::HandleState& h) {
+  h.handed_out = true;
+  return h.result;
 }
 
 }  // namespace cubesim::detail

@@ -13,7 +13,8 @@ void GemmEngine::submit(std::unique_ptr<Job> job) {
 
 void GemmEngine::start(Job& job) {
   job.started_ = scheduler_.now();
-  job.compute_ = timing_.compute_time(job.m, job.n, job.k, job.dtype);
+  job.compute_ = timing_.compute_time(job.m, job.n, job.k, job.dtype) +
+                 timing_.epilogue_time(job.m * job.n, job.epilogue_steps);
   job.on_start();
   // Start-up, then compute and streaming side by side.
   job.pending_ = 1;
@@ -23,8 +24,7 @@ void GemmEngine::start(Job& job) {
         ++job.pending_;  // the compute timer
         scheduler_.schedule_in(
             job.compute_, [this, &job] { arrive(job); }, 0, "gemm compute");
-        stream(job, job.operands[0], true);
-        stream(job, job.operands[1], true);
+        for (const StridedBytes& operand : job.operands) stream(job, operand, true);
         stream(job, job.result, false);
         arrive(job);  // the start-up
       },

@@ -1,8 +1,9 @@
 #pragma once
 // A PE's GEMM engine: it runs jobs one at a time, first in, first out. A job takes the start-up,
-// then computes at its dtype's peak rate (GemmTimingModel) while it streams its operands that
-// stay in memory in and its result out over the network; it ends when the longer of the two
-// does, and the next job starts then. The engine overlaps streaming with compute perfectly.
+// then computes at its dtype's peak rate and runs its epilogue steps (GemmTimingModel) while it
+// streams its operands that stay in memory in and its result out over the network, one
+// transfer per row; it ends when the longer of the two does, and the next job starts then. The
+// engine overlaps streaming with compute perfectly.
 //
 // What a job computes and where its values come from is its owner's business: the owner
 // subclasses Job and hears when the engine takes the job up and when it is done.
@@ -42,8 +43,9 @@ class GemmEngine {
 
     std::uint64_t m = 0, n = 0, k = 0;  // an m x k by k x n product
     DType dtype = DType::f32;           // of the inputs: picks the peak rate
-    StridedBytes operands[2];           // streamed in from memory
-    StridedBytes result;                // streamed out to memory
+    std::uint32_t epilogue_steps = 0;   // passes over the m x n result after the compute
+    StridedBytes operands[4];           // streamed in from memory (a, b, bias, accumulator)
+    StridedBytes result;                // streamed out to memory (nothing for an SRAM result)
 
    private:
     friend class GemmEngine;

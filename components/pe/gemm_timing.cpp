@@ -8,7 +8,11 @@
 
 namespace cubesim::components {
 
-GemmTimingModel::GemmTimingModel(const GemmConfig& config) : startup_(config.startup) {
+GemmTimingModel::GemmTimingModel(const GemmConfig& config)
+    : startup_(config.startup),
+      epilogue_per_s_(static_cast<std::uint64_t>(std::llround(config.epilogue_elements_per_s))) {
+  if (!(config.epilogue_elements_per_s >= 1) || config.epilogue_elements_per_s > 1e18)
+    throw std::invalid_argument("GemmTimingModel: bad epilogue rate");
   for (DType t : kAllDTypes) {
     const double p = config.peak(t);
     if (!(p >= 0) || p > 1e18) throw std::invalid_argument("GemmTimingModel: bad peak rate");
@@ -33,6 +37,19 @@ Tick GemmTimingModel::compute_time(std::uint64_t m, std::uint64_t n, std::uint64
         "ps = 213 days); raise {} or split the GEMM",
         m, n, k, dtype_name(dtype), field, static_cast<double>(peak) / 1e12, field));
   }
+  return static_cast<Tick>(ps);
+}
+
+Tick GemmTimingModel::epilogue_time(std::uint64_t elements, std::uint32_t steps) const {
+  if (steps == 0 || elements == 0) return 0;
+  __extension__ using u128 = unsigned __int128;
+  const u128 one = (u128{elements} * emu::kPsPerSecond + epilogue_per_s_ - 1) / epilogue_per_s_;
+  const u128 ps = one * steps;
+  if (ps > emu::kTickMax)
+    throw emu::TimeOverflow(fmt::format(
+        "the epilogue of {} steps over {} output elements at system.pe.gemm.epilogue_Gelem_per_s "
+        "= {} overflows simulated time (2^64 ps = 213 days); split the GEMM",
+        steps, elements, static_cast<double>(epilogue_per_s_) / 1e9));
   return static_cast<Tick>(ps);
 }
 

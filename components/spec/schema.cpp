@@ -266,6 +266,12 @@ std::vector<SpecField> build_schema() {
             .above(0, kMaxPeakTflops)
             .desc(fmt::format("Peak GEMM rate with {} inputs.", dtype_name(t))));
   }
+  add(number("system.pe.gemm.epilogue_Gelem_per_s", "Gelem/s")
+          .above(0, kMaxPeakTflops * 1e3)
+          .def(96.0)
+          .desc("Output elements per second, in 10^9, through one step of a composite GEMM's "
+                "epilogue (alpha scale, beta scale of the accumulator, bias, activation); each "
+                "step adds M * N / rate after the compute."));
   add(object("system.pe.dma").optional().desc("The engine that moves data for load/store."));
   add(integer("system.pe.dma.max_outstanding_packets", "packets")
           .range(1, 65536)

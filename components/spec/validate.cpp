@@ -441,6 +441,7 @@ class Builder {
       const std::string p = fmt::format("/system/pe/gemm/peak_TFLOPS/{}", dtype_name(t));
       pe.gemm.peak_flops[static_cast<int>(t)] = num(doc_, p.c_str()) * 1e12;
     }
+    pe.gemm.epilogue_elements_per_s = num(doc_, "/system/pe/gemm/epilogue_Gelem_per_s") * 1e9;
     pe.dma.max_outstanding_packets = u32(doc_, "/system/pe/dma/max_outstanding_packets");
 
     build_ucie(c);

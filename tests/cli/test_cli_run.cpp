@@ -115,8 +115,8 @@ TEST_F(CliRun, JsonToALinkWritesWhereItLeadsAndKeepsTheLink) {
   const auto target = path("target.json"), link = path("link.json");
   std::ofstream(target) << "old";
   std::filesystem::create_symlink(target, link);
-  const auto r = cubesim({"run", spec_file("tiny.json"), "vector_add", "-p", "n=100", "--json",
-                          link.string()});
+  const auto r = cubesim(
+      {"run", spec_file("tiny.json"), "vector_add", "-p", "n=100", "--json", link.string()});
   ASSERT_EQ(r.code, 0) << show(r);
   EXPECT_TRUE(std::filesystem::is_symlink(link));
   std::ifstream in(target);

@@ -37,5 +37,19 @@ TEST(GemmTiming, ADtypeWithoutPeakRateIsAnError) {
       ::testing::ThrowsMessage<std::invalid_argument>(::testing::HasSubstr("peak_TFLOPS.i32")));
 }
 
+TEST(GemmTiming, EpilogueStepsEachTakeTheOutputOverTheRateRoundedUpOnce) {
+  SystemConfig c = testing::small_config();
+  c.pe.gemm.epilogue_elements_per_s = 96e9;
+  const GemmTimingModel g(c.pe.gemm);
+  // 4096 elements at 96e9 / s = 42.666 ns -> 42667 ps per step.
+  EXPECT_EQ(g.epilogue_time(4096, 1), 42667u);
+  EXPECT_EQ(g.epilogue_time(4096, 3), 3 * 42667u);
+  EXPECT_EQ(g.epilogue_time(4096, 0), 0u);
+  EXPECT_EQ(g.epilogue_time(0, 2), 0u);
+  EXPECT_THAT([&] { g.epilogue_time(1ull << 62, 4); },
+              ::testing::ThrowsMessage<emu::TimeOverflow>(
+                  ::testing::HasSubstr("system.pe.gemm.epilogue_Gelem_per_s")));
+}
+
 }  // namespace
 }  // namespace cubesim::components
