@@ -33,7 +33,7 @@ class GemmTimingModel {
 
  private:
   Tick startup_;
-  std::uint64_t peak_[4];
+  std::uint64_t peak_[kDTypeCount];
 };
 
 }  // namespace cubesim::components
