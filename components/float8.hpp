@@ -52,8 +52,8 @@ inline float decode(const Format& f, std::uint8_t bits) {
 inline std::uint8_t encode(const Format& f, double x) {
   const std::uint8_t sign = std::signbit(x) ? 0x80 : 0x00;
   const std::uint8_t nan = sign | 0x7f;
-  const std::uint8_t inf = sign | static_cast<std::uint8_t>(((1 << f.exponent_bits) - 1)
-                                                             << f.mantissa_bits);
+  const std::uint8_t inf =
+      sign | static_cast<std::uint8_t>(((1 << f.exponent_bits) - 1) << f.mantissa_bits);
   if (std::isnan(x)) return nan;
   const double a = std::fabs(x);
   if (std::isinf(a)) return f.has_inf ? inf : nan;

@@ -76,10 +76,9 @@ enum class VectorOp : std::uint8_t {
   exp,             // exp, exp2, log, log2
   transcendental,  // tanh, sigmoid, erf, pow
 };
-inline constexpr VectorOp kAllVectorOps[] = {VectorOp::simple, VectorOp::convert,
-                                             VectorOp::reduce, VectorOp::divide,
-                                             VectorOp::sqrt,   VectorOp::exp,
-                                             VectorOp::transcendental};
+inline constexpr VectorOp kAllVectorOps[] = {
+    VectorOp::simple, VectorOp::convert, VectorOp::reduce,        VectorOp::divide,
+    VectorOp::sqrt,   VectorOp::exp,     VectorOp::transcendental};
 inline constexpr int kVectorOpCount = static_cast<int>(std::size(kAllVectorOps));
 
 constexpr std::string_view vector_op_name(VectorOp op) {
@@ -130,7 +129,7 @@ struct VectorConfig {
 };
 
 struct GemmConfig {
-  Tick startup = 0;                    // fixed cost per composite GEMM
+  Tick startup = 0;                              // fixed cost per composite GEMM
   std::array<double, kDTypeCount> peak_flops{};  // per DType (index = static_cast<int>(DType))
   double peak(DType t) const { return peak_flops[static_cast<int>(t)]; }
 };

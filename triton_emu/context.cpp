@@ -168,10 +168,13 @@ void Context::check_fill_value(const char* what, double value, DType dtype) cons
                     : dtype == DType::i8    ? 127
                     : dtype == DType::i32   ? INT32_MAX
                                             : 0x1p63;
-  if (!(std::nearbyint(value) == value && value >= lo && (dtype == DType::i64 ? value < hi : value <= hi)))
-    fault(fmt::format("{}: {} is not a {} value (an integer in {} .. {}); use a float tile or an "
-                      "integer in range",
-                      what, value, dtype_name(dtype), lo, dtype == DType::i64 ? "2^63-1" : fmt::format("{}", hi)));
+  if (!(std::nearbyint(value) == value && value >= lo &&
+        (dtype == DType::i64 ? value < hi : value <= hi)))
+    fault(
+        fmt::format("{}: {} is not a {} value (an integer in {} .. {}); use a float tile or an "
+                    "integer in range",
+                    what, value, dtype_name(dtype), lo,
+                    dtype == DType::i64 ? "2^63-1" : fmt::format("{}", hi)));
 }
 
 Tile Context::full(Shape shape, double value, DType dtype) {
@@ -221,9 +224,10 @@ void Context::device_assert(const Tile& condition, std::string_view message) con
   if (!condition.valid()) fault("device_assert: the condition is an empty tile (made by Tile())");
   if (!condition.has_values()) {
     if (condition.numel() == 0) return;
-    fault(fmt::format("device_assert(\"{}\"): the condition was computed from loaded values, "
-                      "which a timing-only run does not have; run without --timing-only",
-                      message));
+    fault(
+        fmt::format("device_assert(\"{}\"): the condition was computed from loaded values, "
+                    "which a timing-only run does not have; run without --timing-only",
+                    message));
   }
   const auto m = condition.to_mask();
   const auto bad = std::find(m.begin(), m.end(), 0);
@@ -237,10 +241,11 @@ void Context::device_assert(const Tile& condition, std::string_view message) con
     rest = d ? rest / d : 0;
   }
   const auto& id = launch_.coords[program_].id;
-  fault(fmt::format("device_assert failed: \"{}\" in program ({}, {}, {}) on {}: element ({}) "
-                    "of the {} condition is false ({} of {} elements false)",
-                    message, id[0], id[1], id[2], pe_.name, at, s.str(),
-                    std::count(m.begin(), m.end(), 0), m.size()));
+  fault(
+      fmt::format("device_assert failed: \"{}\" in program ({}, {}, {}) on {}: element ({}) "
+                  "of the {} condition is false ({} of {} elements false)",
+                  message, id[0], id[1], id[2], pe_.name, at, s.str(),
+                  std::count(m.begin(), m.end(), 0), m.size()));
 }
 
 // ---- Memory -----------------------------------------------------------------------------------
@@ -318,9 +323,10 @@ bool Context::plan_access(const char* what, Ptr ptr, const Shape& shape, DType d
     fault(std::string(what) + ": strides must be positive (row_stride " +
           std::to_string(l.row_stride) + ", col_stride " + std::to_string(l.col_stride) + ")");
   if (plane_stride < 0 || (plane_stride != 0 && shape.rank != 3))
-    fault(fmt::format("{}: plane_stride {} needs a 3D tile of planes 0 or more elements apart "
-                      "(the shape is {})",
-                      what, plane_stride, shape.str()));
+    fault(
+        fmt::format("{}: plane_stride {} needs a 3D tile of planes 0 or more elements apart "
+                    "(the shape is {})",
+                    what, plane_stride, shape.str()));
   // Planes one after another are rows of one 2D layout; others are planned plane by plane.
   const std::int64_t planes =
       shape.rank == 3 && plane_stride != 0 && plane_stride != shape[1] * l.row_stride ? shape[0]
@@ -355,10 +361,9 @@ bool Context::plan_access(const char* what, Ptr ptr, const Shape& shape, DType d
     std::uint64_t last = 0, span = 0;
     if (__builtin_mul_overflow(static_cast<std::uint64_t>(planes - 1),
                                static_cast<std::uint64_t>(plane_stride), &last) ||
-        __builtin_add_overflow(last,
-                               static_cast<std::uint64_t>(l.rows - 1) *
-                                   static_cast<std::uint64_t>(l.row_stride),
-                               &last) ||
+        __builtin_add_overflow(
+            last, static_cast<std::uint64_t>(l.rows - 1) * static_cast<std::uint64_t>(l.row_stride),
+            &last) ||
         __builtin_add_overflow(
             last, static_cast<std::uint64_t>(l.cols - 1) * static_cast<std::uint64_t>(l.col_stride),
             &last) ||
@@ -610,8 +615,7 @@ Tile Context::atomic_tile(AtomicOp op, Ptr ptr, const Tile* compare, const Tile&
   const char* what = detail::atomic_op_name(op);
   if (!values.valid()) fault(std::string(what) + ": the tile of values is empty");
   if (&values.context() != this) fault(std::string(what) + ": the tile belongs to another program");
-  if (values.dtype() != DType::f32 && values.dtype() != DType::i32 &&
-      values.dtype() != DType::i64)
+  if (values.dtype() != DType::f32 && values.dtype() != DType::i32 && values.dtype() != DType::i64)
     fault(std::string(what) + ": a " + std::string(dtype_name(values.dtype())) +
           " tile; atomics work on f32, i32 and i64 words: convert the tile with .to(DType::f32)");
   if (compare) {
@@ -631,8 +635,11 @@ Tile Context::atomic_tile(AtomicOp op, Ptr ptr, const Tile* compare, const Tile&
   const std::byte* operand = values.has_values() ? values.raw() : nullptr;
   const std::byte* cmp = compare && compare->has_values() ? compare->raw() : nullptr;
   if (compare && !cmp) operand = nullptr;  // values unknown: time only
-  atomic_segments(op, dtype == DType::f32 ? 0 : dtype == DType::i32 ? 1 : 2, shape, operand, cmp,
-                  old.has_values() ? old.data_->bytes.data() : nullptr);
+  atomic_segments(op,
+                  dtype == DType::f32   ? 0
+                  : dtype == DType::i32 ? 1
+                                        : 2,
+                  shape, operand, cmp, old.has_values() ? old.data_->bytes.data() : nullptr);
   return old;
 }
 

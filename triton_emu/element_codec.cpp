@@ -123,9 +123,10 @@ std::int64_t float_to_integer(DType t, double v) {
   double lo = -0x1p63, hi = 0x1p63;  // i64: 2^63 itself is out of range
   if (t == DType::i8) lo = -128, hi = 128;
   if (t == DType::i32) lo = -0x1p31, hi = 0x1p31;
-  if (v >= hi) return t == DType::i8    ? 127
-                      : t == DType::i32 ? std::numeric_limits<std::int32_t>::max()
-                                        : std::numeric_limits<std::int64_t>::max();
+  if (v >= hi)
+    return t == DType::i8    ? 127
+           : t == DType::i32 ? std::numeric_limits<std::int32_t>::max()
+                             : std::numeric_limits<std::int64_t>::max();
   if (v <= lo) return static_cast<std::int64_t>(lo);
   return static_cast<std::int64_t>(v);
 }

@@ -345,15 +345,15 @@ std::int64_t int_rem(std::int64_t x, std::int64_t y) {
 std::int64_t shift_count(DType t, std::int64_t y) {
   const int bits = static_cast<int>(dtype_size(t)) * 8;
   if (y < 0 || y >= bits)
-    throw ElementFault{fmt::format("shift by {}, outside 0 .. {} for {}", y, bits - 1,
-                                   dtype_name(t))};
+    throw ElementFault{
+        fmt::format("shift by {}, outside 0 .. {} for {}", y, bits - 1, dtype_name(t))};
   return y;
 }
 
 // Shifts act on the value as stored in `t` (wrapping), left in unsigned arithmetic.
 std::int64_t shl(DType t, std::int64_t x, std::int64_t y) {
-  return wrap_integer(t, static_cast<std::int64_t>(static_cast<std::uint64_t>(x)
-                                                   << shift_count(t, y)));
+  return wrap_integer(
+      t, static_cast<std::int64_t>(static_cast<std::uint64_t>(x) << shift_count(t, y)));
 }
 std::int64_t shr(DType t, std::int64_t x, std::int64_t y) {
   return x >> shift_count(t, y);  // arithmetic on signed values (C++20)
@@ -528,8 +528,9 @@ Tile summation(const Tile& a, int axis, const char* name, bool scan) {
 Tile gather(Context& ctx, const Tile& a, const Tile* b, const Shape& s, const Index& src) {
   ctx.charge_vector(static_cast<std::uint64_t>(s.numel()), VectorOp::simple);
   Tile r = ctx.make_tile(s, a.dtype());
-  if (!compute_values(ctx, r, b ? std::initializer_list<const Tile*>{&a, b}
-                                : std::initializer_list<const Tile*>{&a}))
+  if (!compute_values(
+          ctx, r,
+          b ? std::initializer_list<const Tile*>{&a, b} : std::initializer_list<const Tile*>{&a}))
     return r;
   need_values(a);
   const std::size_t size = dtype_size(a.dtype());
@@ -566,7 +567,6 @@ Context& Tile::context() const {
         "store the tile to memory before the kernel returns and load it in the next launch");
   return *ctx_;
 }
-
 
 std::vector<float> Tile::to_f32() const {
   need_values(*this);
@@ -637,8 +637,8 @@ double Tile::at(std::int64_t row, std::int64_t col) const {
 double Tile::at(std::int64_t i, std::int64_t j, std::int64_t k) const {
   if (shape_.rank != 3 || i < 0 || i >= shape_[0] || j < 0 || j >= shape_[1] || k < 0 ||
       k >= shape_[2])
-    throw std::out_of_range(fmt::format("tile index ({}, {}, {}) outside a tile of shape {}", i, j,
-                                        k, shape_.str()));
+    throw std::out_of_range(
+        fmt::format("tile index ({}, {}, {}) outside a tile of shape {}", i, j, k, shape_.str()));
   return at((i * shape_[1] + j) * shape_[2] + k);
 }
 
@@ -712,7 +712,6 @@ const std::optional<Tile::Source>& Tile::source() const {
   static const std::optional<Source> none;
   return data_ ? data_->source : none;
 }
-
 
 Tile Tile::to(DType t) const {
   if (t == dtype_) return *this;
@@ -844,18 +843,19 @@ Tile operator!=(const Tile& a, double s) {
 
 Tile floordiv(const Tile& a, const Tile& b) {
   if (!is_integer(a.dtype()) || !is_integer(b.dtype()))
-    context_of(a, b).fault(fmt::format(
-        "floordiv: needs integer tiles, got {} and {}; for floats use floor(a / b)",
-        dtype_name(a.dtype()), dtype_name(b.dtype())));
+    context_of(a, b).fault(
+        fmt::format("floordiv: needs integer tiles, got {} and {}; for floats use floor(a / b)",
+                    dtype_name(a.dtype()), dtype_name(b.dtype())));
   return arith(
       a, b, "floordiv", VectorOp::divide, [](float x, float) { return x; }, int_div);
 }
 Tile floordiv(const Tile& a, double s) {
   Context& ctx = context_of(a);
   if (!is_integer(a.dtype()) || !integral(s))
-    ctx.fault(fmt::format("floordiv: needs an integer tile and an integer divisor, got {} and {}; "
-                          "for floats use floor(a / s)",
-                          dtype_name(a.dtype()), s));
+    ctx.fault(
+        fmt::format("floordiv: needs an integer tile and an integer divisor, got {} and {}; "
+                    "for floats use floor(a / s)",
+                    dtype_name(a.dtype()), s));
   return with_scalar(
       a, s, "floordiv", VectorOp::divide, [](float x, float) { return x; }, int_div);
 }
@@ -879,9 +879,10 @@ Tile operator^(const Tile& a, const Tile& b) {
 }
 Tile operator~(const Tile& a) {
   if (!is_integer(a.dtype()))
-    context_of(a).fault(fmt::format("~: needs an integer or bool tile, got {}; for a float mask "
-                                    "use (a == 0)",
-                                    dtype_name(a.dtype())));
+    context_of(a).fault(
+        fmt::format("~: needs an integer or bool tile, got {}; for a float mask "
+                    "use (a == 0)",
+                    dtype_name(a.dtype())));
   const bool logical = a.dtype() == DType::boolean;
   return unary(
       a, "~", VectorOp::simple, a.dtype(), true, [](float x) { return x; },
@@ -1037,7 +1038,8 @@ Tile permute(const Tile& a, std::initializer_list<int> dims) {
   }
   Shape out;
   out.rank = in.rank;
-  for (int i = 0; i < in.rank; ++i) out.dims[static_cast<std::size_t>(i)] = in[p[static_cast<std::size_t>(i)]];
+  for (int i = 0; i < in.rank; ++i)
+    out.dims[static_cast<std::size_t>(i)] = in[p[static_cast<std::size_t>(i)]];
   // Strides of a's axes, then the source of each output element in row-major order.
   std::array<std::int64_t, 3> stride{1, 1, 1};
   for (int i = in.rank - 2; i >= 0; --i)
@@ -1045,7 +1047,8 @@ Tile permute(const Tile& a, std::initializer_list<int> dims) {
   const auto o3 = dims3(out);
   std::array<std::int64_t, 3> s3{0, 0, 0};  // the stride in a of each (padded) output axis
   for (int i = 0; i < in.rank; ++i)
-    s3[static_cast<std::size_t>(3 - in.rank + i)] = stride[static_cast<std::size_t>(p[static_cast<std::size_t>(i)])];
+    s3[static_cast<std::size_t>(3 - in.rank + i)] =
+        stride[static_cast<std::size_t>(p[static_cast<std::size_t>(i)])];
   Index src(static_cast<std::size_t>(out.numel()));
   std::size_t n = 0;
   for (std::int64_t i = 0; i < o3[0]; ++i)
@@ -1056,9 +1059,10 @@ Tile permute(const Tile& a, std::initializer_list<int> dims) {
 
 Tile trans(const Tile& a) {
   if (a.shape().rank != 2)
-    context_of(a).fault(fmt::format("trans: needs a 2D tile, got {}; for a 3D tile give the order "
-                                    "of the axes with permute(a, {{...}})",
-                                    a.shape().str()));
+    context_of(a).fault(
+        fmt::format("trans: needs a 2D tile, got {}; for a 3D tile give the order "
+                    "of the axes with permute(a, {{...}})",
+                    a.shape().str()));
   return permute(a, {1, 0});
 }
 
@@ -1071,9 +1075,10 @@ Tile broadcast_to(const Tile& a, Shape shape) {
     return true;
   }();
   if (!ok)
-    ctx.fault(fmt::format("broadcast_to: a {} tile does not broadcast to {} (aligned at the last "
-                          "dimension, each dimension must match or be 1)",
-                          a.shape().str(), shape.str()));
+    ctx.fault(
+        fmt::format("broadcast_to: a {} tile does not broadcast to {} (aligned at the last "
+                    "dimension, each dimension must match or be 1)",
+                    a.shape().str(), shape.str()));
   Index src = broadcast_index(a.shape(), shape);
   if (src.empty()) {  // same elements, maybe a new rank: a copy
     src.resize(static_cast<std::size_t>(shape.numel()));
@@ -1088,10 +1093,11 @@ Tile cat(const Tile& a, const Tile& b, int axis) {
   bool ok = sa.rank == sb.rank && axis >= 0 && axis < sa.rank && a.dtype() == b.dtype();
   for (int i = 0; ok && i < sa.rank; ++i) ok = i == axis || sa[i] == sb[i];
   if (!ok)
-    ctx.fault(fmt::format("cat: cannot join a {} {} tile and a {} {} tile along axis {}: they "
-                          "need the same dtype (convert with .to()), the same rank, an axis in "
-                          "0 .. rank - 1, and equal sizes in every other axis",
-                          sa.str(), dtype_name(a.dtype()), sb.str(), dtype_name(b.dtype()), axis));
+    ctx.fault(
+        fmt::format("cat: cannot join a {} {} tile and a {} {} tile along axis {}: they "
+                    "need the same dtype (convert with .to()), the same rank, an axis in "
+                    "0 .. rank - 1, and equal sizes in every other axis",
+                    sa.str(), dtype_name(a.dtype()), sb.str(), dtype_name(b.dtype()), axis));
   Shape out = sa;
   out.dims[static_cast<std::size_t>(axis)] = sa[axis] + sb[axis];
   std::int64_t outer = 1, inner = 1;
@@ -1116,9 +1122,9 @@ Tile dot(const Tile& a, const Tile& b) {
     ctx.fault("dot: both tiles must be integer or both floating point");
   const std::int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
   const bool ints = is_integer(a.dtype());
-  const DType out = !ints                                                   ? DType::f32
+  const DType out = !ints                                                ? DType::f32
                     : a.dtype() == DType::i64 || b.dtype() == DType::i64 ? DType::i64
-                                                                           : DType::i32;
+                                                                         : DType::i32;
   ctx.charge_vector(static_cast<std::uint64_t>(m * n * k), VectorOp::simple);
   Tile r = ctx.make_tile(Shape{m, n}, out);
   if (!compute_values(ctx, r, {&a, &b})) return r;

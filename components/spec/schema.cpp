@@ -301,9 +301,9 @@ std::vector<SpecField> build_schema() {
                  .desc(fmt::format("Peak GEMM rate with {} inputs.", dtype_name(t)));
     // The dtypes a GEMM engine need not have: without a rate, a GEMM of them is an error.
     if (t != DType::f16 && t != DType::bf16 && t != DType::f32 && t != DType::i32)
-      f.optional().desc(fmt::format(
-          "Peak GEMM rate with {} inputs; without it a {} composite GEMM is an error.",
-          dtype_name(t), dtype_name(t)));
+      f.optional().desc(
+          fmt::format("Peak GEMM rate with {} inputs; without it a {} composite GEMM is an error.",
+                      dtype_name(t), dtype_name(t)));
     add(f);
   }
   add(object("system.pe.dma").optional().desc("The engine that moves data for load/store."));

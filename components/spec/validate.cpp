@@ -444,7 +444,8 @@ class Builder {
     for (DType t : kAllDTypes) {
       const std::string p = fmt::format("/system/pe/gemm/peak_TFLOPS/{}", dtype_name(t));
       const auto ptr = json::json_pointer(p);
-      pe.gemm.peak_flops[static_cast<int>(t)] = doc_.contains(ptr) ? num(doc_, p.c_str()) * 1e12 : 0;
+      pe.gemm.peak_flops[static_cast<int>(t)] =
+          doc_.contains(ptr) ? num(doc_, p.c_str()) * 1e12 : 0;
     }
     pe.dma.max_outstanding_packets = u32(doc_, "/system/pe/dma/max_outstanding_packets");
 
