@@ -5,7 +5,9 @@
 
 #include <array>
 #include <cstdint>
+#include <iterator>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "components/dtype.hpp"
@@ -63,14 +65,72 @@ struct CubeConfig {
   HbmConfig hbm;
 };
 
+// Classes of vector-unit operation, each with its own issue cost (cycles per element per lane;
+// system.pe.vector.op_cycles; docs/hardware-model.md gives the defaults' rationale).
+enum class VectorOp : std::uint8_t {
+  simple,          // add, sub, mul, compare, select, bitwise, shifts, abs, floor, ceil, copies
+  convert,         // dtype casts
+  reduce,          // sum/max/min/argmax/argmin, cumsum (per element reduced)
+  divide,          // float division, integer division and remainder
+  sqrt,            // sqrt, rsqrt
+  exp,             // exp, exp2, log, log2
+  transcendental,  // tanh, sigmoid, erf, pow
+};
+inline constexpr VectorOp kAllVectorOps[] = {
+    VectorOp::simple, VectorOp::convert, VectorOp::reduce,        VectorOp::divide,
+    VectorOp::sqrt,   VectorOp::exp,     VectorOp::transcendental};
+inline constexpr int kVectorOpCount = static_cast<int>(std::size(kAllVectorOps));
+
+constexpr std::string_view vector_op_name(VectorOp op) {
+  switch (op) {
+    case VectorOp::simple:
+      return "simple";
+    case VectorOp::convert:
+      return "convert";
+    case VectorOp::reduce:
+      return "reduce";
+    case VectorOp::divide:
+      return "divide";
+    case VectorOp::sqrt:
+      return "sqrt";
+    case VectorOp::exp:
+      return "exp";
+    case VectorOp::transcendental:
+      return "transcendental";
+  }
+  return "?";
+}
+
+// The default cycles per element of each class, used when the spec leaves it out.
+constexpr std::uint32_t default_vector_op_cycles(VectorOp op) {
+  switch (op) {
+    case VectorOp::simple:
+    case VectorOp::convert:
+    case VectorOp::reduce:
+      return 1;
+    case VectorOp::divide:
+    case VectorOp::sqrt:
+    case VectorOp::exp:
+      return 4;
+    case VectorOp::transcendental:
+      return 8;
+  }
+  return 1;
+}
+
 struct VectorConfig {
   std::uint32_t lanes = 64;          // elements per cycle for element-wise math
   std::uint32_t latency_cycles = 4;  // pipeline latency added once per operation
+  std::array<std::uint32_t, kVectorOpCount> op_cycles = [] {
+    std::array<std::uint32_t, kVectorOpCount> a{};
+    for (VectorOp op : kAllVectorOps) a[static_cast<int>(op)] = default_vector_op_cycles(op);
+    return a;
+  }();
 };
 
 struct GemmConfig {
-  Tick startup = 0;                    // fixed cost per composite GEMM
-  std::array<double, 4> peak_flops{};  // per DType (index = static_cast<int>(DType))
+  Tick startup = 0;                              // fixed cost per composite GEMM
+  std::array<double, kDTypeCount> peak_flops{};  // per DType (index = static_cast<int>(DType))
   double peak(DType t) const { return peak_flops[static_cast<int>(t)]; }
   double epilogue_elements_per_s = 96e9;  // one epilogue step (scale, bias, activation)
 };

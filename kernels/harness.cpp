@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "triton_emu/backends/cpu_convert.hpp"
+#include "triton_emu/element_codec.hpp"
 #include "triton_emu/errors.hpp"
 
 namespace cubesim::kernels {
@@ -229,10 +230,13 @@ constexpr std::int64_t kChunk = 4096;
 void random_block(DType dtype, Fill fill, std::uint64_t seed, std::uint64_t stream,
                   std::int64_t begin, std::int64_t count, std::byte* dst) {
   const std::uint64_t key = stream_key(seed, stream);
-  if (dtype == DType::i32) {
-    for (std::int64_t i = 0; i < count; ++i) {
-      const std::int32_t v = random_int(key, begin + i, fill);
-      std::memcpy(dst + i * 4, &v, 4);
+  if (is_integer(dtype)) {  // i8 and bool keep the low bits of the same draws
+    std::array<std::int64_t, kChunk> v;
+    for (std::int64_t done = 0; done < count; done += kChunk) {
+      const std::int64_t n = std::min(kChunk, count - done);
+      for (std::int64_t i = 0; i < n; ++i)
+        v[static_cast<std::size_t>(i)] = random_int(key, begin + done + i, fill);
+      tl::encode_i64(v.data(), n, dtype, dst + done * dtype_size(dtype));
     }
     return;
   }
@@ -242,7 +246,7 @@ void random_block(DType dtype, Fill fill, std::uint64_t seed, std::uint64_t stre
   for (std::int64_t done = 0; done < count; done += kChunk) {
     const std::int64_t n = std::min(kChunk, count - done);
     random_floats(key, begin + done, n, fill, f.data());
-    backends::convert_block(DType::f32, f.data(), n, dtype, dst + done * size, n, 1, n);
+    tl::encode_f32(f.data(), n, dtype, dst + done * size);
   }
 }
 
@@ -252,12 +256,8 @@ double HostArray::at(std::int64_t i) const {
 
 void HostArray::decode(std::int64_t begin, std::int64_t count, double* out) const {
   const std::byte* src = bytes.data() + begin * dtype_size(dtype);
-  if (dtype == DType::i32) {
-    for (std::int64_t i = 0; i < count; ++i) {
-      std::int32_t x;
-      std::memcpy(&x, src + i * 4, 4);
-      out[i] = x;
-    }
+  if (is_integer(dtype) || dtype_size(dtype) == 1) {
+    tl::decode_f64(dtype, src, count, out);
     return;
   }
   if (dtype == DType::f32) {
@@ -294,11 +294,8 @@ HostArray random_array(DType dtype, std::int64_t n, std::uint64_t seed, std::uin
 HostArray make_array(DType dtype, std::span<const double> values) {
   const auto n = static_cast<std::int64_t>(values.size());
   HostArray a{dtype, n, std::vector<std::byte>(values.size() * dtype_size(dtype))};
-  if (dtype == DType::i32) {
-    for (std::int64_t i = 0; i < n; ++i) {
-      const auto v = static_cast<std::int32_t>(values[static_cast<std::size_t>(i)]);
-      std::memcpy(a.bytes.data() + i * 4, &v, 4);
-    }
+  if (is_integer(dtype) || dtype_size(dtype) == 1) {
+    tl::encode_f64(values.data(), n, dtype, a.bytes.data());
     return a;
   }
   std::array<float, kChunk> f;
@@ -323,10 +320,12 @@ double round_to(DType dtype, double value) {
       return static_cast<float>(Eigen::bfloat16(static_cast<float>(value)));
     case DType::f32:
       return static_cast<float>(value);
-    case DType::i32:
-      return static_cast<double>(static_cast<std::int32_t>(value));
+    default: {  // i8, i32, i64, bool, f8: the codec's rounding (integers truncate toward zero)
+      std::byte b[8];
+      tl::encode_f64(&value, 1, dtype, b);
+      return tl::element_value(dtype, b);
+    }
   }
-  return value;
 }
 
 Ptr alloc_array(Simulation& sim, DType dtype, std::int64_t n) {
@@ -359,7 +358,14 @@ double unit_roundoff(DType dtype) {
       return 0x1p-8;
     case DType::f32:
       return 0x1p-24;
+    case DType::f8e4m3:
+      return 0x1p-4;
+    case DType::f8e5m2:
+      return 0x1p-3;
     case DType::i32:
+    case DType::i8:
+    case DType::i64:
+    case DType::boolean:
       return 0;
   }
   return 0;
@@ -372,7 +378,14 @@ double min_normal(DType dtype) {
     case DType::bf16:
     case DType::f32:
       return 0x1p-126;
+    case DType::f8e4m3:
+      return 0x1p-6;
+    case DType::f8e5m2:
+      return 0x1p-14;
     case DType::i32:
+    case DType::i8:
+    case DType::i64:
+    case DType::boolean:
       return 1;
   }
   return 0;

@@ -111,7 +111,7 @@ struct HostArray {
 
 HostArray random_array(DType dtype, std::int64_t n, std::uint64_t seed, std::uint64_t stream,
                        Fill fill = Fill::signed_unit);
-// Values rounded to dtype (round to nearest even; i32 truncates toward zero).
+// Values rounded to dtype (round to nearest even; integers truncate toward zero).
 HostArray make_array(DType dtype, std::span<const double> values);
 // Round one value to dtype and back, as storing it in memory would.
 double round_to(DType dtype, double value);
@@ -124,7 +124,8 @@ double read_element(const Simulation& sim, Ptr base, std::int64_t index, DType d
 
 // ---- Verification ------------------------------------------------------------------------------
 
-// Unit roundoff (half an ulp at 1) of a dtype: f16 2^-11, bf16 2^-8, f32 2^-24; i32 0 (exact).
+// Unit roundoff (half an ulp at 1) of a dtype: f16 2^-11, bf16 2^-8, f32 2^-24, f8e4m3 2^-4,
+// f8e5m2 2^-3; integers and bool 0 (exact).
 double unit_roundoff(DType dtype);
 // The smallest normal magnitude: below it a dtype only keeps absolute precision.
 double min_normal(DType dtype);

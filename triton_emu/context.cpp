@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
 #include "emu/log.hpp"
 #include "triton_emu/atomics.hpp"
 #include "triton_emu/backends/gemm_backend.hpp"
+#include "triton_emu/element_codec.hpp"
 #include "triton_emu/errors.hpp"
 #include "triton_emu/gemm_engine.hpp"
 #include "triton_emu/launch_state.hpp"
@@ -64,8 +66,8 @@ void Context::fault(const std::string& what) const {
 
 // ---- Vector unit ------------------------------------------------------------------------------
 
-void Context::charge_vector(std::uint64_t element_ops) {
-  pending_ += launch_.sys.vector_unit().time(element_ops);
+void Context::charge_vector(std::uint64_t elements, components::VectorOp op) {
+  pending_ += launch_.sys.vector_unit().time(elements, op);
 }
 
 void Context::sync() {
@@ -79,8 +81,12 @@ void Context::sync() {
 }
 
 std::uint64_t Context::tile_bytes(const char* what, const Shape& shape, DType dtype) const {
-  const std::int64_t rows = shape.rows(), cols = shape.cols();
+  std::int64_t rows = shape.rows();
+  const std::int64_t cols = shape.cols();
   std::uint64_t n = 0, bytes = 0;
+  if (shape.rank == 3 && (shape[0] < 0 || shape[1] < 0 ||
+                          __builtin_mul_overflow(shape[0], shape[1], &rows))) [[unlikely]]
+    bad_shape(what, shape, dtype);
   if ((rows | cols) < 0 ||
       __builtin_mul_overflow(static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols),
                              &n) ||
@@ -91,7 +97,7 @@ std::uint64_t Context::tile_bytes(const char* what, const Shape& shape, DType dt
 }
 
 void Context::bad_shape(const char* what, const Shape& shape, DType dtype) const {
-  if (shape.rows() < 0 || shape.cols() < 0)
+  if (shape[0] < 0 || (shape.rank > 1 && shape[1] < 0) || (shape.rank > 2 && shape[2] < 0))
     fault(std::string(what) + ": shape " + shape.str() +
           " has a negative dimension; dimensions are element counts (0 or more)");
   fault(std::string(what) + ": a " + std::string(dtype_name(dtype)) + " tile of shape " +
@@ -120,8 +126,9 @@ Tile Context::make_tile(Shape shape, DType dtype, std::uint64_t bytes, bool valu
   t.data_->sram = pe_.sram;
   t.data_->held = bytes;
   t.data_->launch = sram.launch;
-  // Timing-only runs keep values of i32 tiles only (index math and masks; see tile.cpp).
-  if (values && (!timing_only() || dtype == DType::i32)) t.data_->bytes.assign_uninitialised(bytes);
+  // Timing-only runs keep values of integer and bool tiles only (index math and masks; see
+  // tile.cpp).
+  if (values && (!timing_only() || is_integer(dtype))) t.data_->bytes.assign_uninitialised(bytes);
   return t;
 }
 
@@ -145,40 +152,30 @@ namespace {
 // Fills n elements of dtype with one value, converted once.
 void fill_value(std::byte* p, std::int64_t n, DType dtype, double value) {
   const std::uint32_t size = dtype_size(dtype);
-  std::byte one[4];
-  switch (dtype) {
-    case DType::f16: {
-      const auto h = Eigen::half(static_cast<float>(value));
-      std::memcpy(one, &h, 2);
-      break;
-    }
-    case DType::bf16: {
-      const auto h = Eigen::bfloat16(static_cast<float>(value));
-      std::memcpy(one, &h, 2);
-      break;
-    }
-    case DType::f32: {
-      const auto f = static_cast<float>(value);
-      std::memcpy(one, &f, 4);
-      break;
-    }
-    case DType::i32: {
-      // Callers check the range (full() faults, load's `other` too): the cast is exact.
-      const auto i = static_cast<std::int32_t>(value);
-      std::memcpy(one, &i, 4);
-      break;
-    }
-  }
+  std::byte one[8];
+  // Callers check the range of integers (full() faults, load's `other` too): exact.
+  encode_f64(&value, 1, dtype, one);
   for (std::int64_t i = 0; i < n; ++i) std::memcpy(p + i * size, one, size);
 }
 }  // namespace
 
 void Context::check_fill_value(const char* what, double value, DType dtype) const {
-  if (dtype == DType::i32 &&
-      !(std::nearbyint(value) == value && value >= INT32_MIN && value <= INT32_MAX))
-    fault(std::string(what) + ": " + std::to_string(value) +
-          " is not an i32 value (an integer in -2^31 .. 2^31-1); use a float tile or an integer "
-          "in range");
+  if (!is_integer(dtype)) return;
+  const double lo = dtype == DType::boolean ? 0
+                    : dtype == DType::i8    ? -128
+                    : dtype == DType::i32   ? INT32_MIN
+                                            : -0x1p63;
+  const double hi = dtype == DType::boolean ? 1
+                    : dtype == DType::i8    ? 127
+                    : dtype == DType::i32   ? INT32_MAX
+                                            : 0x1p63;
+  if (!(std::nearbyint(value) == value && value >= lo &&
+        (dtype == DType::i64 ? value < hi : value <= hi)))
+    fault(
+        fmt::format("{}: {} is not a {} value (an integer in {} .. {}); use a float tile or an "
+                    "integer in range",
+                    what, value, dtype_name(dtype), lo,
+                    dtype == DType::i64 ? "2^63-1" : fmt::format("{}", hi)));
 }
 
 Tile Context::full(Shape shape, double value, DType dtype) {
@@ -187,6 +184,69 @@ Tile Context::full(Shape shape, double value, DType dtype) {
   charge_vector(static_cast<std::uint64_t>(shape.numel()));
   if (!t.data_->bytes.empty()) fill_value(t.data_->bytes.data(), shape.numel(), dtype, value);
   return t;
+}
+
+// ---- Debugging ---------------------------------------------------------------------------------
+
+namespace {
+// "[[1, 2], [3, 4]]": the values of a tile, nested by its dimensions.
+std::string tile_text(const Tile& t) {
+  if (!t.has_values() && t.numel() > 0)
+    return fmt::format("<{} {} tile: no values in a timing-only run>", t.shape().str(),
+                       dtype_name(t.dtype()));
+  const auto v = t.to_f64();
+  const Shape& s = t.shape();
+  std::string out;
+  std::size_t next = 0;
+  auto emit = [&](auto& self, int axis) -> void {
+    out += '[';
+    for (std::int64_t i = 0; i < s[axis]; ++i) {
+      if (i) out += ", ";
+      if (axis + 1 < s.rank)
+        self(self, axis + 1);
+      else
+        out += fmt::format("{}", v[next++]);
+    }
+    out += ']';
+  };
+  emit(emit, 0);
+  return out;
+}
+}  // namespace
+
+void Context::device_print(std::string_view prefix, const Tile& tile) const {
+  const auto& id = launch_.coords[program_].id;
+  fmt::print("[program ({}, {}, {}) on {} at {}] {}: {}\n", id[0], id[1], id[2], pe_.name,
+             emu::format_time(now()), prefix, tile_text(tile));
+  std::fflush(stdout);
+}
+
+void Context::device_assert(const Tile& condition, std::string_view message) const {
+  if (!condition.valid()) fault("device_assert: the condition is an empty tile (made by Tile())");
+  if (!condition.has_values()) {
+    if (condition.numel() == 0) return;
+    fault(
+        fmt::format("device_assert(\"{}\"): the condition was computed from loaded values, "
+                    "which a timing-only run does not have; run without --timing-only",
+                    message));
+  }
+  const auto m = condition.to_mask();
+  const auto bad = std::find(m.begin(), m.end(), 0);
+  if (bad == m.end()) return;
+  const auto flat = bad - m.begin();
+  const Shape& s = condition.shape();
+  std::string at;
+  for (std::int64_t rest = flat, i = s.rank - 1; i >= 0; --i) {
+    const std::int64_t d = s[static_cast<int>(i)];
+    at = std::to_string(d ? rest % d : 0) + (at.empty() ? "" : ", ") + at;
+    rest = d ? rest / d : 0;
+  }
+  const auto& id = launch_.coords[program_].id;
+  fault(
+      fmt::format("device_assert failed: \"{}\" in program ({}, {}, {}) on {}: element ({}) "
+                  "of the {} condition is false ({} of {} elements false)",
+                  message, id[0], id[1], id[2], pe_.name, at, s.str(),
+                  std::count(m.begin(), m.end(), 0), m.size()));
 }
 
 // ---- Memory -----------------------------------------------------------------------------------
@@ -257,11 +317,22 @@ void Context::check_access(Ptr ptr, std::uint64_t bytes, DType dtype, const char
 }
 
 bool Context::plan_access(const char* what, Ptr ptr, const Shape& shape, DType dtype,
-                          std::int64_t row_stride, std::int64_t col_stride, const Tile* mask) {
-  const Layout l{shape.rows(), shape.cols(), row_stride ? row_stride : shape.cols(), col_stride};
+                          std::int64_t row_stride, std::int64_t col_stride, const Tile* mask,
+                          std::int64_t plane_stride) {
+  Layout l{shape.rows(), shape.cols(), row_stride ? row_stride : shape.cols(), col_stride};
   if (l.row_stride < 0 || l.col_stride < 1)
     fault(std::string(what) + ": strides must be positive (row_stride " +
           std::to_string(l.row_stride) + ", col_stride " + std::to_string(l.col_stride) + ")");
+  if (plane_stride < 0 || (plane_stride != 0 && shape.rank != 3))
+    fault(
+        fmt::format("{}: plane_stride {} needs a 3D tile of planes 0 or more elements apart "
+                    "(the shape is {})",
+                    what, plane_stride, shape.str()));
+  // Planes one after another are rows of one 2D layout; others are planned plane by plane.
+  const std::int64_t planes =
+      shape.rank == 3 && plane_stride != 0 && plane_stride != shape[1] * l.row_stride ? shape[0]
+                                                                                      : 1;
+  if (planes > 1) l.rows = shape[1];
   std::vector<std::int32_t> mask_values;
   if (mask) {
     if (mask->numel() != shape.numel())
@@ -287,10 +358,13 @@ bool Context::plan_access(const char* what, Ptr ptr, const Shape& shape, DType d
   // The whole access must be addressable before it is cut into transfers. One contiguous row
   // spans the tile's own bytes, which tile_bytes() bounded; strides need the check.
   const std::uint32_t size = dtype_size(dtype);
-  if (l.rows > 1 || l.col_stride != 1) {
+  if (l.rows > 1 || l.col_stride != 1 || planes > 1) {
     std::uint64_t last = 0, span = 0;
-    if (__builtin_mul_overflow(static_cast<std::uint64_t>(l.rows - 1),
-                               static_cast<std::uint64_t>(l.row_stride), &last) ||
+    if (__builtin_mul_overflow(static_cast<std::uint64_t>(planes - 1),
+                               static_cast<std::uint64_t>(plane_stride), &last) ||
+        __builtin_add_overflow(
+            last, static_cast<std::uint64_t>(l.rows - 1) * static_cast<std::uint64_t>(l.row_stride),
+            &last) ||
         __builtin_add_overflow(
             last, static_cast<std::uint64_t>(l.cols - 1) * static_cast<std::uint64_t>(l.col_stride),
             &last) ||
@@ -300,7 +374,24 @@ bool Context::plan_access(const char* what, Ptr ptr, const Shape& shape, DType d
             " with row_stride " + std::to_string(l.row_stride) + " and col_stride " +
             std::to_string(l.col_stride) + " reaches past the end of the 64-bit address space");
   }
-  segments(l, ptr, size, masked ? &mask_values : nullptr, segments_);
+  if (planes == 1) {
+    segments(l, ptr, size, masked ? &mask_values : nullptr, segments_);
+  } else {
+    const std::int64_t per_plane = l.rows * l.cols;
+    std::vector<Segment> plane;
+    std::vector<std::int32_t> plane_mask;
+    segments_.clear();
+    for (std::int64_t p = 0; p < planes; ++p) {
+      if (masked)
+        plane_mask.assign(mask_values.begin() + p * per_plane,
+                          mask_values.begin() + (p + 1) * per_plane);
+      segments(l, ptr + p * plane_stride * size, size, masked ? &plane_mask : nullptr, plane);
+      for (Segment seg : plane) {
+        seg.tile_offset += static_cast<std::uint64_t>(p * per_plane) * size;
+        segments_.push_back(seg);
+      }
+    }
+  }
   for (const auto& s : segments_) check_access(Ptr{s.addr}, s.bytes, dtype, what);
   return masked;
 }
@@ -374,13 +465,17 @@ Tile Context::load(Ptr ptr, Shape shape, DType dtype, const LoadOptions& o) {
   sync();
   if (o.mask) check_fill_value("load's `other`", o.other, dtype);
   const std::uint64_t bytes = tile_bytes("load", shape, dtype);
-  const bool whole_rows = !o.mask && o.col_stride == 1;
+  const bool whole_rows =
+      !o.mask && o.col_stride == 1 &&
+      (o.plane_stride == 0 ||
+       (shape.rank == 3 && o.plane_stride == shape[1] * (o.row_stride ? o.row_stride : shape[2])));
   // A large load of whole rows copies its values when they are first used (deferred_loads.hpp).
   const bool defer = whole_rows && launch_.deferred && bytes >= detail::DeferredLoads::kMinBytes;
   // The tile first: a shape that SRAM cannot hold is refused before its transfers are planned.
   // Timing-only: values unknown.
   Tile t = make_tile(shape, dtype, bytes, /*values=*/!timing_only() && !defer);
-  const bool masked = plan_access("load", ptr, shape, dtype, o.row_stride, o.col_stride, o.mask);
+  const bool masked =
+      plan_access("load", ptr, shape, dtype, o.row_stride, o.col_stride, o.mask, o.plane_stride);
   if (!timing_only()) {
     if (masked)  // masked-off elements read as `other`
       fill_value(t.data_->bytes.data(), shape.numel(), dtype, o.other);
@@ -414,7 +509,8 @@ Ref Context::ref(Ptr ptr, Shape shape, DType dtype, std::int64_t row_stride) {
 void Context::store(Ptr ptr, const Tile& tile, const StoreOptions& o) {
   sync();
   if (&tile.context() != this) fault("store: the tile belongs to another program");
-  plan_access("store", ptr, tile.shape(), tile.dtype(), o.row_stride, o.col_stride, o.mask);
+  plan_access("store", ptr, tile.shape(), tile.dtype(), o.row_stride, o.col_stride, o.mask,
+              o.plane_stride);
   move_segments(true, tile.shape(), tile.dtype(), tile.has_values() ? tile.raw() : nullptr,
                 nullptr);
 }
@@ -560,10 +656,9 @@ Tile Context::atomic_tile(AtomicOp op, Ptr ptr, const Tile* compare, const Tile&
   const char* what = detail::atomic_op_name(op);
   if (!values.valid()) fault(std::string(what) + ": the tile of values is empty");
   if (&values.context() != this) fault(std::string(what) + ": the tile belongs to another program");
-  if (values.dtype() != DType::f32 && values.dtype() != DType::i32)
+  if (values.dtype() != DType::f32 && values.dtype() != DType::i32 && values.dtype() != DType::i64)
     fault(std::string(what) + ": a " + std::string(dtype_name(values.dtype())) +
-          " tile; atomics work on f32 and i32 words (and i64 through the one-word form, "
-          "atomic_add(ptr, std::int64_t{v})): convert the tile with .to(DType::f32)");
+          " tile; atomics work on f32, i32 and i64 words: convert the tile with .to(DType::f32)");
   if (compare) {
     if (!compare->valid() || &compare->context() != this)
       fault(std::string(what) + ": the compare tile is empty or belongs to another program");
@@ -581,8 +676,11 @@ Tile Context::atomic_tile(AtomicOp op, Ptr ptr, const Tile* compare, const Tile&
   const std::byte* operand = values.has_values() ? values.raw() : nullptr;
   const std::byte* cmp = compare && compare->has_values() ? compare->raw() : nullptr;
   if (compare && !cmp) operand = nullptr;  // values unknown: time only
-  atomic_segments(op, dtype == DType::f32 ? 0 : 1, shape, operand, cmp,
-                  old.has_values() ? old.data_->bytes.data() : nullptr);
+  atomic_segments(op,
+                  dtype == DType::f32   ? 0
+                  : dtype == DType::i32 ? 1
+                                        : 2,
+                  shape, operand, cmp, old.has_values() ? old.data_->bytes.data() : nullptr);
   return old;
 }
 

@@ -11,8 +11,9 @@
 // Where the time of each call comes from (docs/hardware-model.md has the formulas):
 //   load / store    the network: packets from or to memory, contended (components/network)
 //   composite gemm  the PE's GEMM engine: FIFO, start-up + max(compute + epilogue, streaming)
-//   tile math       the vector unit: ceil(elements / lanes) + latency cycles per operation
-//                   (components/pe/vector_unit.hpp)
+//   tile math       the vector unit: ceil(elements * op_cycles[class] / lanes) + latency
+//                   cycles per operation (components/pe/vector_unit.hpp)
+//   device_print, device_assert   free (debugging must not change the timing)
 // Vector-unit time is accumulated and paid before the next call that talks to the rest of
 // the system (a load, store, composite, wait, barrier) or when the program ends, which gives
 // the same simulated times as paying it at once, with far fewer context switches.
@@ -64,14 +65,19 @@ struct Ref {
 struct LoadOptions {
   std::int64_t row_stride = 0;  // elements between rows (2D); 0 = cols, i.e. contiguous
   std::int64_t col_stride = 1;  // elements between neighbours in a row; != 1 is a gather
-  const Tile* mask = nullptr;   // i32 mask of the tile's shape: 0 = do not read
+  const Tile* mask = nullptr;   // mask (bool or any dtype) of the tile's shape: 0 = do not read
   double other = 0.0;           // value of masked-off elements
+  // 3D tiles: elements between planes (axis 0); 0 = shape[1] * row_stride, i.e. the planes
+  // follow one another. Element (p, i, j) is at p * plane_stride + i * row_stride + j *
+  // col_stride.
+  std::int64_t plane_stride = 0;
 };
 
 struct StoreOptions {
   std::int64_t row_stride = 0;
   std::int64_t col_stride = 1;
-  const Tile* mask = nullptr;  // 0 = do not write
+  const Tile* mask = nullptr;     // 0 = do not write
+  std::int64_t plane_stride = 0;  // 3D tiles, as LoadOptions::plane_stride
 };
 
 enum class Op { gemm };
@@ -270,6 +276,14 @@ class Context {
   Tile full(Shape shape, double value, DType dtype);
   Tile zeros(Shape shape, DType dtype) { return full(shape, 0.0, dtype); }
 
+  // Debugging, free of simulated time (tl.device_print / tl.device_assert). device_print writes
+  // one line to stdout: "[program (x, y, z) on PE at TIME] prefix: [values]" (the shape and
+  // dtype when a timing-only run has no values); lines come in simulated-time order, which is
+  // deterministic. device_assert: a kernel fault naming the program, the message and the first
+  // element of `condition` that is zero (false).
+  void device_print(std::string_view prefix, const Tile& tile) const;
+  void device_assert(const Tile& condition, std::string_view message) const;
+
   // Where this program runs (the hardware position, also on a sub-grid).
   PeCoord pe() const;
   std::string pe_name() const;
@@ -277,7 +291,8 @@ class Context {
   std::uint64_t sram_free() const;
 
   // For tile math (tile.cpp): charge the vector unit and make result tiles.
-  void charge_vector(std::uint64_t element_ops);
+  void charge_vector(std::uint64_t elements,
+                     components::VectorOp op = components::VectorOp::simple);
   // SRAM-accounted; values uninitialised (every caller writes them all), or none at all when
   // `values` is false or the run is timing-only (i32 tiles keep theirs: index math and masks).
   Tile make_tile(Shape shape, DType dtype, bool values = true);
@@ -296,8 +311,10 @@ class Context {
                                      const detail::GemmOut& out, const CompositeOptions& options);
   void check_access(Ptr ptr, std::uint64_t bytes, DType dtype, const char* what) const;
   // Checks a load/store and cuts it into segments_; true when a mask with values applies.
+  // A 3D shape's planes lie plane_stride elements apart (0: one after another).
   bool plan_access(const char* what, Ptr ptr, const Shape& shape, DType dtype,
-                   std::int64_t row_stride, std::int64_t col_stride, const Tile* mask);
+                   std::int64_t row_stride, std::int64_t col_stride, const Tile* mask,
+                   std::int64_t plane_stride = 0);
   // Moves segments_ from `src` to memory (store) or from memory to `dst` (load), and waits;
   // a null pointer moves timing only.
   // `deferred`: a load that copies nothing now (deferred_loads.hpp).

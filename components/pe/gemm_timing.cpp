@@ -26,7 +26,8 @@ Tick GemmTimingModel::compute_time(std::uint64_t m, std::uint64_t n, std::uint64
   if (peak == 0)
     throw std::invalid_argument(std::string("the GEMM engine has no peak rate for ") +
                                 std::string(dtype_name(dtype)) + " (system.pe.gemm.peak_TFLOPS." +
-                                std::string(dtype_name(dtype)) + " is 0)");
+                                std::string(dtype_name(dtype)) +
+                                " is not in the spec; add it to run GEMMs of this dtype)");
   __extension__ using u128 = unsigned __int128;
   const u128 f = u128{2} * m * n * k;
   const u128 ps = (f * emu::kPsPerSecond + peak - 1) / peak;

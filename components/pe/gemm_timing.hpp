@@ -40,7 +40,7 @@ class GemmTimingModel {
 
  private:
   Tick startup_;
-  std::uint64_t peak_[4];
+  std::uint64_t peak_[kDTypeCount];
   std::uint64_t epilogue_per_s_;
 };
 

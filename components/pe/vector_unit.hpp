@@ -1,11 +1,14 @@
 #pragma once
-// A PE's vector unit, which costs element-wise tile math: `lanes` element operations per cycle,
-// plus the pipeline latency once per operation (system.pe.vector):
+// A PE's vector unit, which costs tile math: `lanes` element slots per cycle, an operation of
+// class c taking op_cycles[c] slots per element, plus the pipeline latency once per operation
+// (system.pe.vector):
 //
-//   cycles(n) = ceil(n / lanes) + latency_cycles,   time(n) = cycles(n) at the PE clock
+//   cycles(n, c) = ceil(n * op_cycles[c] / lanes) + latency_cycles,
+//   time(n, c)   = cycles(n, c) at the PE clock
 //
+// Simple operations cost 1 slot per element, so cycles(n) = ceil(n / lanes) + latency_cycles.
 // Every PE's unit is alike, so the system holds one. The caller decides what an operation is
-// (triton_emu charges one per TL call on a tile, n = its elements).
+// (triton_emu charges one per TL call on a tile, n = its elements, c = its class).
 
 #include <cstdint>
 
@@ -15,22 +18,31 @@ namespace cubesim::components {
 
 class VectorUnit {
  public:
-  // std::invalid_argument when lanes is 0.
+  // std::invalid_argument when lanes or an op's cycles is 0.
   VectorUnit(const VectorConfig& config, Frequency clock);
 
-  emu::Cycles cycles(std::uint64_t element_ops) const {
-    return {element_ops / lanes_ + (element_ops % lanes_ != 0) + latency_cycles_};
+  emu::Cycles cycles(std::uint64_t elements, VectorOp op = VectorOp::simple) const {
+    __extension__ using u128 = unsigned __int128;
+    const u128 slots = u128{elements} * op_cycles_[static_cast<int>(op)];
+    const u128 issue = slots / lanes_ + (slots % lanes_ != 0);
+    // Past 2^64 cycles no time fits a Tick either: saturate, and time() reports the overflow.
+    const u128 total = issue + latency_cycles_;
+    return {total > UINT64_MAX ? UINT64_MAX : static_cast<std::uint64_t>(total)};
   }
   // TimeOverflow when the time does not fit a Tick.
-  Tick time(std::uint64_t element_ops) const { return clock_.cycles_to_ticks(cycles(element_ops)); }
+  Tick time(std::uint64_t elements, VectorOp op = VectorOp::simple) const {
+    return clock_.cycles_to_ticks(cycles(elements, op));
+  }
 
   std::uint64_t lanes() const { return lanes_; }
   std::uint64_t latency_cycles() const { return latency_cycles_; }
+  std::uint64_t op_cycles(VectorOp op) const { return op_cycles_[static_cast<int>(op)]; }
   Frequency clock() const { return clock_; }
 
  private:
   std::uint64_t lanes_;
   std::uint64_t latency_cycles_;
+  std::array<std::uint64_t, kVectorOpCount> op_cycles_{};
   Frequency clock_;
 };
 

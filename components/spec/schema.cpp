@@ -7,6 +7,7 @@
 
 #include "components/dtype.hpp"
 #include "components/hbm/hbm_model.hpp"
+#include "components/system_config.hpp"
 
 namespace cubesim::components::spec {
 
@@ -154,6 +155,28 @@ void add_buffers(std::vector<SpecField>& s, const std::string& prefix, const std
                                               latency_field))));
 }
 
+std::string vector_op_description(VectorOp op) {
+  switch (op) {
+    case VectorOp::simple:
+      return "Add, subtract, multiply, compare, select (`where`), bitwise and shifts, abs, "
+             "floor, ceil, min/max of two tiles, fills and data movement (`permute`, `cat`, "
+             "`broadcast_to`), and each multiply-add of `dot`.";
+    case VectorOp::convert:
+      return "A dtype cast (`Tile::to`).";
+    case VectorOp::reduce:
+      return "Each element reduced by sum, max, min, argmax, argmin, or scanned by cumsum.";
+    case VectorOp::divide:
+      return "Float division, integer division (`floordiv`) and remainder (`%`).";
+    case VectorOp::sqrt:
+      return "sqrt and rsqrt.";
+    case VectorOp::exp:
+      return "exp, exp2, log and log2.";
+    case VectorOp::transcendental:
+      return "tanh, sigmoid, erf and pow.";
+  }
+  return "";
+}
+
 std::vector<SpecField> build_schema() {
   std::vector<SpecField> s;
   auto add = [&s](SpecField& f) { s.push_back(std::move(f)); };
@@ -258,13 +281,30 @@ std::vector<SpecField> build_schema() {
           .range(0, 1'000'000)
           .def(4)
           .desc("Pipeline latency added once per vector operation."));
+  add(object("system.pe.vector.op_cycles")
+          .optional()
+          .desc("Lane slots one element of each class of operation takes: an operation on n "
+                "elements costs ceil(n * op_cycles / lanes) + latency_cycles cycles "
+                "(docs/hardware-model.md)."));
+  for (VectorOp op : kAllVectorOps) {
+    add(integer(fmt::format("system.pe.vector.op_cycles.{}", vector_op_name(op)), "cycles/element")
+            .range(1, 1'000'000)
+            .def(default_vector_op_cycles(op))
+            .desc(vector_op_description(op)));
+  }
   add(object("system.pe.gemm").desc("The GEMM engine that runs composite ops asynchronously."));
   add(latency("system.pe.gemm.startup_ns").def(0.0).desc("Fixed cost of each composite GEMM."));
   add(object("system.pe.gemm.peak_TFLOPS").desc("Peak rate per input dtype, in 10^12 FLOP/s."));
   for (DType t : kAllDTypes) {
-    add(number(fmt::format("system.pe.gemm.peak_TFLOPS.{}", dtype_name(t)), "TFLOP/s")
-            .above(0, kMaxPeakTflops)
-            .desc(fmt::format("Peak GEMM rate with {} inputs.", dtype_name(t))));
+    auto f = number(fmt::format("system.pe.gemm.peak_TFLOPS.{}", dtype_name(t)), "TFLOP/s")
+                 .above(0, kMaxPeakTflops)
+                 .desc(fmt::format("Peak GEMM rate with {} inputs.", dtype_name(t)));
+    // The dtypes a GEMM engine need not have: without a rate, a GEMM of them is an error.
+    if (t != DType::f16 && t != DType::bf16 && t != DType::f32 && t != DType::i32)
+      f.optional().desc(
+          fmt::format("Peak GEMM rate with {} inputs; without it a {} composite GEMM is an error.",
+                      dtype_name(t), dtype_name(t)));
+    add(f);
   }
   add(number("system.pe.gemm.epilogue_Gelem_per_s", "Gelem/s")
           .above(0, kMaxPeakTflops * 1e3)

@@ -436,10 +436,16 @@ class Builder {
     pe.sram_bytes = size_bytes("/system/pe/sram_KiB");
     pe.vector.lanes = u32(doc_, "/system/pe/vector/lanes");
     pe.vector.latency_cycles = u32(doc_, "/system/pe/vector/latency_cycles");
+    for (VectorOp op : kAllVectorOps) {
+      const std::string p = fmt::format("/system/pe/vector/op_cycles/{}", vector_op_name(op));
+      pe.vector.op_cycles[static_cast<int>(op)] = u32(doc_, p.c_str());
+    }
     pe.gemm.startup = ticks("/system/pe/gemm/startup_ns");
     for (DType t : kAllDTypes) {
       const std::string p = fmt::format("/system/pe/gemm/peak_TFLOPS/{}", dtype_name(t));
-      pe.gemm.peak_flops[static_cast<int>(t)] = num(doc_, p.c_str()) * 1e12;
+      const auto ptr = json::json_pointer(p);
+      pe.gemm.peak_flops[static_cast<int>(t)] =
+          doc_.contains(ptr) ? num(doc_, p.c_str()) * 1e12 : 0;
     }
     pe.gemm.epilogue_elements_per_s = num(doc_, "/system/pe/gemm/epilogue_Gelem_per_s") * 1e9;
     pe.dma.max_outstanding_packets = u32(doc_, "/system/pe/dma/max_outstanding_packets");

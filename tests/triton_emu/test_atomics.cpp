@@ -198,7 +198,7 @@ TEST(Atomics, MisuseIsAKernelFaultNamingThePeAndTheAddress) {
               HasSubstr("atomic_xchg"));
   EXPECT_THAT(
       fault([&](tl::Context& tl) { (void)tl.atomic_add(w, tl.full({4}, 1.0, DType::f16)); }),
-      AllOf(HasSubstr("f16"), HasSubstr("f32 and i32")));
+      AllOf(HasSubstr("f16"), HasSubstr("f32, i32 and i64")));
   EXPECT_THAT(fault([&](tl::Context& tl) {
                 (void)tl.atomic_cas(w, tl.full({2}, 0.0, DType::i32),
                                     tl.full({4}, 1.0, DType::i32));

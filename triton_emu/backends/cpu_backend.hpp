@@ -37,7 +37,7 @@ class CpuGemmBackend final : public GemmBackend {
  private:
   CpuOpenblasGemm openblas_;
   CpuOnednnGemm onednn_;
-  std::array<CpuGemmPath, 4> paths_{};
+  std::array<CpuGemmPath, kDTypeCount> paths_{};
   CallThreads threads_;  // one count of calls in flight, whichever path they take
 };
 

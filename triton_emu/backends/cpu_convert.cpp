@@ -141,8 +141,12 @@ std::string_view convert_isa_name(ConvertIsa isa) {
 
 void convert_block(DType from, const void* src, std::int64_t ld_src, DType to, void* dst,
                    std::int64_t ld_dst, std::int64_t rows, std::int64_t cols, ConvertIsa isa) {
-  if (from == DType::i32 || to == DType::i32)
-    throw std::invalid_argument("convert_block: i32 is not a floating-point dtype");
+  const auto vectorised = [](DType t) {
+    return t == DType::f16 || t == DType::bf16 || t == DType::f32;
+  };
+  if (!vectorised(from) || !vectorised(to))
+    throw std::invalid_argument("convert_block: converts f16, bf16 and f32 only, not " +
+                                std::string(dtype_name(vectorised(from) ? to : from)));
   if (rows <= 0 || cols <= 0) return;
   const auto* s = static_cast<const unsigned char*>(src);
   auto* d = static_cast<unsigned char*>(dst);

@@ -56,6 +56,8 @@ memory::data_type dnnl_type(DType t) {
       return memory::data_type::f32;
     case DType::i32:
       return memory::data_type::s32;
+    default:  // the GEMM paths take f16, bf16, f32 and i32 only (validate_gemm_desc)
+      return memory::data_type::undef;
   }
   return memory::data_type::undef;
 }
@@ -101,8 +103,8 @@ struct CpuOnednnGemm::Impl {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   mutable std::mutex mutex;
   std::unordered_map<Key, std::shared_ptr<const Entry>, KeyHash> cache;
-  mutable std::array<std::once_flag, 4> probed;
-  mutable std::array<bool, 4> supported{};
+  mutable std::array<std::once_flag, kDTypeCount> probed;
+  mutable std::array<bool, kDTypeCount> supported{};
 
   std::shared_ptr<const Entry> entry(const Key& k) {
     {

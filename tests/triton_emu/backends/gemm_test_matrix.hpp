@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "components/dtype.hpp"
@@ -56,6 +57,8 @@ class TestMatrix {
       case DType::i32:
         store(p, static_cast<std::int32_t>(v));
         break;
+      default:
+        throw std::invalid_argument("TestMatrix holds the GEMM dtypes only (f16, bf16, f32, i32)");
     }
   }
   void set_i32(std::int64_t r, std::int64_t c, std::int32_t v) { store(ptr(r, c), v); }
@@ -71,8 +74,9 @@ class TestMatrix {
         return load<float>(p);
       case DType::i32:
         return load<std::int32_t>(p);
+      default:
+        throw std::invalid_argument("TestMatrix holds the GEMM dtypes only (f16, bf16, f32, i32)");
     }
-    return 0;
   }
   std::int32_t get_i32(std::int64_t r, std::int64_t c) const {
     return load<std::int32_t>(ptr(r, c));
