@@ -382,7 +382,8 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
         contexts[program].reset(new tl::Context(L, *pe, program));
         tl::Context& ctx = *contexts[program];
         const emu::Tick begin = I.sched.now();
-        logger.debug("{} starts on {}", coord.str(), pe->name);
+        const bool debug = logger.should_log(spdlog::level::debug);
+        if (debug) logger.debug("{} starts on {}", coord.str(), pe->name);
         std::exception_ptr error;
         try {
           body(ctx);
@@ -401,13 +402,14 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
         ++pe->programs_run;
         if (dispatched && L.tracing(*pe))
           L.trace_slice(*pe, false, coord.str().c_str(), begin, I.sched.now());
-        logger.debug(
-            "{} ends on {} (the PE so far: vector {}, memory wait {}, GEMM wait {}, send wait "
-            "{}, recv wait {}, dispatch wait {})",
-            coord.str(), pe->name, emu::format_time(pe->vector_busy),
-            emu::format_time(pe->memory_wait), emu::format_time(pe->gemm_wait),
-            emu::format_time(pe->send_wait), emu::format_time(pe->recv_wait),
-            emu::format_time(pe->dispatch_wait));
+        if (debug)
+          logger.debug(
+              "{} ends on {} (the PE so far: vector {}, memory wait {}, GEMM wait {}, send wait "
+              "{}, recv wait {}, dispatch wait {})",
+              coord.str(), pe->name, emu::format_time(pe->vector_busy),
+              emu::format_time(pe->memory_wait), emu::format_time(pe->gemm_wait),
+              emu::format_time(pe->send_wait), emu::format_time(pe->recv_wait),
+              emu::format_time(pe->dispatch_wait));
       }
       pe->finish = I.sched.now();
     });
