@@ -33,19 +33,58 @@ void vector_add(tl::Context& tl, Ptr x_ptr, Ptr y_ptr, Ptr out_ptr, std::int64_t
   }
 }
 
+void vector_add_pipelined(tl::Context& tl, Ptr x_ptr, Ptr y_ptr, Ptr out_ptr, std::int64_t n,
+                          std::int64_t block, DType dtype) {
+  const std::int64_t stride = total_programs(tl) * block;
+  const std::int64_t size = dtype_size(dtype);
+  struct Chunk {
+    std::int64_t start = 0;
+    tl::Tile mask;  // the tail's (offs < n); invalid for a whole chunk
+    tl::LoadHandle x, y;
+  };
+  const auto issue = [&](std::int64_t start) {
+    Chunk c{start, {}, {}, {}};
+    tl::LoadOptions o;
+    if (start + block > n) {
+      c.mask = tl.arange(0, block) < static_cast<double>(n - start);
+      o.mask = &c.mask;
+    }
+    c.x = tl.load_async(x_ptr + start * size, {block}, dtype, o);
+    c.y = tl.load_async(y_ptr + start * size, {block}, dtype, o);
+    return c;
+  };
+  std::int64_t start = global_program_id(tl) * block;
+  if (start >= n) return;
+  Chunk cur = issue(start);
+  tl::StoreHandle stored;  // the previous chunk's sum, on its way to memory
+  for (; start < n; start += stride) {
+    Chunk next;
+    if (start + stride < n) next = issue(start + stride);
+    const tl::Tile x = tl.wait(cur.x), y = tl.wait(cur.y);
+    const tl::Tile sum = x + y;
+    if (stored.valid()) tl.wait(stored);  // at most one sum in flight: its SRAM comes back
+    stored = tl.store_async(out_ptr + start * size, sum,
+                            {.mask = cur.mask.valid() ? &cur.mask : nullptr});
+    cur = std::move(next);
+  }
+  // The program ends when its last store has landed.
+}
+
 namespace {
 
 constexpr std::uint64_t kStreamX = 1, kStreamY = 2;
 constexpr std::int64_t kHostChunk = std::int64_t{1} << 20;  // elements per host-side pass
 constexpr std::int64_t kTritonBlock = 1024;                 // Triton's tutorial BLOCK_SIZE
+constexpr std::uint64_t kPipelinedChunks = 4;               // per program, at least, when block = 0
 
-// block = 0: the largest power of two whose tiles fit the SRAM, but no larger than a program's
-// share of n (rounded up to a power of two), so that every program streams with as many bytes
-// in flight as its SRAM allows.
-std::int64_t automatic_block(std::uint64_t sram_bytes, std::int64_t element_bytes, std::int64_t n,
-                             std::uint64_t programs) {
-  const auto fits = sram_bytes / static_cast<std::uint64_t>(3 * element_bytes + 8);
-  const auto share = (static_cast<std::uint64_t>(n) + programs - 1) / programs;
+// block = 0: the largest power of two whose tiles (`block_bytes` per element of a block) fit the
+// SRAM, but no larger than a program's share of n split in `chunks` (rounded up to a power of
+// two), so that every program streams with as many bytes in flight as its SRAM allows, in at
+// least that many chunks (a pipeline needs several to overlap).
+std::int64_t automatic_block(std::uint64_t sram_bytes, std::int64_t block_bytes, std::int64_t n,
+                             std::uint64_t programs, std::uint64_t chunks) {
+  const auto fits = sram_bytes / static_cast<std::uint64_t>(block_bytes);
+  const auto share = (static_cast<std::uint64_t>(n) + programs * chunks - 1) / (programs * chunks);
   return static_cast<std::int64_t>(
       std::max<std::uint64_t>(1, std::min(std::bit_floor(fits), std::bit_ceil(share))));
 }
@@ -59,11 +98,20 @@ Outcome run_vector_add(Simulation& sim, const Params& p) {
   if (triton_grid)
     require_hardware_grid(sim, "vector_add with grid=triton",
                           "it launches cdiv(n, block) programs itself");
+  const bool pipelined = get_string(p, "pipeline") == "double";
+  if (pipelined && triton_grid)
+    throw UsageError(
+        "vector_add: pipeline=double overlaps the chunks of one program, but with grid=triton "
+        "every program has a single chunk; use grid=hardware (or --grid) with pipeline=double");
+  // Tiles of a chunk: x, y and x + y (double-buffered: two of each), and the tail's i32
+  // offsets and mask.
+  const std::int64_t chunk_tiles = pipelined ? 6 : 3;
   std::int64_t block = get_int(p, "block");
   if (block == 0)
     block = triton_grid ? kTritonBlock
-                        : automatic_block(cfg.pe.sram_bytes, size, n,
-                                          static_cast<std::uint64_t>(launch_grid(sim).total()));
+                        : automatic_block(cfg.pe.sram_bytes, chunk_tiles * size + 8, n,
+                                          static_cast<std::uint64_t>(launch_grid(sim).total()),
+                                          pipelined ? kPipelinedChunks : 1);
   const std::int64_t chunks = (n + block - 1) / block;
   const GridShape grid = triton_grid ? GridShape{chunks, 1, 1, true} : launch_grid(sim);
 
@@ -98,11 +146,13 @@ Outcome run_vector_add(Simulation& sim, const Params& p) {
 
   Outcome o;
   o.run = triton_grid ? sim.launch_on(Grid::logical(chunks), vector_add, x, y, out, n, block, dtype)
+          : pipelined ? sim.launch(vector_add_pipelined, x, y, out, n, block, dtype)
                       : sim.launch(vector_add, x, y, out, n, block, dtype);
   o.useful_flops = static_cast<std::uint64_t>(n);
   o.useful_bytes = static_cast<std::uint64_t>(3 * n * size);
   o.details = {{"dtype", dtype_name(dtype)},
                {"block", block},
+               {"pipeline", pipelined ? "double" : "none"},
                {"chunks", chunks},
                {"programs", grid.str()},
                {"chunks_per_program_max", (chunks + grid.total() - 1) / grid.total()}};
@@ -160,14 +210,19 @@ KernelInfo vector_add_info() {
                         "elements of x, y and out"),
               int_param("block", 0, 0, std::int64_t{1} << 24,
                         "elements per chunk (BLOCK); a program holds about block * (3 * element "
-                        "size + 8) bytes of SRAM; 0 = the largest power of two that fits, at "
-                        "most a program's share of n"),
+                        "size + 8) bytes of SRAM (pipeline=double: 6 * element size + 8); 0 = "
+                        "the largest power of two that fits, at most a program's share of n "
+                        "(pipeline=double: a quarter of it)"),
               dtype_param(DType::f32, {DType::f16, DType::bf16, DType::f32, DType::i32},
                           "element type"),
               choice_param("grid", "hardware", {"hardware", "triton"},
                            "hardware: one program per PE (or --grid), each looping over chunks; "
                            "triton: cdiv(n, block) programs of one chunk each (block 0 = 1024), "
                            "run in waves by the dispatcher"),
+              choice_param("pipeline", "none", {"none", "double"},
+                           "none: each chunk is loaded, added and stored in turn; double: the "
+                           "next chunk's loads (tl.load_async) and this chunk's store "
+                           "(tl.store_async) overlap the add (grid=hardware only)"),
           },
       .run = run_vector_add,
   };

@@ -18,6 +18,12 @@ namespace cubesim::kernels {
 void vector_add(tl::Context& tl, Ptr x_ptr, Ptr y_ptr, Ptr out_ptr, std::int64_t n,
                 std::int64_t block, DType dtype);
 
+// The same, double-buffered: a program's next chunk is loaded (tl.load_async) while this one is
+// added, and each sum is stored asynchronously while the next chunk is added. Needs about
+// block * (6 * element size + 8) bytes of SRAM (two chunks of x and y, two sums in flight).
+void vector_add_pipelined(tl::Context& tl, Ptr x_ptr, Ptr y_ptr, Ptr out_ptr, std::int64_t n,
+                          std::int64_t block, DType dtype);
+
 KernelInfo vector_add_info();
 
 }  // namespace cubesim::kernels

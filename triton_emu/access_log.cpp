@@ -90,6 +90,23 @@ void AccessLog::waited(std::uint32_t program, std::uint32_t op, std::uint32_t ep
   }
 }
 
+void AccessLog::record_copy(std::uint32_t program, std::uint32_t epoch, std::uint32_t op,
+                            std::uint64_t begin, std::uint64_t end, bool write,
+                            std::vector<std::size_t>& records) {
+  if (begin >= end) return;
+  const std::size_t before = accesses_.size();
+  append({program, epoch, kInFlight, sync_.segment(program), kInFlight, op, begin, end, write});
+  if (accesses_.size() != before) records.push_back(accesses_.size() - 1);
+}
+
+void AccessLog::copy_waited(const std::vector<std::size_t>& records, std::uint32_t program,
+                            std::uint32_t epoch) {
+  for (const std::size_t i : records) {
+    accesses_[i].until = epoch;
+    accesses_[i].segment_until = sync_.segment(program);
+  }
+}
+
 Coverage coverage(const AccessLog& log, Ptr region, std::uint64_t bytes) {
   const std::uint64_t lo = region.addr, hi = region.addr + bytes;
   // Sweep over the boundaries of every write that touches the region.

@@ -6,9 +6,10 @@
 //
 // An access happens within an interval of epochs (barriers its program had passed) and of
 // segments (its program's sends, recv completions and barriers: sync_log.hpp): a load or store
-// within one, an asynchronous operation (a composite) anywhere from the one it was issued in to
-// the one its program waited on it in, or to the end of the launch if it never did. Two accesses
-// of different programs are ordered when one's interval ends before the other's begins.
+// within one, an asynchronous operation (a composite or an asynchronous copy) anywhere from the one
+// it was issued in to the one its program waited on it in, or to the end of the launch if it never
+// did. Two accesses of different programs are ordered when one's interval ends before the other's
+// begins.
 //
 // Barriers alone are checked by epochs, counting the barriers that synchronise those two
 // programs: every barrier for two programs of one cube, barrier(sip) and barrier(all) for two
@@ -77,6 +78,14 @@ class AccessLog {
   void record_async(std::uint32_t program, std::uint32_t epoch, std::uint32_t op,
                     std::uint64_t begin, std::uint64_t end, bool write);
   void waited(std::uint32_t program, std::uint32_t op, std::uint32_t epoch);
+  // An asynchronous copy's accesses (tl.load_async, tl.store_async; `op` from begin_async()).
+  // Copies land in any order, so each is waited on by itself: record_copy adds the indices of
+  // its records to `records`, and copy_waited closes those.
+  void record_copy(std::uint32_t program, std::uint32_t epoch, std::uint32_t op,
+                   std::uint64_t begin, std::uint64_t end, bool write,
+                   std::vector<std::size_t>& records);
+  void copy_waited(const std::vector<std::size_t>& records, std::uint32_t program,
+                   std::uint32_t epoch);
 
   const std::vector<Access>& accesses() const { return accesses_; }
   const std::vector<ProgramCoord>& programs() const { return coords_; }

@@ -13,6 +13,7 @@
 #include "emu/log.hpp"
 #include "triton_emu/atomics.hpp"
 #include "triton_emu/backends/gemm_backend.hpp"
+#include "triton_emu/copy.hpp"
 #include "triton_emu/element_codec.hpp"
 #include "triton_emu/errors.hpp"
 #include "triton_emu/gemm_engine.hpp"
@@ -396,52 +397,92 @@ bool Context::plan_access(const char* what, Ptr ptr, const Shape& shape, DType d
   return masked;
 }
 
-void Context::move_segments(bool write, const Shape& shape, DType dtype, const std::byte* src,
-                            std::byte* dst, Tile* deferred) {
-  const char* what = write ? "store" : "load";
-  const emu::Tick start = launch_.sched.now();
-  // What the transfer callbacks need, on this fiber's stack (it outlives them: we wait).
-  struct Pending {
-    emu::Completion done;
-    detail::FunctionalMemory* memory;
-    const std::byte* src;  // store: the tile's values; nullptr when there are none
-    std::byte* dst;        // load: the tile's storage; nullptr in timing-only runs
-  } pending{emu::Completion(launch_.sched, what, std::max<std::size_t>(segments_.size(), 1)),
-            launch_.memory, src, dst};
-  if (deferred) {
-    const auto& at = *deferred->data_->source;
-    launch_.deferred->defer(
-        *deferred,
-        detail::MatrixAt{at.addr, deferred->shape().rows(), deferred->shape().cols(), at.row_stride,
-                         deferred->dtype()},
-        &pending.dst);
+void Context::issue_copy(detail::Copy& c) {
+  c.owner = this;
+  c.memory = launch_.memory;
+  c.start = launch_.sched.now();
+  c.in_flight = c.segments.size();
+  if (c.deferred) {
+    const auto& at = *c.tile.data_->source;
+    launch_.deferred->defer(c.tile,
+                            detail::MatrixAt{at.addr, c.tile.shape().rows(), c.tile.shape().cols(),
+                                             at.row_stride, c.tile.dtype()},
+                            &c.dst);
   }
-  std::uint64_t total = 0;
-  const std::uint64_t flow = launch_.begin_trace_flow(pe_);
-  for (const auto& s : segments_) {
-    total += s.bytes;
-    if (launch_.log) launch_.log->record(program_, epoch_, s.addr, s.addr + s.bytes, write);
-    const Segment* seg = &s;
-    if (write)
-      launch_.sys.network().write(pe_.global_pe, s.addr, s.bytes, [&pending, seg] {
-        if (pending.src && pending.memory)
-          pending.memory->write(seg->addr, pending.src + seg->tile_offset, seg->bytes);
-        pending.done.arrive();
+  const bool log_async = c.async && launch_.log;
+  if (log_async) c.logged_op = launch_.log->begin_async();
+  c.flow = launch_.begin_trace_flow(pe_);
+  for (const auto& s : c.segments) {
+    c.bytes += s.bytes;
+    if (log_async)
+      launch_.log->record_copy(program_, epoch_, c.logged_op, s.addr, s.addr + s.bytes, c.write,
+                               c.records);
+    else if (launch_.log)
+      launch_.log->record(program_, epoch_, s.addr, s.addr + s.bytes, c.write);
+    const detail::AccessSegment* seg = &s;
+    detail::Copy* copy = &c;
+    if (c.write)
+      launch_.sys.network().write(pe_.global_pe, s.addr, s.bytes, [copy, seg] {
+        if (copy->src && copy->memory)
+          copy->memory->write(seg->addr, copy->src + seg->tile_offset, seg->bytes);
+        if (--copy->in_flight == 0) copy->owner->copy_landed(*copy);
       });
     else
-      launch_.sys.network().read(pe_.global_pe, s.addr, s.bytes, [&pending, seg] {
-        if (pending.dst)
-          pending.memory->read(seg->addr, pending.dst + seg->tile_offset, seg->bytes);
-        pending.done.arrive();
+      launch_.sys.network().read(pe_.global_pe, s.addr, s.bytes, [copy, seg] {
+        if (copy->dst) copy->memory->read(seg->addr, copy->dst + seg->tile_offset, seg->bytes);
+        if (--copy->in_flight == 0) copy->owner->copy_landed(*copy);
       });
   }
-  launch_.end_trace_flow(flow);
-  if (segments_.empty()) pending.done.arrive();
-  pending.done.wait();
-  if (deferred) launch_.deferred->landed(*deferred);
-  (write ? pe_.bytes_stored : pe_.bytes_loaded) += total;
-  memory_op_done(what, start, flow, total, segments_.size(), "transfer", "segments", shape, "dtype",
-                 dtype_name(dtype));
+  launch_.end_trace_flow(c.flow);
+  if (c.segments.empty()) copy_landed(c);
+}
+
+void Context::copy_landed(detail::Copy& c) {
+  if (c.deferred) launch_.deferred->landed(c.tile);
+  (c.write ? pe_.bytes_stored : pe_.bytes_loaded) += c.bytes;
+  c.done.fire();
+  if (!c.async) return;  // the blocked program records the rest
+  if (c.lane >= 0) {
+    const Shape& shape = c.tile.shape();
+    launch_.trace_copy(
+        pe_, c.lane, c.what, c.start, launch_.sched.now(),
+        fmt::format(R"({{"bytes":{},"address":"{}","segments":{},"shape":{},"dtype":"{}"}})",
+                    c.bytes, hex_address(c.segments.empty() ? 0 : c.segments[0].addr),
+                    c.segments.size(), shape.str(), dtype_name(c.tile.dtype())),
+        c.flow);
+    launch_.release_copy_lane(pe_, c.lane);
+  }
+  // Off the list of copies in flight (the last holder of a copy whose handle went: last step).
+  auto& list = copies_;
+  const std::size_t i = c.index;
+  if (i + 1 != list.size()) {
+    list[i] = std::move(list.back());
+    list[i]->index = i;
+  }
+  list.pop_back();
+}
+
+void Context::wait_copy(detail::Copy& c, const char* what) {
+  const emu::Tick start = launch_.sched.now();
+  c.done.wait();
+  const emu::Tick end = launch_.sched.now();
+  pe_.memory_wait += end - start;
+  if (c.async) {
+    if (launch_.log && c.logged_op) launch_.log->copy_waited(c.records, program_, epoch_);
+    if (end > start && launch_.tracing(pe_))
+      launch_.trace_slice(pe_, false, what, start, end, fmt::format(R"({{"copy":"{}"}})", c.what));
+    return;
+  }
+  if (launch_.trace_calls) [[unlikely]]
+    emu::log().trace("{}: {} of {} bytes in {} transfer(s) took {}", pe_.name, c.what, c.bytes,
+                     c.segments.size(), emu::format_time(end - c.start));
+  if (launch_.tracing(pe_))
+    launch_.trace_slice(
+        pe_, false, c.what, c.start, end,
+        fmt::format(R"({{"bytes":{},"address":"{}","segments":{},"shape":{},"dtype":"{}"}})",
+                    c.bytes, hex_address(c.segments.empty() ? 0 : c.segments[0].addr),
+                    c.segments.size(), c.tile.shape().str(), dtype_name(c.tile.dtype())),
+        c.flow);
 }
 
 void Context::memory_op_done(const char* what, emu::Tick start, std::uint64_t flow,
@@ -461,21 +502,23 @@ void Context::memory_op_done(const char* what, emu::Tick start, std::uint64_t fl
         flow);
 }
 
-Tile Context::load(Ptr ptr, Shape shape, DType dtype, const LoadOptions& o) {
+void Context::prepare_load(detail::Copy& c, Ptr ptr, Shape shape, DType dtype, const LoadOptions& o,
+                           const char* what) {
   sync();
   if (o.mask) check_fill_value("load's `other`", o.other, dtype);
-  const std::uint64_t bytes = tile_bytes("load", shape, dtype);
+  const std::uint64_t bytes = tile_bytes(what, shape, dtype);
   const bool whole_rows =
       !o.mask && o.col_stride == 1 &&
       (o.plane_stride == 0 ||
        (shape.rank == 3 && o.plane_stride == shape[1] * (o.row_stride ? o.row_stride : shape[2])));
   // A large load of whole rows copies its values when they are first used (deferred_loads.hpp).
-  const bool defer = whole_rows && launch_.deferred && bytes >= detail::DeferredLoads::kMinBytes;
+  c.deferred = whole_rows && launch_.deferred && bytes >= detail::DeferredLoads::kMinBytes;
   // The tile first: a shape that SRAM cannot hold is refused before its transfers are planned.
   // Timing-only: values unknown.
-  Tile t = make_tile(shape, dtype, bytes, /*values=*/!timing_only() && !defer);
+  c.tile = make_tile(shape, dtype, bytes, /*values=*/!timing_only() && !c.deferred);
+  Tile& t = c.tile;
   const bool masked =
-      plan_access("load", ptr, shape, dtype, o.row_stride, o.col_stride, o.mask, o.plane_stride);
+      plan_access(what, ptr, shape, dtype, o.row_stride, o.col_stride, o.mask, o.plane_stride);
   if (!timing_only()) {
     if (masked)  // masked-off elements read as `other`
       fill_value(t.data_->bytes.data(), shape.numel(), dtype, o.other);
@@ -483,9 +526,28 @@ Tile Context::load(Ptr ptr, Shape shape, DType dtype, const LoadOptions& o) {
       t.data_->source = Tile::Source{ptr.addr, o.row_stride ? o.row_stride : shape.cols(),
                                      launch_.memory->write_generation()};
   }
-  move_segments(false, shape, dtype, nullptr,
-                t.data_->bytes.empty() ? nullptr : t.data_->bytes.data(), defer ? &t : nullptr);
-  return t;
+  c.dst = t.data_->bytes.empty() ? nullptr : t.data_->bytes.data();
+}
+
+void Context::prepare_store(detail::Copy& c, Ptr ptr, const Tile& tile, const StoreOptions& o,
+                            const char* what) {
+  sync();
+  if (!tile.valid()) fault(std::string(what) + ": the tile is empty (made by Tile())");
+  if (&tile.context() != this) fault(std::string(what) + ": the tile belongs to another program");
+  plan_access(what, ptr, tile.shape(), tile.dtype(), o.row_stride, o.col_stride, o.mask,
+              o.plane_stride);
+  c.tile = tile;
+  c.src = tile.has_values() ? tile.raw() : nullptr;
+}
+
+Tile Context::load(Ptr ptr, Shape shape, DType dtype, const LoadOptions& o) {
+  detail::Copy c(launch_.sched, "load", false);
+  prepare_load(c, ptr, shape, dtype, o, "load");
+  c.segments.swap(segments_);  // the scratch, lent for the call
+  issue_copy(c);
+  wait_copy(c, "load");
+  c.segments.swap(segments_);
+  return std::move(c.tile);
 }
 
 Ref Context::ref(Ptr ptr, Shape shape, DType dtype, std::int64_t row_stride) {
@@ -507,12 +569,74 @@ Ref Context::ref(Ptr ptr, Shape shape, DType dtype, std::int64_t row_stride) {
 }
 
 void Context::store(Ptr ptr, const Tile& tile, const StoreOptions& o) {
+  detail::Copy c(launch_.sched, "store", true);
+  prepare_store(c, ptr, tile, o, "store");
+  c.segments.swap(segments_);
+  issue_copy(c);
+  wait_copy(c, "store");
+  c.segments.swap(segments_);
+}
+
+// ---- Asynchronous copies ------------------------------------------------------------------------
+
+std::shared_ptr<detail::Copy> Context::start_async(bool write, const char* what) {
+  auto c = std::make_shared<detail::Copy>(launch_.sched, what, write);
+  c->async = true;
+  return c;
+}
+
+LoadHandle Context::load_async(Ptr ptr, Shape shape, DType dtype, const LoadOptions& o) {
+  auto c = start_async(false, "load_async");
+  prepare_load(*c, ptr, shape, dtype, o, "load_async");
+  c->segments = segments_;
+  c->index = copies_.size();
+  copies_.push_back(c);
+  c->lane = launch_.tracing(pe_) ? launch_.take_copy_lane(pe_) : -1;
+  issue_copy(*c);
+  LoadHandle h;
+  h.state_ = std::move(c);
+  return h;
+}
+
+LoadHandle Context::load_async(const Ref& r) {
+  return load_async(r.ptr, r.shape, r.dtype, {.row_stride = r.row_stride});
+}
+
+StoreHandle Context::store_async(Ptr ptr, const Tile& tile, const StoreOptions& o) {
+  auto c = start_async(true, "store_async");
+  prepare_store(*c, ptr, tile, o, "store_async");
+  c->segments = segments_;
+  c->index = copies_.size();
+  copies_.push_back(c);
+  c->lane = launch_.tracing(pe_) ? launch_.take_copy_lane(pe_) : -1;
+  issue_copy(*c);
+  StoreHandle h;
+  h.state_ = std::move(c);
+  return h;
+}
+
+Tile Context::wait(LoadHandle& handle) {
   sync();
-  if (&tile.context() != this) fault("store: the tile belongs to another program");
-  plan_access("store", ptr, tile.shape(), tile.dtype(), o.row_stride, o.col_stride, o.mask,
-              o.plane_stride);
-  move_segments(true, tile.shape(), tile.dtype(), tile.has_values() ? tile.raw() : nullptr,
-                nullptr);
+  if (!handle.valid()) fault("wait on " + pe_.name + ": the LoadHandle came from no load_async");
+  if (handle.state_->owner != this)
+    fault("wait on " + pe_.name + ": the LoadHandle belongs to another program's load_async");
+  wait_copy(*handle.state_, "wait load_async");
+  return handle.state_->tile;
+}
+
+void Context::wait(StoreHandle& handle) {
+  sync();
+  if (!handle.valid()) fault("wait on " + pe_.name + ": the StoreHandle came from no store_async");
+  if (handle.state_->owner != this)
+    fault("wait on " + pe_.name + ": the StoreHandle belongs to another program's store_async");
+  wait_copy(*handle.state_, "wait store_async");
+}
+
+void Context::finish_copies() {
+  while (!copies_.empty()) {
+    const std::shared_ptr<detail::Copy> c = copies_.back();  // it leaves the list as it lands
+    wait_copy(*c, "copies in flight");
+  }
 }
 
 // ---- Composite operations

@@ -41,6 +41,7 @@ struct LaunchState;
 struct PeState;
 struct Receipt;
 struct GemmOut;
+struct Copy;
 // A run of elements consecutive both in memory and in a tile: one transfer of a load/store.
 struct AccessSegment {
   std::uint64_t addr;
@@ -155,6 +156,28 @@ class TileHandle {
   Handle handle_;
 };
 
+// An asynchronous copy in flight (load_async, store_async): its transfers go through the PE's
+// DMA engine while the program goes on; wait() blocks until every one has landed.
+class LoadHandle {
+ public:
+  LoadHandle() = default;
+  bool valid() const { return state_ != nullptr; }
+
+ private:
+  friend class Context;
+  std::shared_ptr<detail::Copy> state_;
+};
+
+class StoreHandle {
+ public:
+  StoreHandle() = default;
+  bool valid() const { return state_ != nullptr; }
+
+ private:
+  friend class Context;
+  std::shared_ptr<detail::Copy> state_;
+};
+
 // Who a message goes to or comes from (DESIGN.md "Communication"): a mesh neighbour (north is
 // the row above, y - 1; west the column to the left, x - 1), the same PE of the k-th cube one
 // UCIe link away or of the k-th SIP one inter-SIP link away (neighbours in ascending order), or
@@ -204,6 +227,20 @@ class Context {
   Ref ref(Ptr ptr, Shape shape, DType dtype, std::int64_t row_stride = 0);
   // Blocking: returns once the data is in memory.
   void store(Ptr ptr, const Tile& tile, const StoreOptions& options = {});
+
+  // Asynchronous copies: the same checks, transfers and costs as load and store, but the call
+  // returns once the transfers are issued, so vector math (or anything else) overlaps them.
+  // load_async reserves the tile's SRAM at once; the tile is wait()'s. The values are what
+  // memory holds when each transfer lands. store_async holds the tile (and its SRAM) until its
+  // last transfer has landed; memory takes each part as it lands. A program ends only once its
+  // copies have landed (its end time includes them), waited on or not.
+  LoadHandle load_async(Ptr ptr, Shape shape, DType dtype, const LoadOptions& options = {});
+  // Prefetch: the memory a ref names, into an SRAM tile (a composite operand that the engine
+  // then reads from SRAM instead of streaming it).
+  LoadHandle load_async(const Ref& ref);
+  StoreHandle store_async(Ptr ptr, const Tile& tile, const StoreOptions& options = {});
+  Tile wait(LoadHandle& handle);  // the loaded tile (waiting again gives it again)
+  void wait(StoreHandle& handle);
 
   using Operand = std::variant<Tile, Ref>;
   // out (M x N, row-major, rows out_row_stride apart) = a (M x K) . b (K x N) and the
@@ -318,8 +355,20 @@ class Context {
   // Moves segments_ from `src` to memory (store) or from memory to `dst` (load), and waits;
   // a null pointer moves timing only.
   // `deferred`: a load that copies nothing now (deferred_loads.hpp).
-  void move_segments(bool write, const Shape& shape, DType dtype, const std::byte* src,
-                     std::byte* dst, Tile* deferred = nullptr);
+  // The transfers of `copy` (its segments, planned by plan_access) are issued.
+  void issue_copy(detail::Copy& copy);
+  // The last transfer of `copy` landed (called by it).
+  void copy_landed(detail::Copy& copy);
+  // A copy's tile made and its transfers planned (into the copy's segments), as load does.
+  void prepare_load(detail::Copy& copy, Ptr ptr, Shape shape, DType dtype, const LoadOptions& o,
+                    const char* what);
+  void prepare_store(detail::Copy& copy, Ptr ptr, const Tile& tile, const StoreOptions& o,
+                     const char* what);
+  // Blocks until `copy` has landed; `waited` counts and traces the time as a wait on it.
+  void wait_copy(detail::Copy& copy, const char* what);
+  std::shared_ptr<detail::Copy> start_async(bool write, const char* what);
+  // The program's end: waits until its asynchronous copies have landed.
+  void finish_copies();
   // What every memory operation does once its `parts` transfers of `bytes` in all are done
   // (begun at `start`): counts the PE's memory wait, logs it at trace level, and gives it a
   // trace slice whose args name the parts (`parts_key`) and the element type (`type_key`).
@@ -362,6 +411,8 @@ class Context {
   std::uint32_t epoch_ = 0;                       // barriers passed, of any scope
   std::uint32_t scoped_barriers_[3] = {0, 0, 0};  // barriers passed per Scope
   std::vector<detail::AccessSegment> segments_;   // scratch of load/store, reused
+  // Asynchronous copies in flight (each knows its index here), kept until they land.
+  std::vector<std::shared_ptr<detail::Copy>> copies_;
 };
 
 }  // namespace cubesim::tl

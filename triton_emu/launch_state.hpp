@@ -63,6 +63,9 @@ struct PeState {
   bool trace_selected = true;  // by SimOptions::trace_pes
   bool traced = false;         // its tracks exist
   emu::TraceWriter::Track track{}, gemm_track{};
+  // Asynchronous copies' trace lanes: copies in flight at once each get a lane of their own.
+  std::vector<emu::TraceWriter::Track> copy_tracks;
+  std::vector<bool> copy_lane_busy;
   void reset_launch_stats() {
     finish = vector_busy = memory_wait = gemm_wait = send_wait = recv_wait = dispatch_wait = 0;
     programs_run = 0;
@@ -124,6 +127,14 @@ struct LaunchState {
   // empty; a `flow` from begin_trace_flow starts at the slice.
   void trace_slice(PeState& pe, bool on_gemm_engine, const char* name, emu::Tick start_at,
                    emu::Tick end_at, std::string_view args_json = {}, std::uint64_t flow = 0);
+  // Asynchronous copies on the PE's DMA lanes: a free lane (made when none is), a slice on it,
+  // and the lane given back.
+  int take_copy_lane(PeState& pe);
+  void trace_copy(PeState& pe, int lane, const char* name, emu::Tick start_at, emu::Tick end_at,
+                  std::string_view args_json, std::uint64_t flow);
+  void release_copy_lane(PeState& pe, int lane) {
+    pe.copy_lane_busy[static_cast<std::size_t>(lane)] = false;
+  }
   // A new flow for the transfers `pe` issues until end_trace_flow(); 0 when flows are off.
   std::uint64_t begin_trace_flow(const PeState& pe);
   void end_trace_flow(std::uint64_t flow);

@@ -37,6 +37,26 @@ void LaunchState::trace_slice(PeState& pe, bool on_gemm_engine, const char* name
   if (flow != 0) trace->flow_start(track, flow, start_at);
 }
 
+int LaunchState::take_copy_lane(PeState& pe) {
+  auto& busy = pe.copy_lane_busy;
+  auto free = std::find(busy.begin(), busy.end(), false);
+  if (free == busy.end()) {
+    pe.copy_tracks.push_back(
+        trace->track("DMA (async copies)", pe.name + ".dma" + std::to_string(busy.size())));
+    free = busy.insert(busy.end(), false);
+  }
+  *free = true;
+  return static_cast<int>(free - busy.begin());
+}
+
+void LaunchState::trace_copy(PeState& pe, int lane, const char* name, emu::Tick start_at,
+                             emu::Tick end_at, std::string_view args_json, std::uint64_t flow) {
+  if (!tracing(pe) || end_at <= start_at) return;
+  const auto track = pe.copy_tracks[static_cast<std::size_t>(lane)];
+  trace->complete_json_args(track, name, start_at, end_at - start_at, "sim", args_json);
+  if (flow != 0) trace->flow_start(track, flow, start_at);
+}
+
 std::uint64_t LaunchState::begin_trace_flow(const PeState& pe) {
   if (!trace_flows || !tracing(pe)) return 0;
   const std::uint64_t flow = trace->new_flow_id();
@@ -399,6 +419,7 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
                          emu::describe_exception(error));
           std::rethrow_exception(error);
         }
+        ctx.finish_copies();  // a program ends when its copies have landed
         ++pe->programs_run;
         if (dispatched && L.tracing(*pe))
           L.trace_slice(*pe, false, coord.str().c_str(), begin, I.sched.now());
