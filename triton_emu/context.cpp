@@ -192,6 +192,7 @@ Tile Context::full(Shape shape, double value, DType dtype) {
 namespace {
 // "[[1, 2], [3, 4]]": the values of a tile, nested by its dimensions.
 std::string tile_text(const Tile& t) {
+  if (!t.valid()) return "<an empty tile (made by Tile())>";
   if (!t.has_values() && t.numel() > 0)
     return fmt::format("<{} {} tile: no values in a timing-only run>", t.shape().str(),
                        dtype_name(t.dtype()));
@@ -336,9 +337,9 @@ bool Context::plan_access(const char* what, Ptr ptr, const Shape& shape, DType d
   if (planes > 1) l.rows = shape[1];
   std::vector<std::int32_t> mask_values;
   if (mask) {
-    if (mask->numel() != shape.numel())
+    if (!(mask->shape() == shape))
       fault(std::string(what) + ": the mask has shape " + mask->shape().str() + " but the tile " +
-            shape.str());
+            shape.str() + "; make the mask of the tile's shape (reshape() or broadcast_to())");
     if (mask->has_values()) {
       mask_values = mask->to_mask();
     } else if (mask->numel() > 0) {
@@ -885,6 +886,8 @@ void Context::send(const Peer& dst, const Tile& tile) {
   sync();
   require_one_wave("send(" + dst.str() + ")");
   if (!tile.valid()) fault("send(" + dst.str() + ") on " + pe_.name + ": the tile is empty");
+  if (&tile.context() != this)
+    fault("send(" + dst.str() + ") on " + pe_.name + ": the tile belongs to another program");
   detail::Messages& m = *launch_.messages;
   const std::uint32_t to = m.resolve(*this, program_, dst, "send");
   if (launch_.trace_calls)
@@ -921,6 +924,7 @@ Tile Context::wait(RecvHandle& handle) {
   detail::Receipt& r = *handle.state_;
   if (r.owner != program_)
     fault("wait on " + pe_.name + ": the RecvHandle belongs to another program's recv_async");
+  if (r.taken) return r.tile;  // waited on before: counted and logged then
   const emu::Tick t0 = launch_.sched.now();
   if (launch_.log) launch_.log->recv_done(program_, r.from, r.seq);
   launch_.messages->wait(program_, r);
@@ -934,6 +938,7 @@ Tile Context::wait(RecvHandle& handle) {
     std::memcpy(t.data_->bytes.data(), r.values.data(),
                 std::min<std::size_t>(r.values.size(), t.data_->bytes.size()));
   r.values.clear();
+  r.taken = true;
   return t;
 }
 

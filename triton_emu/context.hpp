@@ -265,7 +265,7 @@ class Context {
   // waiting: a deadlock, reported with every blocked PE.
   void barrier(Scope scope = Scope::all);
 
-  // Atomics on f32 or i32 words at ptr (laid out as AtomicOptions says), one per element of
+  // Atomics on f32, i32 or i64 words at ptr (laid out as AtomicOptions says), one per element of
   // `values`, each atomic on its own (not the tile as a whole); blocks until the old values are
   // back and returns them as a tile of the values' shape and dtype. The words must be aligned
   // and in allocated HBM. cas writes values[i] where the word equals compare[i] (bit for bit).

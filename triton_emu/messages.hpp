@@ -39,6 +39,7 @@ struct Receipt {
   tl::Tile tile;                  // made (and its SRAM taken) when the recv was posted
   std::vector<std::byte> values;  // the payload, copied into `tile` by wait()
   std::string error;              // the message did not match the recv (wait() faults)
+  bool taken = false;             // a wait() has returned its tile
   std::uint32_t channel = 0;
   std::uint32_t owner = 0;  // the program that posted it
   std::uint32_t from = 0;   // the program that sends its message
