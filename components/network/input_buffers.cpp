@@ -62,26 +62,18 @@ InputBuffers::InputBuffers(const Topology& topology) : plan_(VcPlan::of(topology
     p.credit_latency = b->credit_latency;
     channels += b->virtual_channels;
   }
-  channels_.resize(channels);
-}
-
-void InputBuffers::grow(Channel& c) {
-  // A channel holds two or three full packets in the shipped specs; smaller pieces need more.
-  constexpr std::uint32_t kFirstRing = 4;
-  const std::uint32_t size = c.ring ? 2 * (c.mask + 1) : kFirstRing;
-  auto ring = std::make_unique<Occupant[]>(size);
-  for (Seq s = c.head; s != c.tail; ++s) ring[s & (size - 1)] = c.at(s);
-  c.ring = std::move(ring);
-  c.mask = size - 1;
+  channels_.assign(channels, Channel{});
 }
 
 void InputBuffers::clear() {
   for (Channel& c : channels_) {
-    std::unique_ptr<Occupant[]> ring = std::move(c.ring);  // kept: a later run fills it again
-    const std::uint32_t mask = c.mask;
+    for (Occupant* o = c.head; o != nullptr;) {
+      Occupant* next = o->next;
+      o->next = free_;
+      free_ = o;
+      o = next;
+    }
     c = Channel{};
-    c.ring = std::move(ring);
-    c.mask = mask;
   }
 }
 

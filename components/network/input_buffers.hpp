@@ -10,18 +10,14 @@
 // link plus the credit latency. Packets leave a channel in the order they entered it (a FIFO:
 // one that cannot move blocks those behind it, head-of-line).
 //
-// Each channel keeps its occupants in entry order, in a ring of its own: a packet's occupant and
-// the next one's are neighbours in memory, so moving a channel on (releasing credits, finding
-// the next packet first in line) touches one or two cache lines, not a record per packet. An
-// occupant is named by its place in its channel's sequence (Seq), which stays valid when the
-// ring grows. An occupant's release time is unknown until its packet is granted the next link;
-// then it is that link's end of serialisation plus the credit latency. So the room a channel
-// will have at a time t is known up to the first occupant still waiting, and releases are
-// applied lazily, when a later request looks at the channel.
+// Each channel keeps its occupants in entry order. An occupant's release time is unknown until
+// its packet is granted the next link; then it is that link's end of serialisation plus the
+// credit latency. So the room a channel will have at a time t is known up to the first occupant
+// still waiting, and releases are applied lazily, when a later request looks at the channel.
 
 #include <array>
 #include <cstdint>
-#include <memory>
+#include <deque>
 #include <vector>
 
 #include "components/network/topology.hpp"
@@ -35,25 +31,19 @@ class InputBuffers {
   static constexpr std::uint32_t kNone = ~std::uint32_t{0};
   static constexpr std::uint64_t kUnbounded = ~std::uint64_t{0};
 
-  using Seq = std::uint32_t;  // an occupant's place in its channel's sequence of entries
   struct Occupant {
+    std::uint64_t bytes = 0;
     Tick release = kUnknown;  // when its credit is back at the sender
-    std::uint32_t bytes = 0;
-    bool in_line = false;    // its packet's head waits at its hop behind the one ahead
+    Occupant* next = nullptr;
     void* packet = nullptr;  // the packet holding it (the packet model's)
   };
   struct Channel {
+    Occupant* head = nullptr;  // oldest occupant not yet released
+    Occupant* tail = nullptr;
+    Occupant* waiting = nullptr;   // first occupant whose packet has not been granted on
     std::uint64_t used = 0;        // bytes of the occupants from head on
     Tick clear_at = 0;             // when the last packet granted on has left the buffer
-    Tick head_release = kUnknown;  // the head's release, kept here: most looks need no more
-    Seq head = 0;                  // oldest occupant not yet released (== tail: empty)
-    Seq waiting = 0;               // first occupant whose packet has not been granted on
-    Seq tail = 0;                  // where the next one enters
-    std::uint32_t mask = 0;        // the ring's size - 1 (a power of two), once it has one
-    std::unique_ptr<Occupant[]> ring;
-
-    bool empty() const { return head == tail; }
-    Occupant& at(Seq s) { return ring[s & mask]; }
+    Tick head_release = kUnknown;  // head->release, kept here: most looks need no more
   };
 
   explicit InputBuffers(const Topology& topology);
@@ -80,7 +70,7 @@ class InputBuffers {
     std::uint64_t best_used = 0;
     for (std::uint32_t ch = port.first + r.first; ch < port.first + r.last; ++ch) {
       Channel& c = channels_[ch];
-      if (c.empty()) {  // the emptiest there can be
+      if (c.head == nullptr) {  // empty: the emptiest there can be
         *ready = at;
         return ch;
       }
@@ -94,27 +84,36 @@ class InputBuffers {
     *ready = best_at;
     return best_at == at ? best : kNone;
   }
-  // The packet enters channel `ch` (from choose) with `bytes`; its occupant's place is
-  // returned.
-  Seq enter(std::uint32_t ch, std::uint32_t bytes, void* packet) {
+  // The packet enters channel `ch` (from choose) with `bytes`; its occupant is returned.
+  Occupant* enter(std::uint32_t ch, std::uint64_t bytes, void* packet) {
+    Occupant* o = free_;
+    if (o != nullptr)
+      free_ = o->next;
+    else
+      o = &store_.emplace_back();
+    *o = Occupant{bytes, kUnknown, nullptr, packet};
     Channel& c = channels_[ch];
-    if (c.tail - c.head == (c.ring ? c.mask + 1 : 0)) grow(c);
-    if (c.empty()) c.head_release = kUnknown;
-    c.at(c.tail) = Occupant{kUnknown, bytes, false, packet};
+    if (c.tail != nullptr) {
+      c.tail->next = o;
+    } else {
+      c.head = o;
+      c.head_release = kUnknown;
+    }
+    c.tail = o;
+    if (c.waiting == nullptr) c.waiting = o;
     c.used += bytes;
-    return c.tail++;
+    return o;
   }
-  // The packet holding occupant `o`, first in line in channel `ch` beyond `id`, was granted
-  // the next link: its tail leaves at `leaves` and the credit is back at `leaves + credit
-  // latency`, which is returned. The next occupant, if any, is first in line now.
-  Tick leave(LinkId id, std::uint32_t ch, Seq o, Tick leaves) {
+  // The packet holding `o`, first in line in channel `ch` beyond `id`, was granted the next
+  // link: its tail leaves at `leaves` and the credit is back at `leaves + credit latency`.
+  // Returns the next occupant, now first in line (nullptr if none).
+  Occupant* leave(LinkId id, std::uint32_t ch, Occupant* o, Tick leaves) {
     Channel& c = channels_[ch];
-    const Tick release = emu::checked_add(leaves, ports_[id].credit_latency, "credit return");
-    c.at(o).release = release;
-    if (o == c.head) c.head_release = release;
+    o->release = emu::checked_add(leaves, ports_[id].credit_latency, "credit return");
+    if (o == c.head) c.head_release = o->release;
     c.clear_at = leaves;
-    c.waiting = o + 1;
-    return release;
+    c.waiting = o->next;
+    return c.waiting;
   }
   Channel& channel(std::uint32_t ch) { return channels_[ch]; }
   Tick credit_latency(LinkId id) const { return ports_[id].credit_latency; }
@@ -143,24 +142,24 @@ class InputBuffers {
 
   // Room for `bytes` in the channel at time `at` or later: the time, or kUnknown. Requests on
   // a link come in time order, so what is released by `at` stays released.
-  static Tick room_at(Channel& c, std::uint64_t capacity, std::uint64_t bytes, Tick at) {
+  Tick room_at(Channel& c, std::uint64_t capacity, std::uint64_t bytes, Tick at) {
     while (c.head_release <= at) {  // never true of an empty channel's kUnknown
-      c.used -= c.at(c.head).bytes;
-      ++c.head;
-      c.head_release = c.empty() ? kUnknown : c.at(c.head).release;
+      Occupant* o = c.head;
+      c.used -= o->bytes;
+      c.head = o->next;
+      c.head_release = c.head != nullptr ? c.head->release : kUnknown;
+      o->next = free_;
+      free_ = o;
     }
+    if (c.head == nullptr) c.tail = nullptr;
     std::uint64_t room = capacity - c.used;
     if (room >= bytes) return at;
-    for (Seq s = c.head; s != c.tail; ++s) {
-      const Occupant& o = c.at(s);
-      if (o.release == kUnknown) break;
-      room += o.bytes;
-      if (room >= bytes) return o.release;
+    for (const Occupant* o = c.head; o != nullptr && o->release != kUnknown; o = o->next) {
+      room += o->bytes;
+      if (room >= bytes) return o->release;
     }
     return kUnknown;
   }
-  // Doubles the ring of a full channel (or gives an empty one its first).
-  static void grow(Channel& c);
 
   VcPlan plan_;
   bool any_ = false;
@@ -168,6 +167,8 @@ class InputBuffers {
   // Per buffer configuration (router, UCIe, inter-SIP): each class index's channels.
   std::array<std::vector<VcRange>, 3> ranges_;
   std::vector<Channel> channels_;
+  std::deque<Occupant> store_;
+  Occupant* free_ = nullptr;
 };
 
 }  // namespace cubesim::components

@@ -64,8 +64,9 @@ void PacketNetwork::issue_packet(Transfer& t) {
   dma_[t.pe].sent();  // the packet holds a slot of its PE's window until delivered
   ++packets_;
   if (credits_) {
-    p.holds = false;
+    p.held = nullptr;
     p.crossed = 0;
+    p.in_line = false;
     p.waiting_since = emu::kTickMax;
     if (delay == 0)
       arrive(p);
@@ -121,12 +122,9 @@ void PacketNetwork::advance(Packet& p) {
 
 void PacketNetwork::arrive(Packet& p) {
   // It leaves its channel first in line: behind another packet, it waits for that one's grant.
-  if (p.holds) {
-    InputBuffers::Channel& c = buffers_.channel(p.held_channel);
-    if (c.waiting != p.held) {
-      c.at(p.held).in_line = true;  // grant() of the packet ahead goes on with it
-      return;
-    }
+  if (p.held != nullptr && buffers_.channel(p.held_channel).waiting != p.held) {
+    p.in_line = true;  // grant() of the packet ahead goes on with it
+    return;
   }
   request(p);
 }
@@ -147,7 +145,7 @@ void PacketNetwork::request(Packet& p) {
 }
 
 [[gnu::always_inline]] inline void PacketNetwork::request_now(Packet& p) {
-  if (p.holds) {
+  if (p.held != nullptr) {
     // Not before the tail of the packet ahead in its channel has left. When the link is busy
     // past that anyway, the request is taken now, as a busy link's always is; otherwise at
     // that time, so that the link is not held idle for it.
@@ -188,21 +186,19 @@ void PacketNetwork::request(Packet& p) {
     links_[id].credit_wait += sched_.now() - p.waiting_since;
     p.waiting_since = emu::kTickMax;
   }
-  if (p.holds) {  // its tail leaves the buffer it sat in at `end`
-    const emu::Tick release = buffers_.leave(p.held_link, p.held_channel, p.held, end);
-    InputBuffers::Channel& c = buffers_.channel(p.held_channel);
-    if (c.waiting != c.tail && c.at(c.waiting).in_line) {
-      InputBuffers::Occupant& next = c.at(c.waiting);  // first in line now
-      next.in_line = false;
-      request(*static_cast<Packet*>(next.packet));
+  if (p.held != nullptr) {  // its tail leaves the buffer it sat in at `end`
+    InputBuffers::Occupant* next = buffers_.leave(p.held_link, p.held_channel, p.held, end);
+    if (next != nullptr && static_cast<Packet*>(next->packet)->in_line) {
+      Packet& q = *static_cast<Packet*>(next->packet);  // first in line now
+      q.in_line = false;
+      request(q);
     }
-    if (!waiters_[p.held_link].list.empty()) schedule_wake(p.held_link, release);
-    p.holds = false;
+    if (!waiters_[p.held_link].list.empty()) schedule_wake(p.held_link, p.held->release);
+    p.held = nullptr;
   }
   if (joins_cubes(links_[id].kind)) ++p.crossed;
   if (channel != InputBuffers::kNone) {
     p.held = buffers_.enter(channel, p.bytes, &p);
-    p.holds = true;
     p.held_link = id;
     p.held_channel = channel;
   }

@@ -40,13 +40,13 @@ class PacketNetwork final : public Network {
     emu::Tick tail;  // when the tail is available at the current hop's input
     Packet* next_free = nullptr;
     // With credits (InputBuffers): the bytes it holds in the buffer before its hop (none at
-    // its source or beyond an unbounded link; whether its head waits behind another packet of
-    // that channel is kept in its occupant) and the UCIe and inter-SIP links crossed (its class).
-    bool holds = false;
-    InputBuffers::Seq held = 0;
+    // its source or beyond an unbounded link), the UCIe and inter-SIP links crossed (its class),
+    // and whether its head waits behind another packet of its channel.
+    InputBuffers::Occupant* held = nullptr;
     LinkId held_link = 0;
     std::uint32_t held_channel = 0;
     std::uint32_t crossed = 0;
+    bool in_line = false;
     emu::Tick waiting_since = emu::kTickMax;  // when it began to wait for room, if it waits
   };
   // With credits: the packets waiting for room beyond a link, in the order they came. Each
