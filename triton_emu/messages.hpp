@@ -21,6 +21,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -92,6 +93,12 @@ class Messages {
   // Posts a recv of the next message of channel from -> to into `tile` (made by the caller).
   std::shared_ptr<Receipt> recv(tl::Context& ctx, std::uint32_t to, std::uint32_t from,
                                 tl::Tile tile);
+  // The HBM slot buffer of the channel between two global PEs, if one was made.
+  std::optional<std::uint64_t> hbm_slots(std::uint32_t from_pe, std::uint32_t to_pe) const {
+    const auto it = hbm_slots_.find({from_pe, to_pe});
+    if (it == hbm_slots_.end()) return std::nullopt;
+    return it->second;
+  }
   // Blocks program `self` until `r` is done.
   void wait(std::uint32_t self, Receipt& r);
 
