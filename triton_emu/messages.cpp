@@ -237,14 +237,14 @@ void Messages::send(tl::Context& ctx, std::uint32_t from, std::uint32_t to, cons
   }
   --c.credits;
   const std::uint64_t seq = c.sent++;
-  Entry& e = c.entry(seq);
+  Entry& e = c.entry(id, seq);
   e.sent = true;
   e.bytes = bytes;
   e.shape = tile.shape();
   e.dtype = tile.dtype();
   if (const std::byte* v = tile.raw(); v != nullptr) e.payload.assign(v, v + bytes);
   if (e.receipt) e.receipt->error = mismatch(e, *e.receipt, c);
-  const auto done = [this, id, seq] { arrived(id, seq); };
+  const auto done = [this, &e] { arrived(e); };
   if (cfg_.memory == SlotMemory::hbm)
     sys_.network().write(pe_of(from), c.slot_base + (seq % cfg_.slots) * cfg_.slot_bytes, bytes,
                          done);
@@ -260,20 +260,13 @@ std::string Messages::mismatch(const Entry& e, const Receipt& r, const Channel& 
       c.name, dtype_name(e.dtype), e.shape.str(), dtype_name(r.tile.dtype()), r.tile.shape().str());
 }
 
-void Messages::arrived(std::uint32_t ch, std::uint64_t seq) {
-  // The payload is in the slot once the slot's memory has taken it.
+void Messages::arrived(Entry& e) {
   const emu::Tick write = cfg_.memory == SlotMemory::pe_sram     ? cfg_.pe_sram_latency
                           : cfg_.memory == SlotMemory::cube_sram ? cfg_.cube_sram_latency
                                                                  : 0;
-  const auto visible = [this, ch, seq] {
-    Entry& e = channels_[ch].entry(seq);
-    e.arrived = true;
-    if (e.receipt) read_out(ch, seq);
-  };
-  if (write == 0)
-    visible();
-  else
-    sys_.scheduler().schedule_in(write, visible, 0, "message slot write");
+  e.arrived = true;
+  e.visible_at = sys_.scheduler().now() + write;
+  if (e.receipt) read_out(e);
 }
 
 std::shared_ptr<Receipt> Messages::recv(tl::Context& ctx, std::uint32_t to, std::uint32_t from,
@@ -288,29 +281,33 @@ std::shared_ptr<Receipt> Messages::recv(tl::Context& ctx, std::uint32_t to, std:
                     pe_name(from), c.name, dtype_name(tile.dtype()), tile.shape().str(),
                     tile.bytes(), cfg_.slot_bytes));
   const std::uint64_t seq = c.posted++;
-  auto r = std::make_shared<Receipt>(
-      sys_.scheduler(), "message " + std::to_string(seq + 1) + " of channel " + c.name);
+  auto r = std::make_shared<Receipt>(sys_.scheduler(), c.name, seq);
   r->tile = std::move(tile);
   r->channel = id;
   r->from = from;
   r->seq = seq;
-  Entry& e = c.entry(seq);
+  Entry& e = c.entry(id, seq);
   e.receipt = r;
   if (e.sent) r->error = mismatch(e, *r, c);
-  if (e.arrived) read_out(id, seq);
+  if (e.arrived) read_out(e);
   return r;
 }
 
-void Messages::read_out(std::uint32_t ch, std::uint64_t seq) {
-  Channel& c = channels_[ch];
-  Entry& e = c.entry(seq);
-  if (!e.receipt->error.empty()) {  // wait() faults; the slot is left as it is
-    e.receipt->done.fire();
+void Messages::read_out(Entry& e) {
+  emu::Scheduler& sched = sys_.scheduler();
+  const emu::Tick begin = std::max(sched.now(), e.visible_at);
+  if (!e.receipt->error.empty()) {  // wait() faults once the message is there; the slot stays
+    if (begin == sched.now())
+      e.receipt->done.fire();
+    else
+      sched.schedule_at(
+          begin, [&e] { e.receipt->done.fire(); }, 0, "message slot write");
     return;
   }
-  const auto done = [this, ch, seq] { was_read(ch, seq); };
-  if (cfg_.memory == SlotMemory::hbm) {
-    sys_.network().read(pe_of(c.to), c.slot_base + (seq % cfg_.slots) * cfg_.slot_bytes, e.bytes,
+  const auto done = [this, &e] { was_read(e); };
+  if (cfg_.memory == SlotMemory::hbm) {  // visible on arrival: no write latency to wait for
+    const Channel& c = channels_[e.channel];
+    sys_.network().read(pe_of(c.to), c.slot_base + (e.seq % cfg_.slots) * cfg_.slot_bytes, e.bytes,
                         done);
     return;
   }
@@ -318,12 +315,12 @@ void Messages::read_out(std::uint32_t ch, std::uint64_t seq) {
   const emu::Tick t =
       (pe ? cfg_.pe_sram_latency : cfg_.cube_sram_latency) +
       (pe ? cfg_.pe_sram_bandwidth : cfg_.cube_sram_bandwidth).transfer_time(e.bytes);
-  sys_.scheduler().schedule_in(t, done, 0, "message slot read");
+  sched.schedule_at(begin + t, done, 0, "message slot read");
 }
 
-void Messages::was_read(std::uint32_t ch, std::uint64_t seq) {
+void Messages::was_read(Entry& e) {
+  const std::uint32_t ch = e.channel;
   Channel& c = channels_[ch];
-  Entry& e = c.entry(seq);
   e.read = true;
   e.receipt->values = std::move(e.payload);
   e.receipt->done.fire();
@@ -338,6 +335,11 @@ void Messages::was_read(std::uint32_t ch, std::uint64_t seq) {
     ++k.credits;
     k.gate->open();
   });
+}
+
+std::string ReceiptDone::describe() const {
+  return fmt::format("completion 'message {} of channel {}' ({} of 1 arrivals)", seq_ + 1, channel_,
+                     done_ ? 1 : 0);
 }
 
 void Messages::wait(std::uint32_t self, Receipt& r) {

@@ -21,6 +21,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,10 +33,33 @@ namespace cubesim::detail {
 
 struct PeState;
 
+// What a recv's program waits on until its message has been read out of its slot. Named only
+// when a deadlock report asks (a recv is a hot path: no name is built per message).
+class ReceiptDone final : public emu::Waitable {
+ public:
+  ReceiptDone(emu::Scheduler& s, const std::string& channel, std::uint64_t seq)
+      : emu::Waitable(s, {}), channel_(channel), seq_(seq) {}
+  bool done() const { return done_; }
+  void fire() {
+    done_ = true;
+    wake_all();
+  }
+  void wait() {
+    if (!done_) block();
+  }
+  std::string describe() const override;
+
+ private:
+  const std::string& channel_;  // the channel's name, which outlives its recvs
+  std::uint64_t seq_;
+  bool done_ = false;
+};
+
 // A recv in flight: done once its message has been read out of its slot.
 struct Receipt {
-  Receipt(emu::Scheduler& s, std::string name) : done(s, std::move(name)) {}
-  emu::Completion done;
+  Receipt(emu::Scheduler& s, const std::string& channel_name, std::uint64_t message)
+      : done(s, channel_name, message) {}
+  ReceiptDone done;
   tl::Tile tile;                  // made (and its SRAM taken) when the recv was posted
   std::vector<std::byte> values;  // the payload, copied into `tile` by wait()
   std::string error;              // the message did not match the recv (wait() faults)
@@ -70,12 +94,21 @@ class Messages {
   // Posts a recv of the next message of channel from -> to into `tile` (made by the caller).
   std::shared_ptr<Receipt> recv(tl::Context& ctx, std::uint32_t to, std::uint32_t from,
                                 tl::Tile tile);
+  // The HBM slot buffer of the channel between two global PEs, if one was made.
+  std::optional<std::uint64_t> hbm_slots(std::uint32_t from_pe, std::uint32_t to_pe) const {
+    const auto it = hbm_slots_.find({from_pe, to_pe});
+    if (it == hbm_slots_.end()) return std::nullopt;
+    return it->second;
+  }
   // Blocks program `self` until `r` is done.
   void wait(std::uint32_t self, Receipt& r);
 
  private:
   struct Entry {  // one message of a channel, from the first of send and recv that names it
     bool sent = false, arrived = false, read = false;
+    std::uint32_t channel = 0;
+    std::uint64_t seq = 0;
+    emu::Tick visible_at = 0;  // once arrived: when its payload is in the slot
     std::uint64_t bytes = 0;
     tl::Shape shape;
     DType dtype = DType::f32;
@@ -105,8 +138,13 @@ class Messages {
     std::uint64_t slot_base = 0;  // hbm slots: the buffer's address
     std::unique_ptr<CreditGate> gate;
     std::string name;  // "sip0.cube0.pe0 -> sip0.cube0.pe1"
-    Entry& entry(std::uint64_t seq) {
-      while (first + entries.size() <= seq) entries.emplace_back();
+    // Entries stay where they are until read (a deque: callbacks in flight hold them).
+    Entry& entry(std::uint32_t id, std::uint64_t seq) {
+      while (first + entries.size() <= seq) {
+        Entry& e = entries.emplace_back();
+        e.channel = id;
+        e.seq = first + entries.size() - 1;
+      }
       return entries[seq - first];
     }
   };
@@ -120,9 +158,12 @@ class Messages {
   std::uint32_t channel(tl::Context& ctx, std::uint32_t from, std::uint32_t to);
   const std::string& pe_name(std::uint32_t program) const;
   std::uint32_t pe_of(std::uint32_t program) const;
-  void arrived(std::uint32_t ch, std::uint64_t seq);
-  void read_out(std::uint32_t ch, std::uint64_t seq);  // the entry is arrived and posted
-  void was_read(std::uint32_t ch, std::uint64_t seq);
+  // The network delivered e's payload: it is visible once the slot's memory has taken it.
+  void arrived(Entry& e);
+  // e has arrived and its recv is posted: it is read out from when it is visible, and the
+  // read's end is one event (the slot's write and read follow each other with nothing between).
+  void read_out(Entry& e);
+  void was_read(Entry& e);
   static std::string mismatch(const Entry& e, const Receipt& r, const Channel& c);
 
   components::System& sys_;

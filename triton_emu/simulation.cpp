@@ -581,6 +581,12 @@ std::vector<Race> RunResult::races() const {
   if (!accesses) throw UsageError("races: no access log (SimOptions::record_accesses is off)");
   return cubesim::races(*accesses);
 }
+std::optional<std::uint64_t> Simulation::message_slots(std::uint32_t from_pe,
+                                                       std::uint32_t to_pe) const {
+  if (!impl_->messages) return std::nullopt;
+  return impl_->messages->hbm_slots(from_pe, to_pe);
+}
+
 MessageHazards RunResult::message_hazards() const {
   if (!accesses)
     throw UsageError("message_hazards: no access log (SimOptions::record_accesses is off)");

@@ -18,6 +18,7 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -168,6 +169,11 @@ class Simulation {
   // nobody received), where no RunResult holds it; needs SimOptions::record_accesses.
   MessageHazards message_hazards() const;
   std::string describe(const MessageHazards& h) const;
+
+  // With message slots in HBM (system.messages.memory=hbm): the address of the slots of the
+  // channel from global PE `from_pe` to `to_pe` (slot k at + k * slot_bytes), once a launch has
+  // used that channel; nullopt otherwise.
+  std::optional<std::uint64_t> message_slots(std::uint32_t from_pe, std::uint32_t to_pe) const;
 
   // A label for reports and traces (the CLI sets the kernel name).
   void set_kernel_name(std::string name);

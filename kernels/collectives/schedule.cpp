@@ -1,11 +1,13 @@
 #include "kernels/collectives/schedule.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <queue>
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 
 namespace cubesim::kernels::collectives {
 
@@ -140,16 +142,13 @@ class Executor {
   void run() {
     // Before the clock: what is never written goes from input to output as it is, and
     // buffer=sram loads every input.
-    for (std::size_t s = 0; s < segments_.size(); ++s) {
-      const Segment& seg = segments_[s];
-      if (seg.in_at < 0) continue;
-      const bool copy = last_.write[s] < 0 && seg.out_at >= 0;
-      if (a_.buffer == Buffer::hbm && !copy) continue;
-      for (std::size_t j = 0; j < values_[s].size(); ++j) {
-        values_[s][j] = load(s, j);
-        if (copy && a_.buffer == Buffer::hbm) store(s, j);
-      }
-    }
+    const auto copied = [&](std::size_t s) {
+      return segments_[s].in_at >= 0 && last_.write[s] < 0 && segments_[s].out_at >= 0;
+    };
+    if (a_.buffer == Buffer::sram)
+      stage(Move::load, [&](std::size_t s) { return segments_[s].in_at >= 0; });
+    else
+      stage(Move::copy, copied);
     tl_.barrier();
     if (a_.clock) a_.clock->begin[static_cast<std::size_t>(me_)] = tl_.now();
     Step step;
@@ -164,13 +163,86 @@ class Executor {
       }
     }
     if (a_.clock) a_.clock->end[static_cast<std::size_t>(me_)] = tl_.now();
-    if (a_.buffer == Buffer::sram)  // untimed, after the clock
-      for (std::size_t s = 0; s < segments_.size(); ++s)
-        if (segments_[s].out_at >= 0)
-          for (std::size_t j = 0; j < values_[s].size(); ++j) store(s, j);
+    if (a_.buffer == Buffer::sram) {
+      // Untimed, after the clock, and after every program's clock: a program that finished
+      // early must not store over the links and ports the others' messages still cross.
+      tl_.barrier();
+      stage(Move::store, [&](std::size_t s) { return segments_[s].out_at >= 0; });
+    }
   }
 
  private:
+  // The untimed moves before and after the clock go in runs of pieces that lie one after
+  // another in memory, as large as half the free SRAM allows (a run's tile and its pieces are
+  // held together for a moment), rather than one access per message-sized piece: the same
+  // data in far fewer transfers and packets. Tiles have no slice view, so each piece is a tile
+  // of its own (made as tile math makes its results) holding a copy of its elements.
+  enum class Move : std::uint8_t { load, copy, store };  // copy: load, and store as it is
+  struct Cursor {                                        // a piece: segment s, piece j
+    std::size_t s = 0, j = 0;
+  };
+  // Goes through the pieces of the segments `want` selects, in order, run by run.
+  template <class Want>
+  void stage(Move move, Want want) {
+    const auto skip = [&](Cursor& c) {
+      while (c.s < segments_.size() && (values_[c.s].empty() || !want(c.s))) ++c.s;
+      c.j = 0;
+    };
+    const auto next = [&](Cursor& c) {
+      if (++c.j == values_[c.s].size()) {
+        ++c.s;
+        skip(c);
+      }
+    };
+    const auto in_at = [&](const Cursor& c) {
+      return segments_[c.s].in_at + static_cast<std::int64_t>(c.j) * a_.piece;
+    };
+    const auto out_at = [&](const Cursor& c) {
+      return segments_[c.s].out_at + static_cast<std::int64_t>(c.j) * a_.piece;
+    };
+    const bool by_in = move != Move::store, by_out = move != Move::load;
+    const Ptr in = a_.in[static_cast<std::size_t>(me_)],
+              out = a_.out[static_cast<std::size_t>(me_)];
+    Cursor c;
+    skip(c);
+    while (c.s < segments_.size()) {
+      // The run: pieces following one another (in the input, the output, or both).
+      const std::uint64_t budget = tl_.sram_free() / 2;
+      const Cursor first = c;
+      std::int64_t elems = len(c.s, c.j), pieces = 1;
+      for (Cursor e = c;;) {
+        const std::int64_t in_end = in_at(e) + len(e.s, e.j), out_end = out_at(e) + len(e.s, e.j);
+        next(e);
+        if (e.s == segments_.size()) break;
+        if ((by_in && in_at(e) != in_end) || (by_out && out_at(e) != out_end)) break;
+        if (static_cast<std::uint64_t>(elems + len(e.s, e.j)) * 4 > budget) break;
+        elems += len(e.s, e.j);
+        ++pieces;
+      }
+      if (pieces == 1) {  // a run of one piece is the piece
+        if (move != Move::store) values_[c.s][c.j] = load(c.s, c.j);
+        if (move != Move::load) store(c.s, c.j);
+        next(c);
+        continue;
+      }
+      tl::Tile run = move == Move::store ? tl_.make_tile({elems}, DType::f32)
+                                         : tl_.load(in + in_at(first) * 4, {elems}, DType::f32);
+      std::byte* bytes = const_cast<std::byte*>(run.raw());  // null in timing-only runs
+      for (std::int64_t i = 0, at = 0; i < pieces; ++i, next(c)) {
+        const auto n = static_cast<std::size_t>(len(c.s, c.j)) * 4;
+        if (move == Move::store) {
+          if (bytes != nullptr) std::memcpy(bytes + at, values_[c.s][c.j].raw(), n);
+        } else {
+          tl::Tile t = tl_.make_tile({len(c.s, c.j)}, DType::f32);
+          if (bytes != nullptr) std::memcpy(const_cast<std::byte*>(t.raw()), bytes + at, n);
+          values_[c.s][c.j] = std::move(t);
+        }
+        at += static_cast<std::int64_t>(n);
+      }
+      if (move != Move::load) tl_.store(out + out_at(first) * 4, run);
+    }
+  }
+
   std::int64_t len(std::size_t s, std::size_t j) const {
     return std::min(a_.piece, segments_[s].elems - static_cast<std::int64_t>(j) * a_.piece);
   }
@@ -247,7 +319,9 @@ class Model {
     free_.assign(sim.system().network().topology().links().size(), 0);
     packet_bytes_ = sim.config().cube.noc.packet_bytes;
     const bool pe_slots = m_.memory == components::SlotMemory::pe_sram;
-    slot_latency_ = pe_slots ? m_.pe_sram_latency : m_.cube_sram_latency;
+    hbm_slots_ = m_.memory == components::SlotMemory::hbm;
+    // HBM slots: a message is there once its write lands, and read over the network.
+    slot_latency_ = hbm_slots_ ? 0 : pe_slots ? m_.pe_sram_latency : m_.cube_sram_latency;
     slot_bw_ = pe_slots ? m_.pe_sram_bandwidth : m_.cube_sram_bandwidth;
     for (std::int64_t g = 0; g < n; ++g) {
       Program& p = programs_[static_cast<std::size_t>(g)];
@@ -300,6 +374,7 @@ class Model {
     std::vector<emu::Tick> arrival, credit_back;  // by sequence number modulo the slots
     std::uint64_t sent = 0, arrived = 0, read = 0, credited = 0;
     std::int64_t sender = -1, receiver = -1;  // parked: waiting for a credit, a message
+    std::uint64_t slot_base = 0;              // slots in HBM: their address
   };
   struct Program {
     std::vector<Segment> segments;
@@ -317,7 +392,9 @@ class Model {
   };
   // What happens at a time: a program acts; a read slot's credit leaves its receiver; the
   // head of a message (or of a credit) reaches the last link of its route.
-  enum class What : std::uint8_t { act, credit_leaves, message_head, credit_head };
+  // With slots in HBM a message's arrival is known when it leaves (its write is served whole):
+  // it lands then.
+  enum class What : std::uint8_t { act, credit_leaves, message_head, credit_head, message_landed };
   struct Event {
     emu::Tick at;
     std::uint64_t order;
@@ -361,18 +438,27 @@ class Model {
   }
 
   std::size_t channel(std::int64_t from, std::int64_t to) {
-    const auto [it, fresh] = channel_of_.try_emplace({from, to}, channels_.size());
-    if (fresh) {
-      Channel c;
-      c.from = global_pe(from);
-      c.to = global_pe(to);
-      c.message = path(c.from, c.to);
-      c.credit = path(c.to, c.from);
-      c.arrival.assign(m_.slots, 0);
-      c.credit_back.assign(m_.slots, 0);
-      channels_.push_back(std::move(c));
+    const auto key =
+        static_cast<std::uint64_t>(from * static_cast<std::int64_t>(programs_.size()) + to);
+    const auto [it, fresh] = channel_of_.try_emplace(key, channels_.size());
+    if (!fresh) return it->second;
+    const std::size_t ch = it->second;
+    Channel c;
+    c.from = global_pe(from);
+    c.to = global_pe(to);
+    c.message = path(c.from, c.to);
+    c.credit = path(c.to, c.from);
+    c.arrival.assign(m_.slots, 0);
+    c.credit_back.assign(m_.slots, 0);
+    if (hbm_slots_) {
+      const auto base = sim_.message_slots(c.from, c.to);
+      if (!base)
+        throw std::logic_error("collective model: the launch made no HBM slots for channel " +
+                               std::to_string(from) + " -> " + std::to_string(to));
+      c.slot_base = *base;
     }
-    return it->second;
+    channels_.push_back(std::move(c));
+    return ch;
   }
 
   // `bytes` leave the path's first link as soon as it is free, from `ready` (and a read's
@@ -397,15 +483,20 @@ class Model {
   }
 
   // Program g loads (or stores) `bytes` at element `at` of its input (output) from `ready`:
-  // when the last packet has arrived (or landed). The access is cut into packets as the
-  // network cuts it, each over its own channel's path; all are issued at once.
+  // when the last packet has arrived (or landed).
   emu::Tick memory(std::int64_t g, std::int64_t at, std::uint64_t bytes, bool write,
                    emu::Tick ready) {
-    const auto& map = sim_.system().address_map();
-    const std::uint32_t pe = global_pe(g);
     const auto& buffers = write ? a_.out : a_.in;
-    std::uint64_t addr =
-        buffers[static_cast<std::size_t>(g)].addr + static_cast<std::uint64_t>(at) * 4;
+    return access(global_pe(g),
+                  buffers[static_cast<std::size_t>(g)].addr + static_cast<std::uint64_t>(at) * 4,
+                  bytes, write, ready);
+  }
+  // PE `pe` reads (or writes) `bytes` of HBM at `addr` from `ready`: when the last packet has
+  // arrived (or landed). The access is cut into packets as the network cuts it, each over its
+  // own channel's path; all are issued at once.
+  emu::Tick access(std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes, bool write,
+                   emu::Tick ready) {
+    const auto& map = sim_.system().address_map();
     emu::Tick done = ready;
     while (bytes > 0) {
       const auto piece = map.first_piece(addr, bytes, packet_bytes_);
@@ -426,6 +517,10 @@ class Model {
       bytes -= piece.len;
     }
     return done;
+  }
+  // Message `seq`'s slot of channel c (slots in HBM).
+  std::uint64_t slot_address(const Channel& c, std::uint64_t seq) const {
+    return c.slot_base + (seq % m_.slots) * m_.slot_bytes;
   }
 
   void wake(std::int64_t& parked) {
@@ -452,6 +547,12 @@ class Model {
         Channel& c = channels_[ch];
         c.credit_back[c.credited++ % m_.slots] = arrive(c.credit, e.bytes, e.leave, e.at);
         wake(c.sender);
+        return;
+      }
+      case What::message_landed: {
+        Channel& c = channels_[ch];
+        c.arrival[c.arrived++ % m_.slots] = e.at;
+        wake(c.receiver);
         return;
       }
       case What::message_head: {
@@ -507,6 +608,13 @@ class Model {
             return;
           }
         }
+        if (hbm_slots_) {  // a write into the slot's HBM address
+          const emu::Tick landed = access(c.from, slot_address(c, c.sent), bytes, true, p.t);
+          ++c.sent;
+          push(landed, What::message_landed, static_cast<std::int64_t>(ch));
+          ++p.next;
+          continue;
+        }
         ++c.sent;
         emu::Tick left = 0;
         const emu::Tick head = leave(c.message, bytes, p.t, &left);
@@ -525,7 +633,8 @@ class Model {
         push(begin, What::act, g);
         return;
       }
-      const emu::Tick read = begin + slot_latency_ + slot_bw_.transfer_time(bytes);
+      const emu::Tick read = hbm_slots_ ? access(c.to, slot_address(c, c.read), bytes, false, begin)
+                                        : begin + slot_latency_ + slot_bw_.transfer_time(bytes);
       ++c.read;
       push(read, What::credit_leaves, static_cast<std::int64_t>(ch));
       p.t = read;
@@ -557,11 +666,12 @@ class Model {
   GridShape grid_;
   const ScheduleArgs& a_;
   const components::MessagesConfig& m_;
+  bool hbm_slots_ = false;
   emu::Tick slot_latency_ = 0;
   emu::Bandwidth slot_bw_ = kNone;
   std::vector<Program> programs_;
   std::vector<Channel> channels_;
-  std::map<std::pair<std::int64_t, std::int64_t>, std::size_t> channel_of_;
+  std::unordered_map<std::uint64_t, std::size_t> channel_of_;  // sender * programs + receiver
   std::vector<emu::Tick> free_;  // per link: when it is free to start the next message
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, bool>, Path> memory_paths_;
   std::uint64_t packet_bytes_ = 0;

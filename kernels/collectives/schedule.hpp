@@ -100,7 +100,9 @@ void step_actions(const std::vector<Segment>& segments, const Step& step, std::i
 // has more packets in flight than its DMA window, and buffer=sram; with buffer=hbm the
 // accesses' packets interleave with messages on the links they share, which the model serves
 // whole (within 5 % on an idle cube for one-packet pieces; tests/kernels/test_collectives).
-// Message slots in HBM (system.messages.memory=hbm) are timed as if in the cube's SRAM.
+// With message slots in HBM (system.messages.memory=hbm) a message is a write of b bytes into
+// its slot's HBM address and its read-out a read of them back to the receiver, each timed as
+// the accesses above (the write's landing is the message's arrival).
 emu::Tick model_time(Simulation& sim, GridShape grid, const ScheduleArgs& args);
 
 }  // namespace cubesim::kernels::collectives
