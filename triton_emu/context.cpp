@@ -884,7 +884,7 @@ void Context::require_one_wave(const std::string& what) const {
 
 void Context::send(const Peer& dst, const Tile& tile) {
   sync();
-  require_one_wave("send(" + dst.str() + ")");
+  if (launch_.waves > 1) require_one_wave("send(" + dst.str() + ")");  // names built only then
   if (!tile.valid()) fault("send(" + dst.str() + ") on " + pe_.name + ": the tile is empty");
   if (&tile.context() != this)
     fault("send(" + dst.str() + ") on " + pe_.name + ": the tile belongs to another program");
@@ -907,7 +907,7 @@ Tile Context::recv(const Peer& src, Shape shape, DType dtype) {
 
 RecvHandle Context::recv_async(const Peer& src, Shape shape, DType dtype) {
   sync();
-  require_one_wave("recv(" + src.str() + ")");
+  if (launch_.waves > 1) require_one_wave("recv(" + src.str() + ")");
   detail::Messages& m = *launch_.messages;
   const std::uint32_t from = m.resolve(*this, program_, src, "recv");
   Tile t = make_tile(shape, dtype);  // its SRAM is taken now, as the DMA writes into it
