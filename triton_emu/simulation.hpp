@@ -3,16 +3,18 @@
 // and fill buffers, launch kernels on the hardware grid (or a sub-grid), read results and the
 // report, and check sharding.
 //
-//   cubesim::Simulation sim(cubesim::Spec::load("specs/tiny.json"));
+//   cubesim::Simulation sim(cubesim::Spec::load("tiny"));  // a shipped spec by name, or a path
 //   cubesim::Ptr a = sim.alloc(bytes);                        // interleaved across cubes
 //   sim.write<float>(a, host_values);
 //   cubesim::RunResult r = sim.launch(kernel, a, n);          // runs to completion
 //   auto c = sim.read<float>(a, n);
 //
-// A kernel is any callable void(cubesim::tl::Context&, Args...); every program gets a copy of
-// the arguments. launch_on(Grid::logical(cdiv(n, BLOCK)), kernel, ...) runs Triton's grid. A
-// failing kernel makes launch() throw KernelError (exit 3) or DeadlockError (exit 4) naming the PE
-// and the simulated time.
+// A kernel is any callable void(cubesim::tl::Context&, Args...); the arguments are stored once
+// and passed to every program as the kernel's parameters declare them: a by-value parameter is
+// each program's own copy, a by-reference one is shared by all programs.
+// launch_on(Grid::logical(cdiv(n, BLOCK)), kernel, ...) runs Triton's grid. A failing kernel makes
+// launch() throw KernelError (exit 3) or DeadlockError (exit 4) naming the PE and the simulated
+// time.
 
 #include <cstdint>
 #include <functional>
