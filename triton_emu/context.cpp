@@ -580,20 +580,24 @@ void Context::store(Ptr ptr, const Tile& tile, const StoreOptions& o) {
 
 // ---- Asynchronous copies ------------------------------------------------------------------------
 
-std::shared_ptr<detail::Copy> Context::start_async(bool write, const char* what) {
+std::shared_ptr<detail::Copy> Context::new_async(bool write, const char* what) {
   auto c = std::make_shared<detail::Copy>(launch_.sched, what, write);
   c->async = true;
   return c;
 }
 
-LoadHandle Context::load_async(Ptr ptr, Shape shape, DType dtype, const LoadOptions& o) {
-  auto c = start_async(false, "load_async");
-  prepare_load(*c, ptr, shape, dtype, o, "load_async");
-  c->segments = segments_;
+void Context::issue_async(const std::shared_ptr<detail::Copy>& c) {
+  c->segments = segments_;  // planned by prepare_load / prepare_store
   c->index = copies_.size();
   copies_.push_back(c);
   c->lane = launch_.tracing(pe_) ? launch_.take_copy_lane(pe_) : -1;
   issue_copy(*c);
+}
+
+LoadHandle Context::load_async(Ptr ptr, Shape shape, DType dtype, const LoadOptions& o) {
+  auto c = new_async(false, "load_async");
+  prepare_load(*c, ptr, shape, dtype, o, "load_async");
+  issue_async(c);
   LoadHandle h;
   h.state_ = std::move(c);
   return h;
@@ -604,13 +608,9 @@ LoadHandle Context::load_async(const Ref& r) {
 }
 
 StoreHandle Context::store_async(Ptr ptr, const Tile& tile, const StoreOptions& o) {
-  auto c = start_async(true, "store_async");
+  auto c = new_async(true, "store_async");
   prepare_store(*c, ptr, tile, o, "store_async");
-  c->segments = segments_;
-  c->index = copies_.size();
-  copies_.push_back(c);
-  c->lane = launch_.tracing(pe_) ? launch_.take_copy_lane(pe_) : -1;
-  issue_copy(*c);
+  issue_async(c);
   StoreHandle h;
   h.state_ = std::move(c);
   return h;

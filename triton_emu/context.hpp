@@ -364,9 +364,11 @@ class Context {
                     const char* what);
   void prepare_store(detail::Copy& copy, Ptr ptr, const Tile& tile, const StoreOptions& o,
                      const char* what);
-  // Blocks until `copy` has landed; `waited` counts and traces the time as a wait on it.
+  // Blocks until `copy` has landed; an async copy counts and traces the time as `what`.
   void wait_copy(detail::Copy& copy, const char* what);
-  std::shared_ptr<detail::Copy> start_async(bool write, const char* what);
+  std::shared_ptr<detail::Copy> new_async(bool write, const char* what);
+  // An asynchronous copy, prepared: put on the list of copies in flight and issued.
+  void issue_async(const std::shared_ptr<detail::Copy>& copy);
   // The program's end: waits until its asynchronous copies have landed.
   void finish_copies();
   // What every memory operation does once its `parts` transfers of `bytes` in all are done
