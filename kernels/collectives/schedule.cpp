@@ -173,55 +173,61 @@ class Executor {
 
  private:
   // The untimed moves before and after the clock go in runs of pieces that lie one after
-  // another in memory, as large as half the free SRAM allows (a run's tile and its pieces are
-  // held together for a moment), rather than one access per message-sized piece: the same
-  // data in far fewer transfers and packets. Tiles have no slice view, so each piece is a tile
-  // of its own (made as tile math makes its results) holding a copy of its elements.
+  // another in memory, as large as the free SRAM allows, rather than one access per
+  // message-sized piece: the same data in far fewer transfers and packets. Segments are taken
+  // in memory order (a ring's segments follow the ring, not the addresses). Tiles have no slice
+  // view, so each piece is a tile of its own (made as tile math makes its results) holding a
+  // copy of its elements; a load's run and its pieces are held together for a moment, so a
+  // load run takes at most half the free SRAM, and a store's pieces are dropped once stored.
   enum class Move : std::uint8_t { load, copy, store };  // copy: load, and store as it is
-  struct Cursor {                                        // a piece: segment s, piece j
-    std::size_t s = 0, j = 0;
+  struct Cursor {  // a piece: the i-th segment in memory order, piece j
+    std::size_t i = 0, j = 0;
   };
-  // Goes through the pieces of the segments `want` selects, in order, run by run.
+  // Goes through the pieces of the segments `want` selects, in memory order, run by run.
   template <class Want>
   void stage(Move move, Want want) {
-    const auto skip = [&](Cursor& c) {
-      while (c.s < segments_.size() && (values_[c.s].empty() || !want(c.s))) ++c.s;
-      c.j = 0;
-    };
+    const bool by_in = move != Move::store, by_out = move != Move::load;
+    std::vector<std::size_t> order;
+    for (std::size_t s = 0; s < segments_.size(); ++s)
+      if (!values_[s].empty() && want(s)) order.push_back(s);
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return by_in ? segments_[a].in_at < segments_[b].in_at
+                   : segments_[a].out_at < segments_[b].out_at;
+    });
+    const auto seg = [&](const Cursor& c) { return order[c.i]; };
     const auto next = [&](Cursor& c) {
-      if (++c.j == values_[c.s].size()) {
-        ++c.s;
-        skip(c);
+      if (++c.j == values_[seg(c)].size()) {
+        ++c.i;
+        c.j = 0;
       }
     };
     const auto in_at = [&](const Cursor& c) {
-      return segments_[c.s].in_at + static_cast<std::int64_t>(c.j) * a_.piece;
+      return segments_[seg(c)].in_at + static_cast<std::int64_t>(c.j) * a_.piece;
     };
     const auto out_at = [&](const Cursor& c) {
-      return segments_[c.s].out_at + static_cast<std::int64_t>(c.j) * a_.piece;
+      return segments_[seg(c)].out_at + static_cast<std::int64_t>(c.j) * a_.piece;
     };
-    const bool by_in = move != Move::store, by_out = move != Move::load;
     const Ptr in = a_.in[static_cast<std::size_t>(me_)],
               out = a_.out[static_cast<std::size_t>(me_)];
-    Cursor c;
-    skip(c);
-    while (c.s < segments_.size()) {
+    for (Cursor c; c.i < order.size();) {
       // The run: pieces following one another (in the input, the output, or both).
-      const std::uint64_t budget = tl_.sram_free() / 2;
+      const std::uint64_t budget = move == Move::store ? tl_.sram_free() : tl_.sram_free() / 2;
       const Cursor first = c;
-      std::int64_t elems = len(c.s, c.j), pieces = 1;
+      std::int64_t elems = len(seg(c), c.j), pieces = 1;
       for (Cursor e = c;;) {
-        const std::int64_t in_end = in_at(e) + len(e.s, e.j), out_end = out_at(e) + len(e.s, e.j);
+        const std::int64_t n = len(seg(e), e.j);
+        const std::int64_t in_end = in_at(e) + n, out_end = out_at(e) + n;
         next(e);
-        if (e.s == segments_.size()) break;
+        if (e.i == order.size()) break;
         if ((by_in && in_at(e) != in_end) || (by_out && out_at(e) != out_end)) break;
-        if (static_cast<std::uint64_t>(elems + len(e.s, e.j)) * 4 > budget) break;
-        elems += len(e.s, e.j);
+        if (static_cast<std::uint64_t>(elems + len(seg(e), e.j)) * 4 > budget) break;
+        elems += len(seg(e), e.j);
         ++pieces;
       }
       if (pieces == 1) {  // a run of one piece is the piece
-        if (move != Move::store) values_[c.s][c.j] = load(c.s, c.j);
-        if (move != Move::load) store(c.s, c.j);
+        if (move != Move::store) values_[seg(c)][c.j] = load(seg(c), c.j);
+        if (move != Move::load) store(seg(c), c.j);
+        if (move == Move::store) values_[seg(c)][c.j] = tl::Tile();
         next(c);
         continue;
       }
@@ -229,13 +235,15 @@ class Executor {
                                          : tl_.load(in + in_at(first) * 4, {elems}, DType::f32);
       std::byte* bytes = const_cast<std::byte*>(run.raw());  // null in timing-only runs
       for (std::int64_t i = 0, at = 0; i < pieces; ++i, next(c)) {
-        const auto n = static_cast<std::size_t>(len(c.s, c.j)) * 4;
+        tl::Tile& piece = values_[seg(c)][c.j];
+        const auto n = static_cast<std::size_t>(len(seg(c), c.j)) * 4;
         if (move == Move::store) {
-          if (bytes != nullptr) std::memcpy(bytes + at, values_[c.s][c.j].raw(), n);
+          if (bytes != nullptr) std::memcpy(bytes + at, piece.raw(), n);
+          piece = tl::Tile();
         } else {
-          tl::Tile t = tl_.make_tile({len(c.s, c.j)}, DType::f32);
+          tl::Tile t = tl_.make_tile({len(seg(c), c.j)}, DType::f32);
           if (bytes != nullptr) std::memcpy(const_cast<std::byte*>(t.raw()), bytes + at, n);
-          values_[c.s][c.j] = std::move(t);
+          piece = std::move(t);
         }
         at += static_cast<std::int64_t>(n);
       }
