@@ -27,6 +27,7 @@ void Messages::begin(const std::int64_t grid[3], const std::vector<PeState*>& pr
   for (std::size_t i = 0; i < programs.size(); ++i)
     program_of_pe_[programs[i]->global_pe] = static_cast<std::int64_t>(i);
   blocked_.assign(programs.size(), Blocked{});
+  last_used_.assign(programs.size(), {});
 }
 
 void Messages::end() {
@@ -37,6 +38,7 @@ void Messages::end() {
   channels_.clear();
   channel_of_.clear();
   blocked_.assign(blocked_.size(), Blocked{});
+  last_used_.assign(last_used_.size(), {});
 }
 
 const std::string& Messages::pe_name(std::uint32_t program) const {
@@ -220,8 +222,16 @@ std::uint32_t Messages::channel(tl::Context& ctx, std::uint32_t from, std::uint3
   return id;
 }
 
+std::uint32_t Messages::channel_used(tl::Context& ctx, std::uint32_t self, bool sending,
+                                     std::uint32_t peer) {
+  LastChannel& last = last_used_[self][sending ? 1 : 0];
+  if (last.peer != peer)
+    last = {peer, sending ? channel(ctx, self, peer) : channel(ctx, peer, self)};
+  return last.id;
+}
+
 void Messages::send(tl::Context& ctx, std::uint32_t from, std::uint32_t to, const tl::Tile& tile) {
-  const std::uint32_t id = channel(ctx, from, to);
+  const std::uint32_t id = channel_used(ctx, from, true, to);
   Channel& c = channels_[id];
   const std::uint64_t bytes = tile.bytes();
   if (bytes > cfg_.slot_bytes)
@@ -271,7 +281,7 @@ void Messages::arrived(Entry& e) {
 
 std::shared_ptr<Receipt> Messages::recv(tl::Context& ctx, std::uint32_t to, std::uint32_t from,
                                         tl::Tile tile) {
-  const std::uint32_t id = channel(ctx, from, to);
+  const std::uint32_t id = channel_used(ctx, to, false, from);
   Channel& c = channels_[id];
   if (tile.bytes() > cfg_.slot_bytes)
     ctx.fault(

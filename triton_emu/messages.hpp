@@ -16,6 +16,7 @@
 // messages nobody received fails (every send needs its recv); a deadlock report names every
 // program blocked on a channel and a cycle of them when there is one.
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -156,6 +157,10 @@ class Messages {
 
   // The channel from -> to (made on first use, its slot memory taken): its index.
   std::uint32_t channel(tl::Context& ctx, std::uint32_t from, std::uint32_t to);
+  // The same, through the last channel `self` used to send (or receive) on, which a program
+  // talking to one peer at a time reuses without a lookup.
+  std::uint32_t channel_used(tl::Context& ctx, std::uint32_t self, bool sending,
+                             std::uint32_t peer);
   const std::string& pe_name(std::uint32_t program) const;
   std::uint32_t pe_of(std::uint32_t program) const;
   // The network delivered e's payload: it is visible once the slot's memory has taken it.
@@ -175,7 +180,12 @@ class Messages {
   std::deque<Channel> channels_;             // a deque: gates hold references into their channel
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> channel_of_;  // programs
   std::vector<Blocked> blocked_;                                                 // per program
-  std::vector<components::Sram> cube_sram_;  // per global cube: cube_sram slots
+  struct LastChannel {
+    std::uint32_t peer = ~std::uint32_t{0};
+    std::uint32_t id = 0;
+  };
+  std::vector<std::array<LastChannel, 2>> last_used_;  // per program: [sending]
+  std::vector<components::Sram> cube_sram_;            // per global cube: cube_sram slots
   // Slot memory taken for the launch, given back by end(): (PE SRAM account or cube, bytes).
   std::vector<std::pair<PeState*, std::uint64_t>> pe_sram_taken_;
   std::vector<std::pair<std::uint32_t, std::uint64_t>> cube_sram_taken_;

@@ -8,7 +8,8 @@ namespace cubesim::kernels::collectives {
 namespace {
 
 std::int64_t mod(std::int64_t x, std::int64_t n) {
-  return ((x % n) + n) % n;
+  const std::int64_t r = x % n;
+  return r < 0 ? r + n : r;
 }
 
 class Rings final : public Schedule {

@@ -25,18 +25,28 @@ void step_actions(const std::vector<Segment>& segments, const Step& step, std::i
   out.clear();
   // Scratch kept between calls (a step never yields, so one per thread serves every fiber).
   thread_local std::vector<Action> sends, recvs;
+  thread_local std::vector<std::int64_t> pieces;  // per op
   sends.clear();
   recvs.clear();
+  pieces.clear();
   std::int64_t most = 0;
-  for (const Op& op : step)
-    most = std::max(most, pieces_of(segments[static_cast<std::size_t>(op.segment)].elems, piece));
+  bool forwards = false;  // some send forwards a segment the step also receives into
+  for (const Op& op : step) {
+    pieces.push_back(pieces_of(segments[static_cast<std::size_t>(op.segment)].elems, piece));
+    most = std::max(most, pieces.back());
+    if (op.kind == OpKind::send)
+      forwards = forwards || std::any_of(step.begin(), step.end(), [&](const Op& o) {
+                   return o.kind != OpKind::send && o.segment == op.segment;
+                 });
+  }
   for (std::int64_t j = 0; j < most; ++j)
     for (std::uint32_t i = 0; i < step.size(); ++i)
-      if (j < pieces_of(segments[static_cast<std::size_t>(step[i].segment)].elems, piece))
+      if (j < pieces[i])
         (step[i].kind == OpKind::send ? sends : recvs)
             .push_back({step[i].kind == OpKind::send, i, j});
   // A send of a segment the step also receives into waits until every such receive of its
-  // piece is done. Steps have few ops: plain vectors, searched.
+  // piece is done. Steps have few ops: plain vectors, searched, and only when some send
+  // forwards.
   struct Pending {
     std::int32_t segment;
     std::int64_t piece;
@@ -50,13 +60,14 @@ void step_actions(const std::vector<Segment>& segments, const Step& step, std::i
       return p.segment == op.segment && p.piece == a.piece;
     });
   };
-  for (const Action& r : recvs) {
-    auto it = find(r);
-    if (it == pending.end())
-      pending.push_back({step[r.op].segment, r.piece, 1});
-    else
-      ++it->count;
-  }
+  if (forwards)
+    for (const Action& r : recvs) {
+      auto it = find(r);
+      if (it == pending.end())
+        pending.push_back({step[r.op].segment, r.piece, 1});
+      else
+        ++it->count;
+    }
   thread_local std::vector<std::int64_t> peers;
   peers.clear();
   for (const Op& op : step)
@@ -66,12 +77,13 @@ void step_actions(const std::vector<Segment>& segments, const Step& step, std::i
   std::size_t si = 0, ri = 0;
   while (si < sends.size() || ri < recvs.size()) {
     for (; si < sends.size(); ++si) {
-      if (auto it = find(sends[si]); it != pending.end() && it->count > 0) break;
+      if (forwards)
+        if (auto it = find(sends[si]); it != pending.end() && it->count > 0) break;
       if (ri < recvs.size() && si >= ri + ahead) break;
       out.push_back(sends[si]);
     }
     if (ri < recvs.size()) {
-      --find(recvs[ri])->count;
+      if (forwards) --find(recvs[ri])->count;
       out.push_back(recvs[ri++]);
     } else if (si < sends.size()) {
       throw std::logic_error("collective schedule: a send waits for a receive the step lacks");
@@ -85,6 +97,7 @@ namespace {
 // never.
 struct LastUses {
   std::vector<std::int64_t> read, write;
+  LastUses() = default;
   LastUses(const Schedule& schedule, std::int64_t g, std::int64_t steps, std::size_t segments)
       : read(segments, -1), write(segments, -1) {
     Step step;
@@ -133,17 +146,19 @@ class Executor {
         me_(global_program_id(tl)),
         steps_(a.schedule->steps(me_)),
         segments_(a.schedule->segments(me_)),
-        last_(*a.schedule, me_, steps_, segments_.size()) {
-    values_.resize(segments_.size());
+        last_(tracks_last_uses() ? LastUses(*a.schedule, me_, steps_, segments_.size())
+                                 : LastUses()) {
+    first_.resize(segments_.size() + 1);
     for (std::size_t s = 0; s < segments_.size(); ++s)
-      values_[s].resize(static_cast<std::size_t>(pieces_of(segments_[s].elems, a.piece)));
+      first_[s + 1] = first_[s] + static_cast<std::size_t>(pieces_of(segments_[s].elems, a.piece));
+    values_.resize(first_.back());
   }
 
   void run() {
     // Before the clock: what is never written goes from input to output as it is, and
     // buffer=sram loads every input.
     const auto copied = [&](std::size_t s) {
-      return segments_[s].in_at >= 0 && last_.write[s] < 0 && segments_[s].out_at >= 0;
+      return segments_[s].in_at >= 0 && segments_[s].out_at >= 0 && last_.write[s] < 0;
     };
     if (a_.buffer == Buffer::sram)
       stage(Move::load, [&](std::size_t s) { return segments_[s].in_at >= 0; });
@@ -157,9 +172,8 @@ class Executor {
       run_step(k, step);
       for (const Op& op : step) {  // free what is not needed again
         const auto s = static_cast<std::size_t>(op.segment);
-        const bool kept = a_.buffer == Buffer::sram && segments_[s].out_at >= 0;
-        if (!kept && last_.read[s] <= k && last_.write[s] <= k)
-          for (tl::Tile& t : values_[s]) t = tl::Tile();
+        if (!kept(s) && last_.read[s] <= k && last_.write[s] <= k)
+          for (std::size_t j = 0; j < pieces(s); ++j) value_at(s, j) = tl::Tile();
       }
     }
     if (a_.clock) a_.clock->end[static_cast<std::size_t>(me_)] = tl_.now();
@@ -189,14 +203,14 @@ class Executor {
     const bool by_in = move != Move::store, by_out = move != Move::load;
     std::vector<std::size_t> order;
     for (std::size_t s = 0; s < segments_.size(); ++s)
-      if (!values_[s].empty() && want(s)) order.push_back(s);
+      if (pieces(s) > 0 && want(s)) order.push_back(s);
     std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
       return by_in ? segments_[a].in_at < segments_[b].in_at
                    : segments_[a].out_at < segments_[b].out_at;
     });
     const auto seg = [&](const Cursor& c) { return order[c.i]; };
     const auto next = [&](Cursor& c) {
-      if (++c.j == values_[seg(c)].size()) {
+      if (++c.j == pieces(seg(c))) {
         ++c.i;
         c.j = 0;
       }
@@ -225,9 +239,9 @@ class Executor {
         ++pieces;
       }
       if (pieces == 1) {  // a run of one piece is the piece
-        if (move != Move::store) values_[seg(c)][c.j] = load(seg(c), c.j);
+        if (move != Move::store) value_at(seg(c), c.j) = load(seg(c), c.j);
         if (move != Move::load) store(seg(c), c.j);
-        if (move == Move::store) values_[seg(c)][c.j] = tl::Tile();
+        if (move == Move::store) value_at(seg(c), c.j) = tl::Tile();
         next(c);
         continue;
       }
@@ -235,7 +249,7 @@ class Executor {
                                          : tl_.load(in + in_at(first) * 4, {elems}, DType::f32);
       std::byte* bytes = const_cast<std::byte*>(run.raw());  // null in timing-only runs
       for (std::int64_t i = 0, at = 0; i < pieces; ++i, next(c)) {
-        tl::Tile& piece = values_[seg(c)][c.j];
+        tl::Tile& piece = value_at(seg(c), c.j);
         const auto n = static_cast<std::size_t>(len(seg(c), c.j)) * 4;
         if (move == Move::store) {
           if (bytes != nullptr) std::memcpy(bytes + at, piece.raw(), n);
@@ -251,6 +265,18 @@ class Executor {
     }
   }
 
+  std::size_t pieces(std::size_t s) const { return first_[s + 1] - first_[s]; }
+  tl::Tile& value_at(std::size_t s, std::size_t j) { return values_[first_[s] + j]; }
+  // Whether a segment stays held to the end (buffer=sram keeps its outputs in SRAM).
+  bool kept(std::size_t s) const { return a_.buffer == Buffer::sram && segments_[s].out_at >= 0; }
+  // Last uses are needed to store final values (buffer=hbm) and to free what is not kept.
+  bool tracks_last_uses() const {
+    if (a_.buffer == Buffer::hbm) return true;
+    for (std::size_t s = 0; s < segments_.size(); ++s)
+      if (!kept(s)) return true;
+    return false;
+  }
+
   std::int64_t len(std::size_t s, std::size_t j) const {
     return std::min(a_.piece, segments_[s].elems - static_cast<std::int64_t>(j) * a_.piece);
   }
@@ -260,11 +286,11 @@ class Executor {
   }
   void store(std::size_t s, std::size_t j) {
     const std::int64_t at = segments_[s].out_at + static_cast<std::int64_t>(j) * a_.piece;
-    tl_.store(a_.out[static_cast<std::size_t>(me_)] + at * 4, values_[s][j]);
+    tl_.store(a_.out[static_cast<std::size_t>(me_)] + at * 4, value_at(s, j));
   }
   // The segment's piece as it is now: held in SRAM, or (buffer=hbm) loaded from the input.
   const tl::Tile& value(std::size_t s, std::size_t j) {
-    tl::Tile& v = values_[s][j];
+    tl::Tile& v = value_at(s, j);
     if (!v.valid()) {
       if (segments_[s].in_at < 0)
         throw std::logic_error("collective schedule: program " + std::to_string(me_) +
@@ -278,7 +304,7 @@ class Executor {
     step_actions(segments_, step, a_.piece, a_.window, actions_);
     // Writes into each segment in this step still to come, per piece: its final value is
     // stored (buffer=hbm) after the last one.
-    writes_.count(step, actions_);
+    if (a_.buffer == Buffer::hbm) writes_.count(step, actions_);
     for (const Action& act : actions_) {
       const Op& op = step[act.op];
       const auto s = static_cast<std::size_t>(op.segment);
@@ -288,11 +314,12 @@ class Executor {
         continue;
       }
       tl::Tile got = tl_.recv(peer_of(tl_, op.peer), {len(s, j)}, DType::f32);
-      if (op.kind == OpKind::recv_add && (values_[s][j].valid() || segments_[s].in_at >= 0))
+      if (op.kind == OpKind::recv_add && (value_at(s, j).valid() || segments_[s].in_at >= 0))
         got = got + value(s, j);
-      values_[s][j] = std::move(got);
-      const bool last = writes_.done(op.segment, act.piece) && last_.write[s] == k;
-      if (last && a_.buffer == Buffer::hbm && segments_[s].out_at >= 0) store(s, j);
+      value_at(s, j) = std::move(got);
+      if (a_.buffer == Buffer::hbm && writes_.done(op.segment, act.piece) && last_.write[s] == k &&
+          segments_[s].out_at >= 0)
+        store(s, j);
     }
   }
 
@@ -300,7 +327,10 @@ class Executor {
   const ScheduleArgs& a_;
   std::int64_t me_, steps_;
   std::vector<Segment> segments_;
-  std::vector<std::vector<tl::Tile>> values_;  // by segment, by piece; invalid: not held
+  // Each piece's value, segment after segment (segment s's pieces from first_[s] on); invalid:
+  // not held. One array: a step's cold segment is one record away, not two.
+  std::vector<tl::Tile> values_;
+  std::vector<std::size_t> first_;
   LastUses last_;
   std::vector<Action> actions_;
   PieceWrites writes_;
