@@ -3,11 +3,12 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
-#include <queue>
 #include <stdexcept>
 #include <string>
 #include <tuple>
 #include <unordered_map>
+
+#include "emu/event_queue.hpp"
 
 namespace cubesim::kernels::collectives {
 
@@ -382,9 +383,12 @@ class Model {
 
   emu::Tick run() {
     while (!events_.empty()) {
-      const Event e = events_.top();
+      const emu::Tick at = events_.top_time();
+      const auto slot = reinterpret_cast<std::uintptr_t>(events_.top_payload()) - 1;
       events_.pop();
-      handle(e);
+      const Event e = events_of_[slot];
+      free_events_.push_back(static_cast<std::uint32_t>(slot));
+      handle(at, e);
     }
     emu::Tick end = 0;
     for (std::size_t g = 0; g < programs_.size(); ++g) {
@@ -434,18 +438,26 @@ class Model {
   // it lands then.
   enum class What : std::uint8_t { act, credit_leaves, message_head, credit_head, message_landed };
   struct Event {
-    emu::Tick at;
-    std::uint64_t order;
     What what;
     std::int64_t id;      // the program, or the channel
     emu::Tick leave = 0;  // heads: when the sender's port sent it
     std::uint64_t bytes = 0;
-    bool operator>(const Event& o) const { return at != o.at ? at > o.at : order > o.order; }
   };
 
+  // Events run in (time, push order). The queue is the scheduler's ladder queue: it holds
+  // (time, order, payload), the payload naming the event's slot in events_of_.
   void push(emu::Tick at, What what, std::int64_t id, emu::Tick leave = 0,
             std::uint64_t bytes = 0) {
-    events_.push({at, order_++, what, id, leave, bytes});
+    std::uint32_t slot = 0;
+    if (free_events_.empty()) {
+      slot = static_cast<std::uint32_t>(events_of_.size());
+      events_of_.emplace_back();
+    } else {
+      slot = free_events_.back();
+      free_events_.pop_back();
+    }
+    events_of_[slot] = {what, id, leave, bytes};
+    events_.push(at, 0, reinterpret_cast<void*>(std::uintptr_t{slot} + 1));
   }
 
   std::uint32_t global_pe(std::int64_t g) const {
@@ -568,34 +580,34 @@ class Model {
     push(programs_[static_cast<std::size_t>(g)].t, What::act, g);
   }
 
-  void handle(const Event& e) {
+  void handle(emu::Tick at, const Event& e) {
     const auto ch = static_cast<std::size_t>(e.id);
     switch (e.what) {
       case What::act:
-        act(e.at, e.id);
+        act(at, e.id);
         return;
       case What::credit_leaves: {
         Channel& c = channels_[ch];
         emu::Tick left = 0;
-        const emu::Tick head = leave(c.credit, m_.credit_bytes, e.at, &left);
+        const emu::Tick head = leave(c.credit, m_.credit_bytes, at, &left);
         push(head, What::credit_head, e.id, left, m_.credit_bytes);
         return;
       }
       case What::credit_head: {
         Channel& c = channels_[ch];
-        c.credit_back[c.credited++ % m_.slots] = arrive(c.credit, e.bytes, e.leave, e.at);
+        c.credit_back[c.credited++ % m_.slots] = arrive(c.credit, e.bytes, e.leave, at);
         wake(c.sender);
         return;
       }
       case What::message_landed: {
         Channel& c = channels_[ch];
-        c.arrival[c.arrived++ % m_.slots] = e.at;
+        c.arrival[c.arrived++ % m_.slots] = at;
         wake(c.receiver);
         return;
       }
       case What::message_head: {
         Channel& c = channels_[ch];
-        c.arrival[c.arrived++ % m_.slots] = arrive(c.message, e.bytes, e.leave, e.at);
+        c.arrival[c.arrived++ % m_.slots] = arrive(c.message, e.bytes, e.leave, at);
         wake(c.receiver);
         return;
       }
@@ -713,8 +725,9 @@ class Model {
   std::vector<emu::Tick> free_;  // per link: when it is free to start the next message
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, bool>, Path> memory_paths_;
   std::uint64_t packet_bytes_ = 0;
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
-  std::uint64_t order_ = 0;
+  emu::EventQueue events_;
+  std::vector<Event> events_of_;
+  std::vector<std::uint32_t> free_events_;
 };
 
 }  // namespace
