@@ -66,14 +66,32 @@ InputBuffers::InputBuffers(const Topology& topology) : plan_(VcPlan::of(topology
 }
 
 void InputBuffers::clear() {
-  for (Channel& c : channels_) {
-    for (Occupant* o = c.head; o != nullptr;) {
-      Occupant* next = o->next;
-      o->next = free_;
-      free_ = o;
-      o = next;
+  for (Channel& c : channels_) c = Channel{};
+  spills_.clear();
+  free_spills_.clear();
+}
+
+void InputBuffers::spill_push(Channel& c, Tick release, std::uint32_t bytes) {
+  if (c.spill == kNone) {
+    if (free_spills_.empty()) {
+      c.spill = static_cast<std::uint32_t>(spills_.size());
+      spills_.emplace_back();
+    } else {
+      c.spill = free_spills_.back();
+      free_spills_.pop_back();
     }
-    c = Channel{};
+  }
+  spills_[c.spill].push_back({release, bytes});
+}
+
+void InputBuffers::spill_pop(Channel& c) {
+  std::deque<Granted>& q = spills_[c.spill];
+  c.release[kInline - 1] = q.front().release;
+  c.bytes[kInline - 1] = q.front().bytes;
+  q.pop_front();
+  if (q.empty()) {
+    free_spills_.push_back(c.spill);
+    c.spill = kNone;
   }
 }
 

@@ -10,10 +10,14 @@
 // link plus the credit latency. Packets leave a channel in the order they entered it (a FIFO:
 // one that cannot move blocks those behind it, head-of-line).
 //
-// Each channel keeps its occupants in entry order. An occupant's release time is unknown until
-// its packet is granted the next link; then it is that link's end of serialisation plus the
-// credit latency. So the room a channel will have at a time t is known up to the first occupant
-// still waiting, and releases are applied lazily, when a later request looks at the channel.
+// Each channel keeps its occupants in entry order: first those whose packets have been granted
+// the next link (their release time known: that link's end of serialisation plus the credit
+// latency, so non-decreasing in entry order), then those still waiting. So the room a channel
+// will have at a time t is known up to the first occupant still waiting, and releases are
+// applied lazily, when a later request looks at the channel. The (release, bytes) of the first
+// granted occupants are kept in the channel record itself, the rest in a spill queue: releasing
+// them reads no record but the channel's. The occupants still waiting are their packets (Place),
+// linked in entry order; a packet waits in at most one channel at a time.
 
 #include <array>
 #include <cstdint>
@@ -31,19 +35,25 @@ class InputBuffers {
   static constexpr std::uint32_t kNone = ~std::uint32_t{0};
   static constexpr std::uint64_t kUnbounded = ~std::uint64_t{0};
 
-  struct Occupant {
-    std::uint64_t bytes = 0;
-    Tick release = kUnknown;  // when its credit is back at the sender
-    Occupant* next = nullptr;
-    void* packet = nullptr;  // the packet holding it (the packet model's)
+  // A packet's place in a channel while it waits there to be granted the next link: the packet
+  // model's packet record embeds it, and the channel links its waiting places through it.
+  struct Place {
+    Place* next = nullptr;  // the next place waiting in the same channel
   };
-  struct Channel {
-    Occupant* head = nullptr;  // oldest occupant not yet released
-    Occupant* tail = nullptr;
-    Occupant* waiting = nullptr;   // first occupant whose packet has not been granted on
-    std::uint64_t used = 0;        // bytes of the occupants from head on
-    Tick clear_at = 0;             // when the last packet granted on has left the buffer
-    Tick head_release = kUnknown;  // head->release, kept here: most looks need no more
+  // The granted occupants kept in the channel record; more go to its spill queue.
+  static constexpr std::uint32_t kInline = 2;
+  struct alignas(64) Channel {
+    Tick clear_at = 0;       // when the last packet granted on has left the buffer
+    std::uint64_t used = 0;  // bytes of the occupants not yet released
+    // The first granted occupants not yet released, oldest first: when each one's credit is
+    // back at the sender, and its bytes.
+    std::array<Tick, kInline> release{};
+    std::array<std::uint32_t, kInline> bytes{};
+    std::uint32_t granted = 0;    // granted occupants not yet released (inline and spilled)
+    std::uint32_t spill = kNone;  // the spill queue of those beyond kInline, if any
+    Place* waiting = nullptr;     // the first occupant whose packet has not been granted on
+    Place* last = nullptr;        // the last one (when `waiting` is not null)
+    bool empty() const { return granted == 0 && waiting == nullptr; }
   };
 
   explicit InputBuffers(const Topology& topology);
@@ -59,8 +69,9 @@ class InputBuffers {
   // The channel a packet that has crossed `crossed` UCIe and inter-SIP links (counting `id`)
   // takes beyond `id` at time `at`: of its class's channels with room then, the emptiest (the
   // lowest on a tie), so that packets spread over the channels and one that waits holds up as
-  // few others as can be. kNone when none has room; `ready` then gets the time one will
-  // (kUnknown when that is not known yet), else `at`.
+  // few others as can be. A channel with no occupant left (before releasing what is due) is
+  // taken at once. kNone when none has room; `ready` then gets the time one will (kUnknown when
+  // that is not known yet), else `at`.
   std::uint32_t choose(LinkId id, std::uint32_t crossed, std::uint64_t bytes, Tick at,
                        Tick* ready) {
     const Port& port = ports_[id];
@@ -70,7 +81,7 @@ class InputBuffers {
     std::uint64_t best_used = 0;
     for (std::uint32_t ch = port.first + r.first; ch < port.first + r.last; ++ch) {
       Channel& c = channels_[ch];
-      if (c.head == nullptr) {  // empty: the emptiest there can be
+      if (c.empty()) {
         *ready = at;
         return ch;
       }
@@ -84,38 +95,42 @@ class InputBuffers {
     *ready = best_at;
     return best_at == at ? best : kNone;
   }
-  // The packet enters channel `ch` (from choose) with `bytes`; its occupant is returned.
-  Occupant* enter(std::uint32_t ch, std::uint64_t bytes, void* packet) {
-    Occupant* o = free_;
-    if (o != nullptr)
-      free_ = o->next;
+  // The packet waiting at `place` enters channel `ch` (from choose) with `bytes`.
+  void enter(std::uint32_t ch, std::uint32_t bytes, Place* place) {
+    Channel& c = channels_[ch];
+    place->next = nullptr;
+    if (c.waiting == nullptr)
+      c.waiting = place;
     else
-      o = &store_.emplace_back();
-    *o = Occupant{bytes, kUnknown, nullptr, packet};
-    Channel& c = channels_[ch];
-    if (c.tail != nullptr) {
-      c.tail->next = o;
-    } else {
-      c.head = o;
-      c.head_release = kUnknown;
-    }
-    c.tail = o;
-    if (c.waiting == nullptr) c.waiting = o;
+      c.last->next = place;
+    c.last = place;
     c.used += bytes;
-    return o;
   }
-  // The packet holding `o`, first in line in channel `ch` beyond `id`, was granted the next
-  // link: its tail leaves at `leaves` and the credit is back at `leaves + credit latency`.
-  // Returns the next occupant, now first in line (nullptr if none).
-  Occupant* leave(LinkId id, std::uint32_t ch, Occupant* o, Tick leaves) {
+  // Whether the packet at `place` in channel `ch` is first in line there.
+  bool first_in_line(std::uint32_t ch, const Place* place) const {
+    return channels_[ch].waiting == place;
+  }
+  // When the packet ahead in channel `ch` has left the buffer.
+  Tick clear_at(std::uint32_t ch) const { return channels_[ch].clear_at; }
+  // The packet at `place`, with `bytes`, first in line in channel `ch` beyond `id`, was granted
+  // the next link: its tail leaves at `leaves` and the credit is back at `leaves + credit
+  // latency` (returned). `*next` gets the next place waiting, now first in line (or nullptr).
+  Tick leave(LinkId id, std::uint32_t ch, const Place* place, std::uint32_t bytes, Tick leaves,
+             Place** next) {
     Channel& c = channels_[ch];
-    o->release = emu::checked_add(leaves, ports_[id].credit_latency, "credit return");
-    if (o == c.head) c.head_release = o->release;
+    const Tick release = emu::checked_add(leaves, ports_[id].credit_latency, "credit return");
+    if (c.granted < kInline) {
+      c.release[c.granted] = release;
+      c.bytes[c.granted] = bytes;
+    } else {
+      spill_push(c, release, bytes);
+    }
+    ++c.granted;
     c.clear_at = leaves;
-    c.waiting = o->next;
-    return c.waiting;
+    c.waiting = place->next;
+    *next = c.waiting;
+    return release;
   }
-  Channel& channel(std::uint32_t ch) { return channels_[ch]; }
   Tick credit_latency(LinkId id) const { return ports_[id].credit_latency; }
   // The bytes beyond `id` one class of packets can hold (its channels' share of the buffer),
   // for the flow model; kUnbounded for a link without a bounded buffer.
@@ -139,27 +154,44 @@ class InputBuffers {
     std::uint64_t capacity = 0;  // bytes per channel
     Tick credit_latency = 0;
   };
+  struct Granted {
+    Tick release;
+    std::uint32_t bytes;
+  };
 
   // Room for `bytes` in the channel at time `at` or later: the time, or kUnknown. Requests on
   // a link come in time order, so what is released by `at` stays released.
   Tick room_at(Channel& c, std::uint64_t capacity, std::uint64_t bytes, Tick at) {
-    while (c.head_release <= at) {  // never true of an empty channel's kUnknown
-      Occupant* o = c.head;
-      c.used -= o->bytes;
-      c.head = o->next;
-      c.head_release = c.head != nullptr ? c.head->release : kUnknown;
-      o->next = free_;
-      free_ = o;
-    }
-    if (c.head == nullptr) c.tail = nullptr;
+    while (c.granted != 0 && c.release[0] <= at) release_first(c);
     std::uint64_t room = capacity - c.used;
     if (room >= bytes) return at;
-    for (const Occupant* o = c.head; o != nullptr && o->release != kUnknown; o = o->next) {
-      room += o->bytes;
-      if (room >= bytes) return o->release;
+    const std::uint32_t inline_count = c.granted < kInline ? c.granted : kInline;
+    for (std::uint32_t i = 0; i < inline_count; ++i) {
+      room += c.bytes[i];
+      if (room >= bytes) return c.release[i];
+    }
+    if (c.spill != kNone) {
+      for (const Granted& g : spills_[c.spill]) {
+        room += g.bytes;
+        if (room >= bytes) return g.release;
+      }
     }
     return kUnknown;
   }
+  // The oldest granted occupant's credit is back: its bytes are free again.
+  void release_first(Channel& c) {
+    c.used -= c.bytes[0];
+    for (std::uint32_t i = 1; i < kInline; ++i) {
+      c.release[i - 1] = c.release[i];
+      c.bytes[i - 1] = c.bytes[i];
+    }
+    --c.granted;
+    if (c.spill != kNone) spill_pop(c);
+  }
+  // The queues of granted occupants beyond a channel's first kInline, for the channels that
+  // have more (small packets): spill_push appends, spill_pop moves the oldest into the record.
+  void spill_push(Channel& c, Tick release, std::uint32_t bytes);
+  void spill_pop(Channel& c);
 
   VcPlan plan_;
   bool any_ = false;
@@ -167,8 +199,8 @@ class InputBuffers {
   // Per buffer configuration (router, UCIe, inter-SIP): each class index's channels.
   std::array<std::vector<VcRange>, 3> ranges_;
   std::vector<Channel> channels_;
-  std::deque<Occupant> store_;
-  Occupant* free_ = nullptr;
+  std::vector<std::deque<Granted>> spills_;
+  std::vector<std::uint32_t> free_spills_;  // spill queues not in use
 };
 
 }  // namespace cubesim::components
