@@ -37,9 +37,16 @@ InputBuffers::InputBuffers(const Topology& topology) : plan_(VcPlan::of(topology
                                                    &c.inter_sip.buffers};
   const std::array<LinkKind, 3> kinds{LinkKind::noc, LinkKind::ucie, LinkKind::inter_sip};
   for (std::size_t k = 0; k < configs.size(); ++k) {
-    const std::uint32_t classes = plan_.classes(kinds[k]);
-    for (std::uint32_t i = 0; i < classes; ++i)
-      ranges_[k].push_back(vc_range(configs[k]->virtual_channels, classes, i));
+    capacity_[k] = configs[k]->vc_bytes();
+    credit_latency_[k] = configs[k]->credit_latency;
+    vcs_[k] = configs[k]->virtual_channels;
+    classes_[k] = plan_.classes(kinds[k]);
+    // A packet beyond a UCIe or inter-SIP link has crossed it: no class for 0 crossings there.
+    for (std::uint32_t crossed = 0; crossed <= plan_.crossings; ++crossed) {
+      const std::uint32_t i =
+          crossed == 0 && joins_cubes(kinds[k]) ? 0 : plan_.class_index(kinds[k], crossed);
+      by_crossed_[k].push_back(vc_range(vcs_[k], classes_[k], i));
+    }
   }
   ports_.assign(links.size(), Port{});
   std::size_t channels = 0;
@@ -54,12 +61,8 @@ InputBuffers::InputBuffers(const Topology& topology) : plan_(VcPlan::of(topology
       throw std::invalid_argument("InputBuffers: fewer virtual channels than classes");
     Port& p = ports_[id];
     p.first = static_cast<std::uint32_t>(channels);
-    p.vcs = static_cast<std::uint16_t>(b->virtual_channels);
     p.kind =
-        static_cast<std::uint8_t>(std::find(configs.begin(), configs.end(), b) - configs.begin());
-    p.link_kind = links[id].kind;
-    p.capacity = b->vc_bytes();
-    p.credit_latency = b->credit_latency;
+        static_cast<std::uint32_t>(std::find(configs.begin(), configs.end(), b) - configs.begin());
     channels += b->virtual_channels;
   }
   channels_.assign(channels, Channel{});
@@ -68,31 +71,14 @@ InputBuffers::InputBuffers(const Topology& topology) : plan_(VcPlan::of(topology
 void InputBuffers::clear() {
   for (Channel& c : channels_) c = Channel{};
   spills_.clear();
-  free_spills_.clear();
-}
-
-void InputBuffers::spill_push(Channel& c, Tick release, std::uint32_t bytes) {
-  if (c.spill == kNone) {
-    if (free_spills_.empty()) {
-      c.spill = static_cast<std::uint32_t>(spills_.size());
-      spills_.emplace_back();
-    } else {
-      c.spill = free_spills_.back();
-      free_spills_.pop_back();
-    }
-  }
-  spills_[c.spill].push_back({release, bytes});
 }
 
 void InputBuffers::spill_pop(Channel& c) {
-  std::deque<Granted>& q = spills_[c.spill];
-  c.release[kInline - 1] = q.front().release;
-  c.bytes[kInline - 1] = q.front().bytes;
-  q.pop_front();
-  if (q.empty()) {
-    free_spills_.push_back(c.spill);
-    c.spill = kNone;
-  }
+  const auto it = spills_.find(index(&c));
+  c.release[kInline - 1] = it->second.front().release;
+  c.bytes[kInline - 1] = it->second.front().bytes;
+  it->second.pop_front();
+  if (it->second.empty()) spills_.erase(it);
 }
 
 }  // namespace cubesim::components

@@ -68,8 +68,8 @@ void PacketNetwork::issue_packet(Transfer& t) {
   ++packets_;
   if (credits_) {
     p.held_channel = InputBuffers::kNone;
-    p.crossed = 0;
     p.in_line = false;
+    p.crossed = 0;
     p.waiting_since = emu::kTickMax;
     if (delay == 0)
       arrive(p);
@@ -126,8 +126,7 @@ void PacketNetwork::advance(Packet& p) {
 void PacketNetwork::arrive(Packet& p) {
   // It leaves its channel first in line: behind another packet, it waits for that one's grant.
   if (p.held_channel != InputBuffers::kNone && !buffers_.first_in_line(p.held_channel, &p)) {
-    p.in_line = true;  // grant() of the packet ahead goes on with it
-    return;
+    return;  // grant() of the packet ahead goes on with it
   }
   request(p);
 }
@@ -192,11 +191,7 @@ void PacketNetwork::request(Packet& p) {
   if (p.held_channel != InputBuffers::kNone) {  // its tail leaves the buffer it sat in at `end`
     InputBuffers::Place* next = nullptr;
     const emu::Tick release = buffers_.leave(p.held_link, p.held_channel, &p, p.bytes, end, &next);
-    if (next != nullptr && static_cast<Packet*>(next)->in_line) {
-      Packet& q = *static_cast<Packet*>(next);  // first in line now
-      q.in_line = false;
-      request(q);
-    }
+    if (next != nullptr) request(*static_cast<Packet*>(next));  // first in line now
     if (listed_[p.held_link]) schedule_wake(p.held_link, release);
     p.held_channel = InputBuffers::kNone;
   }

@@ -41,13 +41,12 @@ class PacketNetwork final : public Network {
     std::uint32_t bytes;
     // With credits (InputBuffers): the UCIe and inter-SIP links crossed (its class), the
     // channel it holds bytes in before its hop (none at its source or beyond an unbounded
-    // link) and the link that buffer is beyond, whether its head waits behind another packet
-    // of its channel, and when it began to wait for room, if it waits.
+    // link) and the link that buffer is beyond, and when it began to wait for room, if it
+    // waits. (Place::in_line: whether its head waits behind another packet of its channel.)
     std::uint32_t crossed = 0;
     std::uint32_t held_channel = InputBuffers::kNone;
     LinkId held_link = 0;
     emu::Tick waiting_since = emu::kTickMax;
-    bool in_line = false;
     RouteCursor route;  // the hop it is at, and the way on
   };
   // With credits: the packets waiting for room beyond a link, in the order they came. Each
