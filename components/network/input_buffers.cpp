@@ -66,19 +66,29 @@ InputBuffers::InputBuffers(const Topology& topology) : plan_(VcPlan::of(topology
     channels += b->virtual_channels;
   }
   channels_.assign(channels, Channel{});
+  spills_.resize(channels);
 }
 
 void InputBuffers::clear() {
   for (Channel& c : channels_) c = Channel{};
-  spills_.clear();
+  for (Spill& s : spills_) {
+    s.queue.clear();
+    s.head = 0;
+  }
 }
 
 void InputBuffers::spill_pop(Channel& c) {
-  const auto it = spills_.find(index(&c));
-  c.release[kInline - 1] = it->second.front().release;
-  c.bytes[kInline - 1] = it->second.front().bytes;
-  it->second.pop_front();
-  if (it->second.empty()) spills_.erase(it);
+  Spill& s = spills_[index(&c)];
+  c.release[kInline - 1] = s.queue[s.head].release;
+  c.bytes[kInline - 1] = s.queue[s.head].bytes;
+  ++s.head;
+  if (s.head == s.queue.size()) {
+    s.queue.clear();
+    s.head = 0;
+  } else if (s.head >= 64 && 2 * s.head >= s.queue.size()) {  // never emptied: drop the front
+    s.queue.erase(s.queue.begin(), s.queue.begin() + static_cast<std::ptrdiff_t>(s.head));
+    s.head = 0;
+  }
 }
 
 }  // namespace cubesim::components

@@ -22,8 +22,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <deque>
-#include <unordered_map>
 #include <vector>
 
 #include "components/network/topology.hpp"
@@ -140,7 +138,7 @@ class InputBuffers {
       c.release[c.granted] = release;
       c.bytes[c.granted] = bytes;
     } else {
-      spills_[ch].push_back({release, bytes});
+      spills_[ch].queue.push_back({release, bytes});
     }
     ++c.granted;
     c.clear_at = leaves;
@@ -191,9 +189,10 @@ class InputBuffers {
       if (room >= bytes) return c.release[i];
     }
     if (c.granted > kInline) {
-      for (const Granted& g : spills_.at(index(&c))) {
-        room += g.bytes;
-        if (room >= bytes) return g.release;
+      const Spill& s = spills_[index(&c)];
+      for (std::size_t i = s.head; i < s.queue.size(); ++i) {
+        room += s.queue[i].bytes;
+        if (room >= bytes) return s.queue[i].release;
       }
     }
     return kUnknown;
@@ -222,9 +221,13 @@ class InputBuffers {
   std::array<std::uint32_t, 3> vcs_{}, classes_{};
   std::array<std::vector<VcRange>, 3> by_crossed_;
   std::vector<Channel> channels_;
-  // The granted occupants beyond the first kInline, oldest first, of the channels that have
-  // more (small packets), by channel.
-  std::unordered_map<std::uint32_t, std::deque<Granted>> spills_;
+  // Per channel: its granted occupants beyond the first kInline, oldest first (from `head`), for
+  // the channels that have more (small packets).
+  struct Spill {
+    std::vector<Granted> queue;
+    std::size_t head = 0;
+  };
+  std::vector<Spill> spills_;
 };
 
 }  // namespace cubesim::components

@@ -141,8 +141,10 @@ void PacketNetwork::request(Packet& p) {
   }
   requesting_ = true;
   request_now(p);
-  for (std::size_t i = 0; i < pending_.size(); ++i) request_now(*pending_[i]);
-  pending_.clear();
+  if (!pending_.empty()) {
+    for (std::size_t i = 0; i < pending_.size(); ++i) request_now(*pending_[i]);
+    pending_.clear();
+  }
   requesting_ = false;
 }
 
@@ -170,11 +172,13 @@ void PacketNetwork::request(Packet& p) {
   const LinkId id = p.route.link;
   const Link& l = links_[id];
   const emu::Tick start = std::max(sched_.now(), l.free_at);
+  const bool joins = joins_cubes(l.kind);
   std::uint32_t channel = InputBuffers::kNone;
   if (!p.route.last && buffers_.bounded(id)) {
-    channel = buffers_.choose(id, p.crossed + (joins_cubes(l.kind) ? 1 : 0), p.bytes, start, retry);
+    channel = buffers_.choose(id, p.crossed + (joins ? 1 : 0), p.bytes, start, retry);
     if (channel == InputBuffers::kNone) return false;
   }
+  if (joins) ++p.crossed;
   grant(p, start, channel);
   return true;
 }
@@ -195,7 +199,6 @@ void PacketNetwork::request(Packet& p) {
     if (listed_[p.held_link]) schedule_wake(p.held_link, release);
     p.held_channel = InputBuffers::kNone;
   }
-  if (joins_cubes(links_[id].kind)) ++p.crossed;
   if (channel != InputBuffers::kNone) {
     buffers_.enter(channel, p.bytes, &p);
     p.held_link = id;
