@@ -37,9 +37,16 @@ InputBuffers::InputBuffers(const Topology& topology) : plan_(VcPlan::of(topology
                                                    &c.inter_sip.buffers};
   const std::array<LinkKind, 3> kinds{LinkKind::noc, LinkKind::ucie, LinkKind::inter_sip};
   for (std::size_t k = 0; k < configs.size(); ++k) {
-    const std::uint32_t classes = plan_.classes(kinds[k]);
-    for (std::uint32_t i = 0; i < classes; ++i)
-      ranges_[k].push_back(vc_range(configs[k]->virtual_channels, classes, i));
+    capacity_[k] = configs[k]->vc_bytes();
+    credit_latency_[k] = configs[k]->credit_latency;
+    vcs_[k] = configs[k]->virtual_channels;
+    classes_[k] = plan_.classes(kinds[k]);
+    // A packet beyond a UCIe or inter-SIP link has crossed it: no class for 0 crossings there.
+    for (std::uint32_t crossed = 0; crossed <= plan_.crossings; ++crossed) {
+      const std::uint32_t i =
+          crossed == 0 && joins_cubes(kinds[k]) ? 0 : plan_.class_index(kinds[k], crossed);
+      by_crossed_[k].push_back(vc_range(vcs_[k], classes_[k], i));
+    }
   }
   ports_.assign(links.size(), Port{});
   std::size_t channels = 0;
@@ -54,26 +61,33 @@ InputBuffers::InputBuffers(const Topology& topology) : plan_(VcPlan::of(topology
       throw std::invalid_argument("InputBuffers: fewer virtual channels than classes");
     Port& p = ports_[id];
     p.first = static_cast<std::uint32_t>(channels);
-    p.vcs = static_cast<std::uint16_t>(b->virtual_channels);
     p.kind =
-        static_cast<std::uint8_t>(std::find(configs.begin(), configs.end(), b) - configs.begin());
-    p.link_kind = links[id].kind;
-    p.capacity = b->vc_bytes();
-    p.credit_latency = b->credit_latency;
+        static_cast<std::uint32_t>(std::find(configs.begin(), configs.end(), b) - configs.begin());
     channels += b->virtual_channels;
   }
   channels_.assign(channels, Channel{});
+  spills_.resize(channels);
 }
 
 void InputBuffers::clear() {
-  for (Channel& c : channels_) {
-    for (Occupant* o = c.head; o != nullptr;) {
-      Occupant* next = o->next;
-      o->next = free_;
-      free_ = o;
-      o = next;
-    }
-    c = Channel{};
+  for (Channel& c : channels_) c = Channel{};
+  for (Spill& s : spills_) {
+    s.queue.clear();
+    s.head = 0;
+  }
+}
+
+void InputBuffers::spill_pop(Channel& c) {
+  Spill& s = spills_[index(&c)];
+  c.release[kInline - 1] = s.queue[s.head].release;
+  c.bytes[kInline - 1] = s.queue[s.head].bytes;
+  ++s.head;
+  if (s.head == s.queue.size()) {
+    s.queue.clear();
+    s.head = 0;
+  } else if (s.head >= 64 && 2 * s.head >= s.queue.size()) {  // never emptied: drop the front
+    s.queue.erase(s.queue.begin(), s.queue.begin() + static_cast<std::ptrdiff_t>(s.head));
+    s.head = 0;
   }
 }
 

@@ -10,14 +10,18 @@
 // link plus the credit latency. Packets leave a channel in the order they entered it (a FIFO:
 // one that cannot move blocks those behind it, head-of-line).
 //
-// Each channel keeps its occupants in entry order. An occupant's release time is unknown until
-// its packet is granted the next link; then it is that link's end of serialisation plus the
-// credit latency. So the room a channel will have at a time t is known up to the first occupant
-// still waiting, and releases are applied lazily, when a later request looks at the channel.
+// Each channel keeps its occupants in entry order: first those whose packets have been granted
+// the next link (their release time known: that link's end of serialisation plus the credit
+// latency), then those still waiting. So the room a channel will have at a time t is known up to
+// the first occupant still waiting, and releases are applied lazily, when a later request looks
+// at the channel. The (release, bytes) of the first granted occupants are kept in the channel
+// record itself, the rest in a spill queue: releasing them reads no record but the channel's.
+// The occupants still waiting are their packets (Place), linked in entry order; a packet waits
+// in at most one channel at a time.
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <vector>
 
 #include "components/network/topology.hpp"
@@ -31,19 +35,28 @@ class InputBuffers {
   static constexpr std::uint32_t kNone = ~std::uint32_t{0};
   static constexpr std::uint64_t kUnbounded = ~std::uint64_t{0};
 
-  struct Occupant {
-    std::uint64_t bytes = 0;
-    Tick release = kUnknown;  // when its credit is back at the sender
-    Occupant* next = nullptr;
-    void* packet = nullptr;  // the packet holding it (the packet model's)
+  // A packet's place in a channel while it waits there to be granted the next link: the packet
+  // model's packet record embeds it, and the channel links its waiting places through it.
+  struct Place {
+    Place* next = nullptr;  // the next place waiting in the same channel
+    bool in_line = false;   // its packet has reached its hop behind another one of the channel
   };
-  struct Channel {
-    Occupant* head = nullptr;  // oldest occupant not yet released
-    Occupant* tail = nullptr;
-    Occupant* waiting = nullptr;   // first occupant whose packet has not been granted on
-    std::uint64_t used = 0;        // bytes of the occupants from head on
-    Tick clear_at = 0;             // when the last packet granted on has left the buffer
-    Tick head_release = kUnknown;  // head->release, kept here: most looks need no more
+  // The granted occupants kept in the channel record; more go to its spill queue.
+  static constexpr std::uint32_t kInline = 2;
+  struct alignas(64) Channel {
+    Tick clear_at = 0;       // when the last packet granted on has left the buffer
+    std::uint64_t used = 0;  // bytes of the occupants not yet released
+    // The first granted occupants not yet released, oldest first: when each one's credit is
+    // back at the sender, and its bytes.
+    std::array<Tick, kInline> release{};
+    std::array<std::uint32_t, kInline> bytes{};
+    std::uint32_t granted = 0;  // granted occupants not yet released (inline and spilled)
+    // Waiting occupants whose packets have reached the hop behind another one (in line), so
+    // that moving the channel on looks at the next packet only when there is one.
+    std::uint32_t in_line = 0;
+    Place* waiting = nullptr;  // the first occupant whose packet has not been granted on
+    Place* last = nullptr;     // the last one (when `waiting` is not null)
+    bool empty() const { return granted == 0 && waiting == nullptr; }
   };
 
   explicit InputBuffers(const Topology& topology);
@@ -59,116 +72,162 @@ class InputBuffers {
   // The channel a packet that has crossed `crossed` UCIe and inter-SIP links (counting `id`)
   // takes beyond `id` at time `at`: of its class's channels with room then, the emptiest (the
   // lowest on a tie), so that packets spread over the channels and one that waits holds up as
-  // few others as can be. kNone when none has room; `ready` then gets the time one will
+  // few others as can be; a channel with no occupant left before the releases due at `at` are
+  // applied is taken at once. kNone when none has room; `ready` then gets the time one will
   // (kUnknown when that is not known yet), else `at`.
   std::uint32_t choose(LinkId id, std::uint32_t crossed, std::uint64_t bytes, Tick at,
                        Tick* ready) {
-    const Port& port = ports_[id];
-    const VcRange r = ranges_[port.kind][plan_.class_index(port.link_kind, crossed)];
-    std::uint32_t best = kNone;
-    Tick best_at = kUnknown;
-    std::uint64_t best_used = 0;
-    for (std::uint32_t ch = port.first + r.first; ch < port.first + r.last; ++ch) {
-      Channel& c = channels_[ch];
-      if (c.head == nullptr) {  // empty: the emptiest there can be
+    const Port port = ports_[id];
+    const VcRange r = by_crossed_[port.kind][crossed];
+    const std::uint64_t capacity = capacity_[port.kind];
+    Channel* const first = &channels_[port.first + r.first];
+    Channel* const end = first + (r.last - r.first);
+    // The releases due are applied on the way. A channel with room now beats one with room
+    // later whatever their use, so when they will have room is looked for only when none has.
+    Channel* best = nullptr;
+    for (Channel* c = first; c != end; ++c) {
+      if (c->empty()) {
         *ready = at;
-        return ch;
+        return index(c);
       }
-      const Tick t = room_at(c, port.capacity, bytes, at);
-      if (t < best_at || (t == at && c.used < best_used)) {
-        best_at = t;
-        best = ch;
-        best_used = c.used;
-      }
+      while (c->granted != 0 && c->release[0] <= at) release_first(*c);
+      if (capacity - c->used >= bytes && (best == nullptr || c->used < best->used)) best = c;
     }
-    *ready = best_at;
-    return best_at == at ? best : kNone;
+    if (best != nullptr) {
+      *ready = at;
+      return index(best);
+    }
+    Tick soonest = kUnknown;
+    for (Channel* c = first; c != end; ++c)
+      soonest = std::min(soonest, room_later(*c, capacity, bytes));
+    *ready = soonest;
+    return kNone;
   }
-  // The packet enters channel `ch` (from choose) with `bytes`; its occupant is returned.
-  Occupant* enter(std::uint32_t ch, std::uint64_t bytes, void* packet) {
-    Occupant* o = free_;
-    if (o != nullptr)
-      free_ = o->next;
+  // The packet waiting at `place` enters channel `ch` (from choose) with `bytes`.
+  void enter(std::uint32_t ch, std::uint32_t bytes, Place* place) {
+    Channel& c = channels_[ch];
+    place->next = nullptr;
+    if (c.waiting == nullptr)
+      c.waiting = place;
     else
-      o = &store_.emplace_back();
-    *o = Occupant{bytes, kUnknown, nullptr, packet};
-    Channel& c = channels_[ch];
-    if (c.tail != nullptr) {
-      c.tail->next = o;
-    } else {
-      c.head = o;
-      c.head_release = kUnknown;
-    }
-    c.tail = o;
-    if (c.waiting == nullptr) c.waiting = o;
+      c.last->next = place;
+    c.last = place;
     c.used += bytes;
-    return o;
   }
-  // The packet holding `o`, first in line in channel `ch` beyond `id`, was granted the next
-  // link: its tail leaves at `leaves` and the credit is back at `leaves + credit latency`.
-  // Returns the next occupant, now first in line (nullptr if none).
-  Occupant* leave(LinkId id, std::uint32_t ch, Occupant* o, Tick leaves) {
+  // Whether the packet at `place`, whose head has reached its hop, is first in line in channel
+  // `ch`; if not, it is in line there until leave() hands it on.
+  bool first_in_line(std::uint32_t ch, Place* place) {
     Channel& c = channels_[ch];
-    o->release = emu::checked_add(leaves, ports_[id].credit_latency, "credit return");
-    if (o == c.head) c.head_release = o->release;
-    c.clear_at = leaves;
-    c.waiting = o->next;
-    return c.waiting;
+    if (c.waiting == place) return true;
+    place->in_line = true;
+    ++c.in_line;
+    return false;
   }
-  Channel& channel(std::uint32_t ch) { return channels_[ch]; }
-  Tick credit_latency(LinkId id) const { return ports_[id].credit_latency; }
+  // When the packet ahead in channel `ch` has left the buffer.
+  Tick clear_at(std::uint32_t ch) const { return channels_[ch].clear_at; }
+  // The packet at `place`, with `bytes`, first in line in channel `ch` beyond `id`, was granted
+  // the next link: its tail leaves at `leaves` and the credit is back at `leaves + credit
+  // latency` (returned). `*next` gets the next place waiting, now first in line, when its
+  // packet was in line (else nullptr): it goes on now.
+  Tick leave(LinkId id, std::uint32_t ch, const Place* place, std::uint32_t bytes, Tick leaves,
+             Place** next) {
+    Channel& c = channels_[ch];
+    const Tick release =
+        emu::checked_add(leaves, credit_latency_[ports_[id].kind], "credit return");
+    if (c.granted < kInline) {
+      c.release[c.granted] = release;
+      c.bytes[c.granted] = bytes;
+    } else {
+      spills_[ch].queue.push_back({release, bytes});
+    }
+    ++c.granted;
+    c.clear_at = leaves;
+    c.waiting = place->next;
+    *next = nullptr;
+    if (c.in_line != 0 && c.waiting->in_line) {
+      c.waiting->in_line = false;
+      --c.in_line;
+      *next = c.waiting;
+    }
+    return release;
+  }
+  Tick credit_latency(LinkId id) const { return credit_latency_[ports_[id].kind]; }
   // The bytes beyond `id` one class of packets can hold (its channels' share of the buffer),
   // for the flow model; kUnbounded for a link without a bounded buffer.
   std::uint64_t class_bytes(LinkId id) const {
-    return bounded(id) ? ports_[id].capacity * class_channels(id) : kUnbounded;
+    return bounded(id) ? capacity_[ports_[id].kind] * class_channels(id) : kUnbounded;
   }
   // The channels of one class beyond `id` (the fewest any class has; 0 if unbounded).
   std::uint32_t class_channels(LinkId id) const {
-    return bounded(id) ? ports_[id].vcs / plan_.classes(ports_[id].link_kind) : 0;
+    return bounded(id) ? vcs_[ports_[id].kind] / classes_[ports_[id].kind] : 0;
   }
   // Empties every buffer (a run that stopped early).
   void clear();
 
  private:
-  // The buffer beyond one link.
+  // The buffer beyond one link; what its configuration fixes is kept per configuration.
   struct Port {
     std::uint32_t first = kNone;  // its first channel; kNone when unbounded (or a sink)
-    std::uint16_t vcs = 0;
-    std::uint8_t kind = 0;  // which of the three buffer configurations: ranges_[kind]
-    LinkKind link_kind = LinkKind::noc;
-    std::uint64_t capacity = 0;  // bytes per channel
-    Tick credit_latency = 0;
+    std::uint32_t kind = 0;       // which of the three buffer configurations
+  };
+  struct Granted {
+    Tick release;
+    std::uint32_t bytes;
   };
 
-  // Room for `bytes` in the channel at time `at` or later: the time, or kUnknown. Requests on
-  // a link come in time order, so what is released by `at` stays released.
-  Tick room_at(Channel& c, std::uint64_t capacity, std::uint64_t bytes, Tick at) {
-    while (c.head_release <= at) {  // never true of an empty channel's kUnknown
-      Occupant* o = c.head;
-      c.used -= o->bytes;
-      c.head = o->next;
-      c.head_release = c.head != nullptr ? c.head->release : kUnknown;
-      o->next = free_;
-      free_ = o;
-    }
-    if (c.head == nullptr) c.tail = nullptr;
+  std::uint32_t index(const Channel* c) const {
+    return static_cast<std::uint32_t>(c - channels_.data());
+  }
+  // When a channel without room for `bytes` now (the releases due applied) will have it: the
+  // release of the granted occupant that makes room, or kUnknown when that is not known yet.
+  // Requests on a link come in time order, so what is released by then stays released.
+  Tick room_later(const Channel& c, std::uint64_t capacity, std::uint64_t bytes) const {
     std::uint64_t room = capacity - c.used;
-    if (room >= bytes) return at;
-    for (const Occupant* o = c.head; o != nullptr && o->release != kUnknown; o = o->next) {
-      room += o->bytes;
-      if (room >= bytes) return o->release;
+    const std::uint32_t inline_count = std::min(c.granted, kInline);
+    for (std::uint32_t i = 0; i < inline_count; ++i) {
+      room += c.bytes[i];
+      if (room >= bytes) return c.release[i];
+    }
+    if (c.granted > kInline) {
+      const Spill& s = spills_[index(&c)];
+      for (std::size_t i = s.head; i < s.queue.size(); ++i) {
+        room += s.queue[i].bytes;
+        if (room >= bytes) return s.queue[i].release;
+      }
     }
     return kUnknown;
   }
+  // The oldest granted occupant's credit is back: its bytes are free again.
+  void release_first(Channel& c) {
+    c.used -= c.bytes[0];
+    for (std::uint32_t i = 1; i < kInline; ++i) {
+      c.release[i - 1] = c.release[i];
+      c.bytes[i - 1] = c.bytes[i];
+    }
+    --c.granted;
+    if (c.granted >= kInline) spill_pop(c);
+  }
+  // Moves the oldest spilled occupant of `c` into its record.
+  void spill_pop(Channel& c);
 
   VcPlan plan_;
   bool any_ = false;
   std::vector<Port> ports_;  // per link (empty when no buffer is bounded)
-  // Per buffer configuration (router, UCIe, inter-SIP): each class index's channels.
-  std::array<std::vector<VcRange>, 3> ranges_;
+  // Per buffer configuration (router, UCIe, inter-SIP): bytes per channel, credit latency,
+  // channels and classes; and the channels of the class of a packet that has crossed a given
+  // number of UCIe and inter-SIP links (counting the link the buffer is beyond).
+  std::array<std::uint64_t, 3> capacity_{};
+  std::array<Tick, 3> credit_latency_{};
+  std::array<std::uint32_t, 3> vcs_{}, classes_{};
+  std::array<std::vector<VcRange>, 3> by_crossed_;
   std::vector<Channel> channels_;
-  std::deque<Occupant> store_;
-  Occupant* free_ = nullptr;
+  // Per channel: its granted occupants beyond the first kInline, oldest first (from `head`), for
+  // the channels that have more (small packets).
+  struct Spill {
+    std::vector<Granted> queue;
+    std::size_t head = 0;
+  };
+  std::vector<Spill> spills_;
 };
 
 }  // namespace cubesim::components

@@ -9,7 +9,10 @@ PacketNetwork::PacketNetwork(emu::Scheduler& scheduler, Topology& topology, cons
     : Network(NetworkModel::packet, scheduler, topology, map),
       credits_(buffers_.any()),
       dma_(topology.total_pes(), DmaEngine(window_)) {
-  if (credits_) waiters_.resize(links_.size());
+  if (credits_) {
+    waiters_.resize(links_.size());
+    listed_.assign(links_.size(), 0);
+  }
 }
 
 void PacketNetwork::start(Transfer& t) {
@@ -64,9 +67,9 @@ void PacketNetwork::issue_packet(Transfer& t) {
   dma_[t.pe].sent();  // the packet holds a slot of its PE's window until delivered
   ++packets_;
   if (credits_) {
-    p.held = nullptr;
-    p.crossed = 0;
+    p.held_channel = InputBuffers::kNone;
     p.in_line = false;
+    p.crossed = 0;
     p.waiting_since = emu::kTickMax;
     if (delay == 0)
       arrive(p);
@@ -122,9 +125,8 @@ void PacketNetwork::advance(Packet& p) {
 
 void PacketNetwork::arrive(Packet& p) {
   // It leaves its channel first in line: behind another packet, it waits for that one's grant.
-  if (p.held != nullptr && buffers_.channel(p.held_channel).waiting != p.held) {
-    p.in_line = true;  // grant() of the packet ahead goes on with it
-    return;
+  if (p.held_channel != InputBuffers::kNone && !buffers_.first_in_line(p.held_channel, &p)) {
+    return;  // grant() of the packet ahead goes on with it
   }
   request(p);
 }
@@ -139,17 +141,19 @@ void PacketNetwork::request(Packet& p) {
   }
   requesting_ = true;
   request_now(p);
-  for (std::size_t i = 0; i < pending_.size(); ++i) request_now(*pending_[i]);
-  pending_.clear();
+  if (!pending_.empty()) {
+    for (std::size_t i = 0; i < pending_.size(); ++i) request_now(*pending_[i]);
+    pending_.clear();
+  }
   requesting_ = false;
 }
 
 [[gnu::always_inline]] inline void PacketNetwork::request_now(Packet& p) {
-  if (p.held != nullptr) {
+  if (p.held_channel != InputBuffers::kNone) {
     // Not before the tail of the packet ahead in its channel has left. When the link is busy
     // past that anyway, the request is taken now, as a busy link's always is; otherwise at
     // that time, so that the link is not held idle for it.
-    const emu::Tick clear = buffers_.channel(p.held_channel).clear_at;
+    const emu::Tick clear = buffers_.clear_at(p.held_channel);
     if (clear > std::max(sched_.now(), links_[p.route.link].free_at)) {
       sched_.schedule_at(
           clear, [this, &p] { request(p); }, 0, "noc packet");
@@ -168,11 +172,13 @@ void PacketNetwork::request(Packet& p) {
   const LinkId id = p.route.link;
   const Link& l = links_[id];
   const emu::Tick start = std::max(sched_.now(), l.free_at);
+  const bool joins = joins_cubes(l.kind);
   std::uint32_t channel = InputBuffers::kNone;
   if (!p.route.last && buffers_.bounded(id)) {
-    channel = buffers_.choose(id, p.crossed + (joins_cubes(l.kind) ? 1 : 0), p.bytes, start, retry);
+    channel = buffers_.choose(id, p.crossed + (joins ? 1 : 0), p.bytes, start, retry);
     if (channel == InputBuffers::kNone) return false;
   }
+  if (joins) ++p.crossed;
   grant(p, start, channel);
   return true;
 }
@@ -186,19 +192,15 @@ void PacketNetwork::request(Packet& p) {
     links_[id].credit_wait += sched_.now() - p.waiting_since;
     p.waiting_since = emu::kTickMax;
   }
-  if (p.held != nullptr) {  // its tail leaves the buffer it sat in at `end`
-    InputBuffers::Occupant* next = buffers_.leave(p.held_link, p.held_channel, p.held, end);
-    if (next != nullptr && static_cast<Packet*>(next->packet)->in_line) {
-      Packet& q = *static_cast<Packet*>(next->packet);  // first in line now
-      q.in_line = false;
-      request(q);
-    }
-    if (!waiters_[p.held_link].list.empty()) schedule_wake(p.held_link, p.held->release);
-    p.held = nullptr;
+  if (p.held_channel != InputBuffers::kNone) {  // its tail leaves the buffer it sat in at `end`
+    InputBuffers::Place* next = nullptr;
+    const emu::Tick release = buffers_.leave(p.held_link, p.held_channel, &p, p.bytes, end, &next);
+    if (next != nullptr) request(*static_cast<Packet*>(next));  // first in line now
+    if (listed_[p.held_link]) schedule_wake(p.held_link, release);
+    p.held_channel = InputBuffers::kNone;
   }
-  if (joins_cubes(links_[id].kind)) ++p.crossed;
   if (channel != InputBuffers::kNone) {
-    p.held = buffers_.enter(channel, p.bytes, &p);
+    buffers_.enter(channel, p.bytes, &p);
     p.held_link = id;
     p.held_channel = channel;
   }
@@ -229,6 +231,7 @@ void PacketNetwork::schedule_wake(LinkId id, emu::Tick at) {
 void PacketNetwork::wait_for(LinkId id, const Waiting& e) {
   Waiters& w = waiters_[id];
   w.list.push_back(e);
+  listed_[id] = 1;
   w.classes |= class_bit(e.crossed);
   if (e.bytes < packet_bytes_) ++w.partial;
 }
@@ -239,6 +242,7 @@ void PacketNetwork::wake(LinkId id) {
   // packet of a channel on) join the list behind the ones kept, in the order it all happens.
   waking_.clear();
   waking_.swap(w.list);
+  listed_[id] = 0;
   const std::uint32_t classes = w.classes;
   std::uint32_t partial = w.partial;
   w.classes = 0;
@@ -257,6 +261,7 @@ void PacketNetwork::wake(LinkId id) {
     if (partial == 0 && (failed & classes) == classes) {
       w.list.insert(w.list.end(), waking_.begin() + static_cast<std::ptrdiff_t>(i), waking_.end());
       w.classes |= classes;
+      listed_[id] = !w.list.empty();
       break;
     }
     const Waiting& e = waking_[i];
@@ -291,7 +296,7 @@ void PacketNetwork::delivered(Packet& p) {
   Transfer& t = *p.transfer;
   t.delivered += p.bytes;
   --t.in_flight;
-  p.next_free = free_packets_;
+  p.next = free_packets_;
   free_packets_ = &p;
   dma_[t.pe].delivered();
   pump(t.pe);
@@ -302,7 +307,7 @@ void PacketNetwork::delivered(Packet& p) {
 PacketNetwork::Packet* PacketNetwork::new_packet() {
   Packet* p = free_packets_;
   if (p) {
-    free_packets_ = p->next_free;
+    free_packets_ = static_cast<Packet*>(p->next);
   } else {
     p = &packet_store_.emplace_back();
   }
@@ -312,11 +317,12 @@ PacketNetwork::Packet* PacketNetwork::new_packet() {
 void PacketNetwork::forget_in_flight() {
   for (DmaEngine& d : dma_) d.clear();
   for (Waiters& w : waiters_) w = Waiters{};
+  std::fill(listed_.begin(), listed_.end(), 0);
   pending_.clear();
   requesting_ = false;
   free_packets_ = nullptr;
   for (Packet& p : packet_store_) {
-    p.next_free = free_packets_;
+    p.next = free_packets_;
     free_packets_ = &p;
   }
 }

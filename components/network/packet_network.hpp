@@ -33,21 +33,21 @@ class PacketNetwork final : public Network {
   PacketNetwork(emu::Scheduler& scheduler, Topology& topology, const AddressMap& map);
 
  private:
-  struct Packet {
+  // Two cache lines: what a hop reads first (and Place::next, which also links free packets),
+  // then the route.
+  struct alignas(64) Packet : InputBuffers::Place {
     Transfer* transfer;
-    RouteCursor route;  // the hop it is at, and the way on
-    std::uint32_t bytes;
     emu::Tick tail;  // when the tail is available at the current hop's input
-    Packet* next_free = nullptr;
-    // With credits (InputBuffers): the bytes it holds in the buffer before its hop (none at
-    // its source or beyond an unbounded link), the UCIe and inter-SIP links crossed (its class),
-    // and whether its head waits behind another packet of its channel.
-    InputBuffers::Occupant* held = nullptr;
-    LinkId held_link = 0;
-    std::uint32_t held_channel = 0;
+    std::uint32_t bytes;
+    // With credits (InputBuffers): the UCIe and inter-SIP links crossed (its class), the
+    // channel it holds bytes in before its hop (none at its source or beyond an unbounded
+    // link) and the link that buffer is beyond, and when it began to wait for room, if it
+    // waits. (Place::in_line: whether its head waits behind another packet of its channel.)
     std::uint32_t crossed = 0;
-    bool in_line = false;
-    emu::Tick waiting_since = emu::kTickMax;  // when it began to wait for room, if it waits
+    std::uint32_t held_channel = InputBuffers::kNone;
+    LinkId held_link = 0;
+    emu::Tick waiting_since = emu::kTickMax;
+    RouteCursor route;  // the hop it is at, and the way on
   };
   // With credits: the packets waiting for room beyond a link, in the order they came. Each
   // entry keeps what a wake-up sorts them by, so that passing over the many that wait on a busy
@@ -103,6 +103,9 @@ class PacketNetwork final : public Network {
   bool credits_;                  // bounded buffers somewhere
   std::vector<DmaEngine> dma_;    // per PE
   std::vector<Waiters> waiters_;  // per link, with credits
+  // Per link, with credits: whether its Waiters list is not empty (read on every grant, so
+  // kept apart from the lists).
+  std::vector<std::uint8_t> listed_;
   std::vector<Waiting> waking_;   // the list wake() goes through
   std::vector<Packet*> pending_;  // requests being taken in turn (request())
   bool requesting_ = false;       // request() is taking them
