@@ -55,27 +55,29 @@ inline constexpr const char* link_bandwidth_field(LinkKind k) {
   return "?";
 }
 
-// What a packet's hop reads and writes comes first, in one cache line.
+// What a packet's hop reads and writes comes first, in one cache line: the link's own
+// fields, and those of it that a route's walk reads on its way to it (latency, far end).
 struct alignas(64) Link {
   emu::Bandwidth bandwidth = emu::Bandwidth::from_bytes_per_s(1);
   emu::Tick full_packet_time = 0;  // serialisation of one full packet, computed once
+  emu::Tick latency = 0;           // head latency across the link (0 for ports and channels)
 
   // State and statistics.
   emu::Tick free_at = 0;  // when the tail of the last packet has left
   emu::Tick busy = 0;     // total time occupied
-  // Time packets waited at its input for room beyond it (credits), summed over packets.
-  emu::Tick credit_wait = 0;
   std::uint64_t bytes = 0;
   std::uint64_t packets = 0;
   LinkKind kind = LinkKind::noc;
 
-  emu::Tick latency = 0;  // head latency across the link (0 for ports and channels)
-  // Naming only: global cube (or SIP for inter_sip) and the two ends (nodes, cubes, SIPs or
-  // PE / channel index), see Topology::link_name.
-  std::uint32_t owner = 0;
-  std::uint32_t from = 0;
+  // The two ends (nodes, cubes, SIPs or PE / channel index; a mesh link's `to` is where a
+  // route's walk goes on from) and, for naming, the global cube (or SIP for inter_sip), see
+  // Topology::link_name.
   std::uint32_t to = 0;
+  std::uint32_t from = 0;
+  std::uint32_t owner = 0;
   std::uint32_t connection = 0;  // UCIe / inter-SIP: which of the parallel links
+  // Time packets waited at its input for room beyond it (credits), summed over packets.
+  emu::Tick credit_wait = 0;
 };
 
 }  // namespace cubesim::components

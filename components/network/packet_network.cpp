@@ -261,7 +261,7 @@ void PacketNetwork::wake(LinkId id) {
     if (partial == 0 && (failed & classes) == classes) {
       w.list.insert(w.list.end(), waking_.begin() + static_cast<std::ptrdiff_t>(i), waking_.end());
       w.classes |= classes;
-      listed_[id] = !w.list.empty();
+      listed_[id] = 1;
       break;
     }
     const Waiting& e = waking_[i];

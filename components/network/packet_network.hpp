@@ -49,6 +49,7 @@ class PacketNetwork final : public Network {
     emu::Tick waiting_since = emu::kTickMax;
     RouteCursor route;  // the hop it is at, and the way on
   };
+  static_assert(sizeof(Packet) == 128, "a packet record is two cache lines");
   // With credits: the packets waiting for room beyond a link, in the order they came. Each
   // entry keeps what a wake-up sorts them by, so that passing over the many that wait on a busy
   // link (a DMA window at an injection port, an HBM channel) reads one array, not each packet.

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "components/network/input_buffers.hpp"
 #include "components/network/network.hpp"
 #include "components/network/virtual_channels.hpp"
 #include "components/system/system.hpp"
@@ -201,6 +202,65 @@ TEST(Credits, RoutesBetweenSipsDeliverEveryPacket) {
     b.network().send(pe, (pe + 2 * per_sip + 5) % (4 * per_sip), 8 * 4096, [&] { ++done; });
   b.sched.run();
   EXPECT_EQ(done, 4 * per_sip);
+}
+
+TEST(Credits, AChannelOfSmallPacketsFreesRoomInTheOrderTheyWereGranted) {
+  // One channel of two packets' room beyond a mesh link, filled with sixteen eighth-packets
+  // (more than a channel record keeps inline): each one's credit is back `credit` after it
+  // leaves, and a whole packet finds room once eight have been released.
+  const SystemConfig c = with_router_buffers(testing::small_config(1, 1), 2);
+  const Topology topology(c);
+  InputBuffers buffers(topology);
+  LinkId mesh = 0;
+  while (topology.links()[mesh].kind != LinkKind::noc) ++mesh;
+  ASSERT_TRUE(buffers.bounded(mesh));
+  const std::uint32_t full = c.cube.noc.packet_bytes, small = full / 8;
+  const Tick credit = c.cube.noc.router.credit_latency;
+  std::vector<InputBuffers::Place> places(16);
+  Tick ready = 0;
+  std::uint32_t channel = InputBuffers::kNone;
+  for (InputBuffers::Place& place : places) {
+    const std::uint32_t ch = buffers.choose(mesh, 0, small, 0, &ready);
+    ASSERT_NE(ch, InputBuffers::kNone);
+    EXPECT_EQ(ready, 0u);
+    if (channel == InputBuffers::kNone) channel = ch;
+    EXPECT_EQ(ch, channel);  // one channel per class
+    buffers.enter(ch, small, &place);
+  }
+  // Full: nothing waiting has been granted on, so when room comes is not known yet.
+  EXPECT_EQ(buffers.choose(mesh, 0, small, 0, &ready), InputBuffers::kNone);
+  EXPECT_EQ(ready, InputBuffers::kUnknown);
+  // The second place's packet reaches its hop behind the first: granting the first hands it on.
+  EXPECT_TRUE(buffers.first_in_line(channel, &places[0]));
+  EXPECT_FALSE(buffers.first_in_line(channel, &places[1]));
+  const auto leaves = [](std::size_t i) { return emu::ns(100) * (i + 1); };
+  InputBuffers::Place* next = nullptr;
+  EXPECT_EQ(buffers.leave(mesh, channel, &places[0], small, leaves(0), &next), leaves(0) + credit);
+  EXPECT_EQ(next, &places[1]);
+  for (std::size_t i = 1; i < places.size(); ++i) {
+    EXPECT_EQ(buffers.leave(mesh, channel, &places[i], small, leaves(i), &next),
+              leaves(i) + credit);
+    EXPECT_EQ(next, nullptr);  // the packets behind have not reached their hop
+    EXPECT_EQ(buffers.clear_at(channel), leaves(i));
+  }
+  // A whole packet needs eight releases; asked before and after the first three.
+  EXPECT_EQ(buffers.choose(mesh, 0, full, 0, &ready), InputBuffers::kNone);
+  EXPECT_EQ(ready, leaves(7) + credit);
+  EXPECT_EQ(buffers.choose(mesh, 0, full, leaves(2) + credit, &ready), InputBuffers::kNone);
+  EXPECT_EQ(ready, leaves(7) + credit);
+  // An eighth-packet fits once the first is released.
+  EXPECT_EQ(buffers.choose(mesh, 0, small, leaves(2) + credit, &ready), channel);
+  EXPECT_EQ(ready, leaves(2) + credit);
+  EXPECT_EQ(buffers.choose(mesh, 0, full, leaves(7) + credit, &ready), channel);
+  EXPECT_EQ(ready, leaves(7) + credit);
+  // Every release that comes due frees its bytes: two whole packets fit after the last.
+  InputBuffers::Place first, second;
+  const Tick end = leaves(15) + credit;
+  ASSERT_EQ(buffers.choose(mesh, 0, full, end, &ready), channel);
+  buffers.enter(channel, full, &first);
+  EXPECT_EQ(buffers.choose(mesh, 0, full, end, &ready), channel);
+  buffers.enter(channel, full, &second);
+  EXPECT_EQ(buffers.choose(mesh, 0, small, end, &ready), InputBuffers::kNone);
 }
 
 TEST(Credits, IdenticalRunsGiveIdenticalTimes) {
