@@ -68,35 +68,44 @@ void BM_TlSendRecvSmallTile(benchmark::State& state) {
 }
 BENCHMARK(BM_TlSendRecvSmallTile)->Arg(50000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// A ring of every PE of one SIP of large.json (512 PEs): each program sends a 512-byte tile to
-// the next and receives one from the one before, 2 (n - 1) times, as a ring all-reduce's
-// messages do, with nothing else (no staging, no schedule, no tile held per segment): the
-// messaging layer's own cost at scale, the floor under `cubesim run specs/large.json allreduce
-// --timing-only` (docs/performance.md). Items are messages.
+// A ring of every PE of the first N SIPs of large.json (512 PEs per SIP): each program sends a
+// 512-byte tile to the next and receives one from the one before, 2 (n - 1) times, as a ring
+// all-reduce's messages do, with nothing else (no staging, no schedule, no tile held per
+// segment): the messaging layer's own cost at scale, the floor under `cubesim run
+// specs/large.json allreduce --timing-only` (docs/performance.md; N = 4 is that run's 2048
+// PEs). Items are messages.
 void BM_TlSendRecvRing(benchmark::State& state) {
   const cubesim::Spec spec =
-      cubesim::Spec::load(spec_path("large.json")).with("system.sips.count", 1);
+      cubesim::Spec::load(spec_path("large.json")).with("system.sips.count", state.range(0));
   std::int64_t n = 0;
   for (auto _ : state) {
     cubesim::Simulation sim(spec, {.timing_only = true, .record_accesses = false});
-    const std::int64_t pes = sim.config().cube.pes, cubes = sim.config().cubes_per_sip;
-    n = pes * cubes;
-    sim.launch_on(cubesim::Grid{.pes = pes, .cubes = cubes}, [&](cubesim::tl::Context& tl) {
-      const std::int64_t g = tl.program_id(1) * pes + tl.program_id(0);
-      const auto at = [&](std::int64_t x) {
-        x = (x + n) % n;
-        return cubesim::tl::program(x % pes, x / pes);
-      };
-      auto v = tl.full({128}, 1.0, cubesim::DType::f32);
-      for (std::int64_t k = 0; k < 2 * (n - 1); ++k) {
-        tl.send(at(g + 1), v);
-        v = tl.recv(at(g - 1), {128}, cubesim::DType::f32) + v;
-      }
-    });
+    const std::int64_t pes = sim.config().cube.pes, cubes = sim.config().cubes_per_sip,
+                       sips = state.range(0);
+    n = pes * cubes * sips;
+    sim.launch_on(cubesim::Grid{.pes = pes, .cubes = cubes, .sips = sips},
+                  [&](cubesim::tl::Context& tl) {
+                    const std::int64_t g =
+                        (tl.program_id(2) * cubes + tl.program_id(1)) * pes + tl.program_id(0);
+                    const auto at = [&](std::int64_t x) {
+                      x = (x + n) % n;
+                      return cubesim::tl::program(x % pes, (x / pes) % cubes, x / (pes * cubes));
+                    };
+                    auto v = tl.full({128}, 1.0, cubesim::DType::f32);
+                    for (std::int64_t k = 0; k < 2 * (n - 1); ++k) {
+                      tl.send(at(g + 1), v);
+                      v = tl.recv(at(g - 1), {128}, cubesim::DType::f32) + v;
+                    }
+                  });
   }
   state.SetItemsProcessed(state.iterations() * n * 2 * (n - 1));
 }
-BENCHMARK(BM_TlSendRecvRing)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_TlSendRecvRing)
+    ->Arg(1)
+    ->Arg(4)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // Element-wise math on a small tile: the vector unit's cost is accumulated, not switched.
 void BM_TlTileAdd(benchmark::State& state) {
