@@ -184,6 +184,28 @@ TEST(Collectives, ChainBroadcastTakesTheAlphaBetaTimeOnAnIdleCube) {
   EXPECT_EQ(model, expected);
 }
 
+// Every algorithm's schedule over the PEs of one cube, in `block`-element blocks, by name.
+std::vector<std::pair<std::string, std::unique_ptr<Schedule>>> every_algorithm_on_one_cube(
+    const components::SystemConfig& c, std::int64_t block) {
+  const GridShape cube{static_cast<std::int64_t>(c.cube.pes), 1, 1};
+  const std::int64_t n = cube.total();
+  const std::vector<std::int64_t> order = ring_order(c, cube);
+  std::vector<std::pair<std::string, std::unique_ptr<Schedule>>> cases;
+  for (const char* a : {"ring", "hierarchical", "mesh2d"})
+    cases.emplace_back(std::string("allreduce ") + a,
+                       rings(Collective::all_reduce, ring_levels(a, c, cube), block, 1));
+  cases.emplace_back("allreduce bidir_ring",
+                     rings(Collective::all_reduce, ring_levels("ring", c, cube), block, 2));
+  cases.emplace_back("allreduce tree",
+                     tree(Collective::all_reduce, binary_tree(order, 0), n * block));
+  cases.emplace_back("broadcast ring", tree(Collective::broadcast, chain(order), n * block));
+  cases.emplace_back("broadcast tree",
+                     tree(Collective::broadcast, binary_tree(order, 0), n * block));
+  cases.emplace_back("alltoall pairwise", all_to_all(order, block, false));
+  cases.emplace_back("alltoall direct", all_to_all(order, block, true));
+  return cases;
+}
+
 // On one idle cube of tiny (a 2x2 mesh, PE SRAM slots) every algorithm's routes share no
 // links but their end ports, which the model counts: it is the simulated time, exactly, for
 // messages of one packet. With messages of several packets (a slot of 4 KiB, packets of 1 KiB)
@@ -191,40 +213,22 @@ TEST(Collectives, ChainBroadcastTakesTheAlphaBetaTimeOnAnIdleCube) {
 // whole, does not; it stays exact where no two messages meet: one-way ring steps and the
 // pairwise all-to-all (whose pieces, several per channel, are paced by credits).
 TEST(Collectives, TheModelIsExactOnOneIdleCubeForEveryAlgorithm) {
-  {
-    const Spec spec = Spec::load(spec_path("tiny.json"));
-    const auto& c = spec.config();
-    const GridShape cube{static_cast<std::int64_t>(c.cube.pes), 1, 1};
-    const std::int64_t n = cube.total();
-    const std::vector<std::int64_t> order = ring_order(c, cube);
-    const std::int64_t slot = static_cast<std::int64_t>(c.messages.slot_bytes / 4);
-    for (const std::int64_t block : {std::int64_t{64}, 3 * slot}) {
-      std::vector<std::pair<std::string, std::unique_ptr<Schedule>>> cases;
-      for (const char* a : {"ring", "hierarchical", "mesh2d"})
-        cases.emplace_back(std::string("allreduce ") + a,
-                           rings(Collective::all_reduce, ring_levels(a, c, cube), block, 1));
-      cases.emplace_back("allreduce bidir_ring",
-                         rings(Collective::all_reduce, ring_levels("ring", c, cube), block, 2));
-      cases.emplace_back("allreduce tree",
-                         tree(Collective::all_reduce, binary_tree(order, 0), n * block));
-      cases.emplace_back("broadcast ring", tree(Collective::broadcast, chain(order), n * block));
-      cases.emplace_back("broadcast tree",
-                         tree(Collective::broadcast, binary_tree(order, 0), n * block));
-      cases.emplace_back("alltoall pairwise", all_to_all(order, block, false));
-      cases.emplace_back("alltoall direct", all_to_all(order, block, true));
-      for (const auto& [name, schedule] : cases) {
-        if (block > slot && name != "allreduce ring" && name != "alltoall pairwise") continue;
-        const auto [simulated, model] = time_on_one_cube(spec, *schedule, std::min(block, slot));
-        EXPECT_EQ(simulated, model) << name << " block " << block;
-        // buffer=hbm adds each program's loads and stores, which cross the mesh links and
-        // ports the messages use, packet by packet; the model serves each access's packets
-        // whole, on their own paths: within 5 % for one-packet pieces, 20 % for several.
-        const auto [sim_hbm, model_hbm] =
-            time_on_one_cube(spec, *schedule, std::min(block, slot), Buffer::hbm);
-        EXPECT_NEAR(static_cast<double>(sim_hbm) / static_cast<double>(model_hbm), 1.0,
-                    block > slot ? 0.2 : 0.05)
-            << name << " block " << block << " buffer=hbm";
-      }
+  const Spec spec = Spec::load(spec_path("tiny.json"));
+  const auto& c = spec.config();
+  const std::int64_t slot = static_cast<std::int64_t>(c.messages.slot_bytes / 4);
+  for (const std::int64_t block : {std::int64_t{64}, 3 * slot}) {
+    for (const auto& [name, schedule] : every_algorithm_on_one_cube(c, block)) {
+      if (block > slot && name != "allreduce ring" && name != "alltoall pairwise") continue;
+      const auto [simulated, model] = time_on_one_cube(spec, *schedule, std::min(block, slot));
+      EXPECT_EQ(simulated, model) << name << " block " << block;
+      // buffer=hbm adds each program's loads and stores, which cross the mesh links and
+      // ports the messages use, packet by packet; the model serves each access's packets
+      // whole, on their own paths: within 5 % for one-packet pieces, 20 % for several.
+      const auto [sim_hbm, model_hbm] =
+          time_on_one_cube(spec, *schedule, std::min(block, slot), Buffer::hbm);
+      EXPECT_NEAR(static_cast<double>(sim_hbm) / static_cast<double>(model_hbm), 1.0,
+                  block > slot ? 0.2 : 0.05)
+          << name << " block " << block << " buffer=hbm";
     }
   }
 }
@@ -238,22 +242,8 @@ TEST(Collectives, TheModelIsExactOnOneIdleCubeForEveryAlgorithm) {
 // algorithm stays within 12 % (the model above the simulation).
 TEST(Collectives, TheModelTimesHbmSlotsOnAnIdleCube) {
   const Spec spec = Spec::load(spec_path("tiny.json")).with("system.messages.memory", "hbm");
-  const auto& c = spec.config();
-  const GridShape cube{static_cast<std::int64_t>(c.cube.pes), 1, 1};
-  const std::int64_t n = cube.total(), block = 64;
-  const std::vector<std::int64_t> order = ring_order(c, cube);
-  std::vector<std::pair<std::string, std::unique_ptr<Schedule>>> cases;
-  for (const char* a : {"ring", "hierarchical", "mesh2d"})
-    cases.emplace_back(std::string("allreduce ") + a,
-                       rings(Collective::all_reduce, ring_levels(a, c, cube), block, 1));
-  cases.emplace_back("allreduce bidir_ring",
-                     rings(Collective::all_reduce, ring_levels("ring", c, cube), block, 2));
-  cases.emplace_back("allreduce tree",
-                     tree(Collective::all_reduce, binary_tree(order, 0), n * block));
-  cases.emplace_back("broadcast ring", tree(Collective::broadcast, chain(order), n * block));
-  cases.emplace_back("alltoall pairwise", all_to_all(order, block, false));
-  cases.emplace_back("alltoall direct", all_to_all(order, block, true));
-  for (const auto& [name, schedule] : cases) {
+  const std::int64_t block = 64;
+  for (const auto& [name, schedule] : every_algorithm_on_one_cube(spec.config(), block)) {
     const auto [simulated, model] = time_on_one_cube(spec, *schedule, block);
     EXPECT_NEAR(static_cast<double>(simulated) / static_cast<double>(model), 1.0, 0.12) << name;
   }
