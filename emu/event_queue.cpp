@@ -66,11 +66,30 @@ void EventQueue::push_early(Tick time, std::uint64_t order, void* payload) {
 }
 
 void EventQueue::insert_near(Tick time, std::uint64_t order, void* payload) {
-  // Scan from the back, where new events usually belong.
   const Key k = key(time, order);
-  std::size_t i = near_.size();
-  while (i > head_ && k < key(near_[i - 1])) --i;
-  near_.emplace(near_.begin() + static_cast<std::ptrdiff_t>(i), time, order, payload);
+  if (near_.size() == head_ || key(near_.back()) < k) {  // last: events at one time, in order
+    near_.emplace_back(time, order, payload);
+    return;
+  }
+  // Most other events pushed here are due soon (a wake-up now, a packet's next hop) and belong
+  // near the front, ahead of a bucket's worth of later ones. The slots before head_ are free
+  // (popped), so the events ahead of the new one move back one place instead of all those
+  // behind it moving on.
+  const auto first = near_.begin() + static_cast<std::ptrdiff_t>(head_);
+  const auto at = k < key(*first)
+                      ? first
+                      : std::upper_bound(first + 1, near_.end(), k,
+                                         [](Key x, const Entry& e) { return x < key(e); });
+  if (head_ > 0 && at - first < near_.end() - at) {
+    std::move(first, at, first - 1);
+    Entry& e = *(at - 1);
+    e.time = time;
+    e.order = order;
+    e.payload = payload;
+    --head_;
+    return;
+  }
+  near_.emplace(at, time, order, payload);
 }
 
 void EventQueue::refill() {
@@ -102,8 +121,12 @@ void EventQueue::refill() {
 
 void EventQueue::sort_near() {
   const std::size_t n = near_.size();
+  // Buckets are often in order already: their events were appended as they were pushed.
+  std::size_t sorted = 1;
+  while (sorted < n && !(key(near_[sorted]) < key(near_[sorted - 1]))) ++sorted;
+  if (sorted >= n) return;
   if (n <= kRankSortMax) {
-    // Buckets are small and their times random: insertion sort would mispredict about once
+    // Small buckets out of order have random times: insertion sort would mispredict about once
     // per element. Ranking by counting is branch-free (keys are unique: the sequence differs).
     // The copy is a member, not a local array: this runs on process stacks, which may be as
     // small as 16 KiB (and sanitizer builds pad every local array with redzones).
@@ -117,13 +140,32 @@ void EventQueue::sort_near() {
     }
     return;
   }
-  // Larger buckets are mostly events at one time, appended in sequence order: often sorted.
+  // Larger buckets are a few runs already in order (events appended as they were pushed, events
+  // of one time in sequence): merged pairwise, bottom-up, in about n * log2(runs) steps. No
+  // recursion: this runs on process stacks (16 KiB at the least), and introsort's recursion
+  // overflowed one in a sanitizer build.
+  runs_.clear();
+  runs_.push_back(0);
+  runs_.push_back(sorted);
+  for (std::size_t i = sorted + 1; i < n; ++i)
+    if (key(near_[i]) < key(near_[i - 1])) runs_.push_back(i);
+  runs_.push_back(n);
+  merged_.resize(n);
   const auto less = [](const Entry& a, const Entry& b) { return key(a) < key(b); };
-  // Heap sort, not std::sort: this runs on process stacks (16 KiB at the least), and
-  // introsort's recursion overflowed one in a sanitizer build.
-  if (!std::is_sorted(near_.begin(), near_.end(), less)) {
-    std::make_heap(near_.begin(), near_.end(), less);
-    std::sort_heap(near_.begin(), near_.end(), less);
+  while (runs_.size() > 2) {  // runs_: the boundaries of the runs, from 0 to n
+    std::size_t kept = 0;
+    for (std::size_t r = 0; r + 1 < runs_.size(); r += 2) {
+      const auto begin = near_.begin() + static_cast<std::ptrdiff_t>(runs_[r]);
+      const auto mid = near_.begin() + static_cast<std::ptrdiff_t>(runs_[r + 1]);
+      const auto end =
+          r + 2 < runs_.size() ? near_.begin() + static_cast<std::ptrdiff_t>(runs_[r + 2]) : mid;
+      std::merge(begin, mid, mid, end, merged_.begin() + static_cast<std::ptrdiff_t>(runs_[r]),
+                 less);
+      runs_[kept++] = runs_[r];
+    }
+    runs_[kept++] = n;
+    runs_.resize(kept);
+    near_.swap(merged_);
   }
 }
 

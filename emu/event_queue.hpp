@@ -135,7 +135,7 @@ class EventQueue {
     std::vector<Entry>& bucket(std::uint64_t b) { return buckets[b & (nb - 1)]; }
   };
   static constexpr unsigned kMaxRungs = 8;
-  // Buckets up to this size are sorted by ranking (branch-free), larger ones by heap sort.
+  // Buckets up to this size are sorted by ranking (branch-free), larger ones by merging runs.
   static constexpr std::size_t kRankSortMax = 8;
 
   // near_ is used up: load the next non-empty bucket, fitting a new rung 0 to far_ or
@@ -151,6 +151,8 @@ class EventQueue {
   unsigned rungs_used_ = 0;
   std::vector<Entry> far_;
   Entry scratch_[kRankSortMax]{};  // sort_near's copy
+  std::vector<std::size_t> runs_;  // sort_near's runs
+  std::vector<Entry> merged_;      // sort_near's merge target (swapped with near_)
   std::size_t size_ = 0;
   std::uint64_t sequence_ = 0;  // 2^56 insertions before it wraps: years of wall time
 };

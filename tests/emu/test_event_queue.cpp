@@ -158,6 +158,8 @@ const Workload kWorkloads[] = {
      3000},
     {"log-uniform delays over 40 binary orders",
      [](std::mt19937_64& rng, int) -> Tick { return (Tick{1} << (rng() % 40)) + rng() % 7; }, 2000},
+    {"interleaved streams of later and later events (buckets of several sorted runs)",
+     [](std::mt19937_64& rng, int step) -> Tick { return 997 * (step % 5) + rng() % 3; }, 3000},
     {"a queue that keeps draining to empty",
      [](std::mt19937_64& rng, int) -> Tick { return rng() % 100000; }, 3},
 };
