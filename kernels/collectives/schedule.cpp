@@ -1,6 +1,7 @@
 #include "kernels/collectives/schedule.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <map>
 #include <stdexcept>
@@ -9,6 +10,7 @@
 #include <unordered_map>
 
 #include "emu/event_queue.hpp"
+#include "emu/prefetch.hpp"
 
 namespace cubesim::kernels::collectives {
 
@@ -167,15 +169,16 @@ class Executor {
       stage(Move::copy, copied);
     tl_.barrier();
     if (a_.clock) a_.clock->begin[static_cast<std::size_t>(me_)] = tl_.now();
-    Step step;
+    // Each step is worked out a step ahead, so that the step before can prefetch its records.
+    std::array<Step, 2> steps;
+    if (steps_ > 0) a_.schedule->step(me_, 0, steps[0]);
     for (std::int64_t k = 0; k < steps_; ++k) {
-      a_.schedule->step(me_, k, step);
-      run_step(k, step);
-      for (const Op& op : step) {  // free what is not needed again
-        const auto s = static_cast<std::size_t>(op.segment);
-        if (!kept(s) && last_.read[s] <= k && last_.write[s] <= k)
-          for (std::size_t j = 0; j < pieces(s); ++j) value_at(s, j) = tl::Tile();
-      }
+      Step& next = steps[static_cast<std::size_t>((k + 1) % 2)];
+      if (k + 1 < steps_)
+        a_.schedule->step(me_, k + 1, next);
+      else
+        next.clear();
+      run_step(k, steps[static_cast<std::size_t>(k % 2)], next);
     }
     if (a_.clock) a_.clock->end[static_cast<std::size_t>(me_)] = tl_.now();
     if (a_.buffer == Buffer::sram) {
@@ -266,6 +269,44 @@ class Executor {
     }
   }
 
+  // With thousands of programs taking turns, what a program touches in a step (its segments'
+  // records, the pieces' tiles and their shared records) has left the cache since its last
+  // step, and left it again by the time a receive returns. Rather than taking those misses one
+  // after another as the work reaches them, a step starts them together: these prefetch what
+  // each op of the step touches, a segment of many pieces only its first few (the rest follow
+  // in memory, and a step that long leaves them time).
+  static constexpr std::size_t kPrefetchedPieces = 8;
+  void prefetch_segments(const Step& step) const {
+    for (const Op& op : step) {
+      const auto s = static_cast<std::size_t>(op.segment);
+      emu::prefetch(&segments_[s]);
+      emu::prefetch(&first_[s]);
+      emu::prefetch(&first_[s + 1]);
+      if (!last_.read.empty()) {
+        emu::prefetch(&last_.read[s]);
+        emu::prefetch(&last_.write[s]);
+      }
+    }
+  }
+  static void prefetch_tile(const tl::Tile& tile) {
+    emu::prefetch(&tile);
+    emu::prefetch(reinterpret_cast<const char*>(&tile) + sizeof(tl::Tile) - 1);
+  }
+  void prefetch_pieces(const Step& step) {
+    for (const Op& op : step) {
+      const auto s = static_cast<std::size_t>(op.segment);
+      for (std::size_t j = 0; j < std::min(pieces(s), kPrefetchedPieces); ++j)
+        prefetch_tile(value_at(s, j));
+    }
+  }
+  void prefetch_records(const Step& step) {
+    for (const Op& op : step) {
+      const auto s = static_cast<std::size_t>(op.segment);
+      for (std::size_t j = 0; j < std::min(pieces(s), kPrefetchedPieces); ++j)
+        tl::Tile::prefetch_record(value_at(s, j).record());
+    }
+  }
+
   std::size_t pieces(std::size_t s) const { return first_[s + 1] - first_[s]; }
   tl::Tile& value_at(std::size_t s, std::size_t j) { return values_[first_[s] + j]; }
   // Whether a segment stays held to the end (buffer=sram keeps its outputs in SRAM).
@@ -289,9 +330,9 @@ class Executor {
     const std::int64_t at = segments_[s].out_at + static_cast<std::int64_t>(j) * a_.piece;
     tl_.store(a_.out[static_cast<std::size_t>(me_)] + at * 4, value_at(s, j));
   }
-  // The segment's piece as it is now: held in SRAM, or (buffer=hbm) loaded from the input.
-  const tl::Tile& value(std::size_t s, std::size_t j) {
-    tl::Tile& v = value_at(s, j);
+  // The segment's piece as it is now (`v`, its value_at): held in SRAM, or (buffer=hbm) loaded
+  // from the input.
+  const tl::Tile& value(tl::Tile& v, std::size_t s, std::size_t j) {
     if (!v.valid()) {
       if (segments_[s].in_at < 0)
         throw std::logic_error("collective schedule: program " + std::to_string(me_) +
@@ -301,27 +342,69 @@ class Executor {
     return v;
   }
 
-  void run_step(std::int64_t k, const Step& step) {
+  // An action with what it needs worked out before the step's first send or receive lets
+  // other programs run: after each, this program's records have left the cache again.
+  struct Planned {
+    tl::Tile* held = nullptr;  // the piece's value_at
+    std::int64_t peer = 0;
+    std::int64_t elems = 0;
+    std::int32_t segment = 0;
+    bool send = false;
+    bool add = false;        // a recv_add
+    bool has_input = false;  // the segment starts from the input
+    std::size_t piece = 0;
+  };
+
+  void run_step(std::int64_t k, const Step& step, const Step& next) {
+    prefetch_segments(step);
     step_actions(segments_, step, a_.piece, a_.window, actions_);
     // Writes into each segment in this step still to come, per piece: its final value is
     // stored (buffer=hbm) after the last one.
     if (a_.buffer == Buffer::hbm) writes_.count(step, actions_);
+    prefetch_pieces(step);
+    plan_.clear();
     for (const Action& act : actions_) {
       const Op& op = step[act.op];
       const auto s = static_cast<std::size_t>(op.segment);
       const auto j = static_cast<std::size_t>(act.piece);
-      if (act.send) {
-        tl_.send(peer_of(tl_, op.peer), value(s, j));
+      plan_.push_back({&value_at(s, j), op.peer, len(s, j), op.segment, act.send,
+                       op.kind == OpKind::recv_add, segments_[s].in_at >= 0, j});
+    }
+    frees_.clear();  // what is not needed after the step
+    for (const Op& op : step) {
+      const auto s = static_cast<std::size_t>(op.segment);
+      if (!kept(s) && last_.read[s] <= k && last_.write[s] <= k) frees_.push_back(s);
+    }
+    prefetch_records(step);
+    for (std::size_t i = 0; i < plan_.size(); ++i) {
+      const Planned& a = plan_[i];
+      const auto s = static_cast<std::size_t>(a.segment);
+      tl::Tile& held = *a.held;
+      if (a.send) {
+        tl_.send(peer_of(tl_, a.peer), value(held, s, a.piece));
+      } else {
+        // Only this program changes its pieces: what the receive replaces (or adds to) is
+        // known before it returns.
+        const void* record = held.record();
+        const bool adds = a.add && (held.valid() || a.has_input);
+        tl::Tile got = tl_.recv(peer_of(tl_, a.peer), {a.elems}, DType::f32);
+        prefetch_tile(held);
+        tl::Tile::prefetch_record(record);
+        if (i + 1 < plan_.size()) prefetch_tile(*plan_[i + 1].held);
+        if (adds) got = got + value(held, s, a.piece);
+        held = std::move(got);
+        if (a_.buffer == Buffer::hbm &&
+            writes_.done(a.segment, static_cast<std::int64_t>(a.piece)) && last_.write[s] == k &&
+            segments_[s].out_at >= 0)
+          store(s, a.piece);
+        if (i + 1 == plan_.size()) prefetch_segments(next);
         continue;
       }
-      tl::Tile got = tl_.recv(peer_of(tl_, op.peer), {len(s, j)}, DType::f32);
-      if (op.kind == OpKind::recv_add && (value_at(s, j).valid() || segments_[s].in_at >= 0))
-        got = got + value(s, j);
-      value_at(s, j) = std::move(got);
-      if (a_.buffer == Buffer::hbm && writes_.done(op.segment, act.piece) && last_.write[s] == k &&
-          segments_[s].out_at >= 0)
-        store(s, j);
+      if (i + 1 < plan_.size()) prefetch_tile(*plan_[i + 1].held);
+      if (i + 1 == plan_.size()) prefetch_segments(next);
     }
+    for (const std::size_t s : frees_)
+      for (std::size_t j = 0; j < pieces(s); ++j) value_at(s, j) = tl::Tile();
   }
 
   tl::Context& tl_;
@@ -334,6 +417,8 @@ class Executor {
   std::vector<std::size_t> first_;
   LastUses last_;
   std::vector<Action> actions_;
+  std::vector<Planned> plan_;
+  std::vector<std::size_t> frees_;
   PieceWrites writes_;
 };
 
