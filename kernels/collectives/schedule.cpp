@@ -231,7 +231,7 @@ class Executor {
       // The run: pieces following one another (in the input, the output, or both).
       const std::uint64_t budget = move == Move::store ? tl_.sram_free() : tl_.sram_free() / 2;
       const Cursor first = c;
-      std::int64_t elems = len(seg(c), c.j), pieces = 1;
+      std::int64_t elems = len(seg(c), c.j), in_run = 1;
       for (Cursor e = c;;) {
         const std::int64_t n = len(seg(e), e.j);
         const std::int64_t in_end = in_at(e) + n, out_end = out_at(e) + n;
@@ -240,9 +240,9 @@ class Executor {
         if ((by_in && in_at(e) != in_end) || (by_out && out_at(e) != out_end)) break;
         if (static_cast<std::uint64_t>(elems + len(seg(e), e.j)) * 4 > budget) break;
         elems += len(seg(e), e.j);
-        ++pieces;
+        ++in_run;
       }
-      if (pieces == 1) {  // a run of one piece is the piece
+      if (in_run == 1) {  // a run of one piece is the piece
         if (move != Move::store) value_at(seg(c), c.j) = load(seg(c), c.j);
         if (move != Move::load) store(seg(c), c.j);
         if (move == Move::store) value_at(seg(c), c.j) = tl::Tile();
@@ -252,7 +252,7 @@ class Executor {
       tl::Tile run = move == Move::store ? tl_.make_tile({elems}, DType::f32)
                                          : tl_.load(in + in_at(first) * 4, {elems}, DType::f32);
       std::byte* bytes = const_cast<std::byte*>(run.raw());  // null in timing-only runs
-      for (std::int64_t i = 0, at = 0; i < pieces; ++i, next(c)) {
+      for (std::int64_t i = 0, at = 0; i < in_run; ++i, next(c)) {
         tl::Tile& piece = value_at(seg(c), c.j);
         const auto n = static_cast<std::size_t>(len(seg(c), c.j)) * 4;
         if (move == Move::store) {
@@ -516,6 +516,10 @@ class Model {
     std::vector<std::vector<char>> held;
     std::vector<std::int64_t> last_write;
     PieceWrites writes;
+    // The channel it last sent on and received on, and their peers: a program talking to one
+    // peer at a time (a ring) finds its channel without the map.
+    std::int64_t send_peer = -1, recv_peer = -1;
+    std::size_t send_channel = 0, recv_channel = 0;
   };
   // What happens at a time: a program acts; a read slot's credit leaves its receiver; the
   // head of a message (or of a credit) reaches the last link of its route.
@@ -730,7 +734,11 @@ class Model {
         }
       }
       if (act.send) {
-        const std::size_t ch = channel(g, op.peer);
+        if (p.send_peer != op.peer) {
+          p.send_peer = op.peer;
+          p.send_channel = channel(g, op.peer);
+        }
+        const std::size_t ch = p.send_channel;
         Channel& c = channels_[ch];
         if (c.sent >= m_.slots) {  // the credit of the message `slots` before this one
           if (c.credited <= c.sent - m_.slots) {
@@ -757,7 +765,11 @@ class Model {
         ++p.next;
         continue;
       }
-      const std::size_t ch = channel(op.peer, g);
+      if (p.recv_peer != op.peer) {
+        p.recv_peer = op.peer;
+        p.recv_channel = channel(op.peer, g);
+      }
+      const std::size_t ch = p.recv_channel;
       Channel& c = channels_[ch];
       if (c.arrived <= c.read) {
         c.receiver = g;
