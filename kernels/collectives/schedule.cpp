@@ -292,18 +292,12 @@ class Executor {
     emu::prefetch(&tile);
     emu::prefetch(reinterpret_cast<const char*>(&tile) + sizeof(tl::Tile) - 1);
   }
-  void prefetch_pieces(const Step& step) {
+  // f(tile) for the first pieces of each op's segment.
+  template <class F>
+  void for_first_pieces(const Step& step, F f) {
     for (const Op& op : step) {
       const auto s = static_cast<std::size_t>(op.segment);
-      for (std::size_t j = 0; j < std::min(pieces(s), kPrefetchedPieces); ++j)
-        prefetch_tile(value_at(s, j));
-    }
-  }
-  void prefetch_records(const Step& step) {
-    for (const Op& op : step) {
-      const auto s = static_cast<std::size_t>(op.segment);
-      for (std::size_t j = 0; j < std::min(pieces(s), kPrefetchedPieces); ++j)
-        tl::Tile::prefetch_record(value_at(s, j).record());
+      for (std::size_t j = 0; j < std::min(pieces(s), kPrefetchedPieces); ++j) f(value_at(s, j));
     }
   }
 
@@ -361,7 +355,7 @@ class Executor {
     // Writes into each segment in this step still to come, per piece: its final value is
     // stored (buffer=hbm) after the last one.
     if (a_.buffer == Buffer::hbm) writes_.count(step, actions_);
-    prefetch_pieces(step);
+    for_first_pieces(step, prefetch_tile);
     plan_.clear();
     for (const Action& act : actions_) {
       const Op& op = step[act.op];
@@ -375,7 +369,7 @@ class Executor {
       const auto s = static_cast<std::size_t>(op.segment);
       if (!kept(s) && last_.read[s] <= k && last_.write[s] <= k) frees_.push_back(s);
     }
-    prefetch_records(step);
+    for_first_pieces(step, [](const tl::Tile& t) { tl::Tile::prefetch_record(t.record()); });
     for (std::size_t i = 0; i < plan_.size(); ++i) {
       const Planned& a = plan_[i];
       const auto s = static_cast<std::size_t>(a.segment);
@@ -390,18 +384,19 @@ class Executor {
         tl::Tile got = tl_.recv(peer_of(tl_, a.peer), {a.elems}, DType::f32);
         prefetch_tile(held);
         tl::Tile::prefetch_record(record);
-        if (i + 1 < plan_.size()) prefetch_tile(*plan_[i + 1].held);
         if (adds) got = got + value(held, s, a.piece);
         held = std::move(got);
         if (a_.buffer == Buffer::hbm &&
             writes_.done(a.segment, static_cast<std::int64_t>(a.piece)) && last_.write[s] == k &&
             segments_[s].out_at >= 0)
           store(s, a.piece);
-        if (i + 1 == plan_.size()) prefetch_segments(next);
-        continue;
       }
-      if (i + 1 < plan_.size()) prefetch_tile(*plan_[i + 1].held);
-      if (i + 1 == plan_.size()) prefetch_segments(next);
+      // Once a send or receive returns, the next action's piece (or the next step's records)
+      // is cold again.
+      if (i + 1 < plan_.size())
+        prefetch_tile(*plan_[i + 1].held);
+      else
+        prefetch_segments(next);
     }
     for (const std::size_t s : frees_)
       for (std::size_t j = 0; j < pieces(s); ++j) value_at(s, j) = tl::Tile();
@@ -516,10 +511,13 @@ class Model {
     std::vector<std::vector<char>> held;
     std::vector<std::int64_t> last_write;
     PieceWrites writes;
-    // The channel it last sent on and received on, and their peers: a program talking to one
-    // peer at a time (a ring) finds its channel without the map.
-    std::int64_t send_peer = -1, recv_peer = -1;
-    std::size_t send_channel = 0, recv_channel = 0;
+    // The channel it last sent on and received on: a program talking to one peer at a time (a
+    // ring) finds its channel without the map.
+    struct LastChannel {
+      std::int64_t peer = -1;
+      std::size_t id = 0;
+    };
+    LastChannel sent_on, received_on;
   };
   // What happens at a time: a program acts; a read slot's credit leaves its receiver; the
   // head of a message (or of a credit) reaches the last link of its route.
@@ -576,6 +574,12 @@ class Model {
     return p;
   }
 
+  // The channel from -> to, through `last` when it is the one last used with `peer`.
+  std::size_t channel(Program::LastChannel& last, std::int64_t peer, std::int64_t from,
+                      std::int64_t to) {
+    if (last.peer != peer) last = {peer, channel(from, to)};
+    return last.id;
+  }
   std::size_t channel(std::int64_t from, std::int64_t to) {
     const auto key =
         static_cast<std::uint64_t>(from * static_cast<std::int64_t>(programs_.size()) + to);
@@ -734,11 +738,7 @@ class Model {
         }
       }
       if (act.send) {
-        if (p.send_peer != op.peer) {
-          p.send_peer = op.peer;
-          p.send_channel = channel(g, op.peer);
-        }
-        const std::size_t ch = p.send_channel;
+        const std::size_t ch = channel(p.sent_on, op.peer, g, op.peer);
         Channel& c = channels_[ch];
         if (c.sent >= m_.slots) {  // the credit of the message `slots` before this one
           if (c.credited <= c.sent - m_.slots) {
@@ -765,11 +765,7 @@ class Model {
         ++p.next;
         continue;
       }
-      if (p.recv_peer != op.peer) {
-        p.recv_peer = op.peer;
-        p.recv_channel = channel(op.peer, g);
-      }
-      const std::size_t ch = p.recv_channel;
+      const std::size_t ch = channel(p.received_on, op.peer, op.peer, g);
       Channel& c = channels_[ch];
       if (c.arrived <= c.read) {
         c.receiver = g;
