@@ -56,7 +56,6 @@ class InputBuffers {
     std::uint32_t in_line = 0;
     Place* waiting = nullptr;  // the first occupant whose packet has not been granted on
     Place* last = nullptr;     // the last one (when `waiting` is not null)
-    bool empty() const { return granted == 0 && waiting == nullptr; }
   };
 
   explicit InputBuffers(const Topology& topology);
@@ -70,11 +69,10 @@ class InputBuffers {
   const VcPlan& plan() const { return plan_; }
 
   // The channel a packet that has crossed `crossed` UCIe and inter-SIP links (counting `id`)
-  // takes beyond `id` at time `at`: of its class's channels with room then, the emptiest (the
-  // lowest on a tie), so that packets spread over the channels and one that waits holds up as
-  // few others as can be; a channel with no occupant left before the releases due at `at` are
-  // applied is taken at once. kNone when none has room; `ready` then gets the time one will
-  // (kUnknown when that is not known yet), else `at`.
+  // takes beyond `id` at time `at`: of its class's channels with room then (the credits due by
+  // `at` applied), the emptiest, the lowest on a tie, so that packets spread over the channels
+  // and one that waits holds up as few others as can be. kNone when none has room; `ready` then
+  // gets the time one will (kUnknown when that is not known yet), else `at`.
   std::uint32_t choose(LinkId id, std::uint32_t crossed, std::uint64_t bytes, Tick at,
                        Tick* ready) {
     const Port port = ports_[id];
@@ -82,15 +80,17 @@ class InputBuffers {
     const std::uint64_t capacity = capacity_[port.kind];
     Channel* const first = &channels_[port.first + r.first];
     Channel* const end = first + (r.last - r.first);
-    // The releases due are applied on the way. A channel with room now beats one with room
-    // later whatever their use, so when they will have room is looked for only when none has.
+    // The releases due are applied on the way; the first channel left empty is the lowest of
+    // the emptiest, so the look ends there (under light load, at the class's first channel). A
+    // channel with room now beats one with room later whatever their use, so when they will
+    // have room is looked for only when none has.
     Channel* best = nullptr;
     for (Channel* c = first; c != end; ++c) {
-      if (c->empty()) {
+      while (c->granted != 0 && c->release[0] <= at) release_first(*c);
+      if (c->used == 0) {
         *ready = at;
         return index(c);
       }
-      while (c->granted != 0 && c->release[0] <= at) release_first(*c);
       if (capacity - c->used >= bytes && (best == nullptr || c->used < best->used)) best = c;
     }
     if (best != nullptr) {

@@ -263,6 +263,39 @@ TEST(Credits, AChannelOfSmallPacketsFreesRoomInTheOrderTheyWereGranted) {
   EXPECT_EQ(buffers.choose(mesh, 0, small, end, &ready), InputBuffers::kNone);
 }
 
+TEST(Credits, ThePacketTakesTheEmptiestChannelTheLowestOnATieWithTheCreditsDueApplied) {
+  // Two channels of one packet each in the class. A channel whose last credit is due is as
+  // empty as one never used, so the lower of the two wins; before that, the empty one.
+  const SystemConfig c = with_router_buffers(testing::small_config(1, 1), 1, 2);
+  const Topology topology(c);
+  InputBuffers buffers(topology);
+  LinkId mesh = 0;
+  while (topology.links()[mesh].kind != LinkKind::noc) ++mesh;
+  ASSERT_EQ(buffers.class_channels(mesh), 2u);
+  const std::uint32_t full = c.cube.noc.packet_bytes, half = full / 2;
+  const Tick credit = c.cube.noc.router.credit_latency, leaves = emu::ns(50);
+  Tick ready = 0;
+  InputBuffers::Place a, b, d, e;
+  const std::uint32_t low = buffers.choose(mesh, 0, full, 0, &ready);
+  ASSERT_NE(low, InputBuffers::kNone);
+  buffers.enter(low, full, &a);
+  const std::uint32_t high = buffers.choose(mesh, 0, full, 0, &ready);
+  EXPECT_EQ(high, low + 1);  // the empty one
+  InputBuffers::Place* next = nullptr;
+  EXPECT_EQ(buffers.leave(mesh, low, &a, full, leaves, &next), leaves + credit);
+  // Just before the credit is back, only the never-used channel has room; from then on both
+  // are empty and the lower is taken.
+  EXPECT_EQ(buffers.choose(mesh, 0, full, leaves + credit - 1, &ready), high);
+  EXPECT_EQ(buffers.choose(mesh, 0, full, leaves + credit, &ready), low);
+  EXPECT_EQ(ready, leaves + credit);
+  // Neither empty: the one holding fewer bytes.
+  buffers.enter(low, half, &b);
+  EXPECT_EQ(buffers.choose(mesh, 0, half, leaves + credit, &ready), high);
+  buffers.enter(high, half, &d);
+  buffers.enter(buffers.choose(mesh, 0, half / 2, leaves + credit, &ready), half / 2, &e);
+  EXPECT_EQ(buffers.choose(mesh, 0, half / 2, leaves + credit, &ready), high);
+}
+
 TEST(Credits, IdenticalRunsGiveIdenticalTimes) {
   const SystemConfig c = with_router_buffers(testing::small_config(1, 2), 1, 2);
   EXPECT_EQ(testing::reads_across_cubes(c), testing::reads_across_cubes(c));
