@@ -108,7 +108,7 @@ void Context::bad_shape(const char* what, const Shape& shape, DType dtype) const
 }
 
 Tile Context::make_tile(Shape shape, DType dtype, bool values) {
-  return make_tile(shape, dtype, tile_bytes("tile", shape, dtype), values);
+  return make_tile(shape, dtype, tile_bytes("make_tile", shape, dtype), values);
 }
 
 Tile Context::make_tile(Shape shape, DType dtype, std::uint64_t bytes, bool values) {
@@ -180,8 +180,12 @@ void Context::check_fill_value(const char* what, double value, DType dtype) cons
 }
 
 Tile Context::full(Shape shape, double value, DType dtype) {
-  check_fill_value("full", value, dtype);
-  Tile t = make_tile(shape, dtype);
+  return filled("full", shape, value, dtype);
+}
+
+Tile Context::filled(const char* what, Shape shape, double value, DType dtype) {
+  check_fill_value(what, value, dtype);
+  Tile t = make_tile(shape, dtype, tile_bytes(what, shape, dtype), true);
   charge_vector(static_cast<std::uint64_t>(shape.numel()));
   if (!t.data_->bytes.empty()) fill_value(t.data_->bytes.data(), shape.numel(), dtype, value);
   return t;
@@ -690,6 +694,7 @@ TileHandle Context::composite(Op op, const Operand& a, const Operand& b, const T
 void Context::wait(Handle& handle) {
   sync();
   if (!handle.valid()) fault("wait: the handle was not returned by composite()");
+  detail::check_handle_owner(*this, *handle.state_);
   const emu::Tick start = launch_.sched.now();
   detail::wait_gemm(launch_, *handle.state_, program_, epoch_);
   pe_.gemm_wait += launch_.sched.now() - start;
@@ -699,7 +704,10 @@ void Context::wait(Handle& handle) {
 }
 
 Tile Context::wait(TileHandle& handle) {
-  if (handle.valid()) detail::check_result_handle(*this, *handle.handle_.state_);
+  if (handle.valid()) {
+    detail::check_handle_owner(*this, *handle.handle_.state_);
+    detail::check_result_handle(*this, *handle.handle_.state_);
+  }
   wait(handle.handle_);
   return detail::gemm_result(*handle.handle_.state_);
 }
@@ -910,7 +918,8 @@ RecvHandle Context::recv_async(const Peer& src, Shape shape, DType dtype) {
   if (launch_.waves > 1) require_one_wave("recv(" + src.str() + ")");
   detail::Messages& m = *launch_.messages;
   const std::uint32_t from = m.resolve(*this, program_, src, "recv");
-  Tile t = make_tile(shape, dtype);  // its SRAM is taken now, as the DMA writes into it
+  // Its SRAM is taken now, as the DMA writes into it.
+  Tile t = make_tile(shape, dtype, tile_bytes("recv", shape, dtype), true);
   RecvHandle h;
   h.state_ = m.recv(*this, program_, from, std::move(t));
   h.state_->owner = program_;

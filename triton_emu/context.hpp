@@ -311,7 +311,7 @@ class Context {
 
   Tile arange(std::int64_t start, std::int64_t end);  // i32, [start, end)
   Tile full(Shape shape, double value, DType dtype);
-  Tile zeros(Shape shape, DType dtype) { return full(shape, 0.0, dtype); }
+  Tile zeros(Shape shape, DType dtype) { return filled("zeros", shape, 0.0, dtype); }
 
   // Debugging, free of simulated time (tl.device_print / tl.device_assert). device_print writes
   // one line to stdout: "[program (x, y, z) on PE at TIME] prefix: [values]" (the shape and
@@ -383,6 +383,8 @@ class Context {
   [[noreturn, gnu::cold]] void bad_shape(const char* what, const Shape& shape, DType dtype) const;
   Tile make_tile(Shape shape, DType dtype, std::uint64_t bytes, bool values);
   void check_fill_value(const char* what, double value, DType dtype) const;
+  // full and zeros: faults name `what`.
+  Tile filled(const char* what, Shape shape, double value, DType dtype);
   Tile atomic_tile(AtomicOp op, Ptr ptr, const Tile* compare, const Tile& values,
                    const AtomicOptions& options);
   template <AtomicWord T>

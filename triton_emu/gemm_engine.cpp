@@ -18,8 +18,10 @@
 
 namespace cubesim::tl {
 struct HandleState {
-  explicit HandleState(emu::Scheduler& s) : done(s, "composite gemm") {}
+  HandleState(emu::Scheduler& s, const Context& issuer)
+      : done(s, "composite gemm"), owner(&issuer) {}
   emu::Completion done;
+  const Context* owner;         // the program that issued the composite
   std::uint32_t logged_op = 0;  // its accesses in the launch's AccessLog (0: not recorded)
   Tile result;                  // a composite to a tile: its result, reserved when issued
   bool passed_on = false;       // the result went on to a later composite as its accumulator
@@ -490,7 +492,7 @@ std::shared_ptr<tl::HandleState> start_gemm(LaunchState& launch, PeState& pe, tl
     ctx.fault("composite gemm: the GEMM engine has no " + name(ai.dtype) +
               " rate (system.pe.gemm.peak_TFLOPS." + name(ai.dtype) + " is 0)");
   auto job = std::make_unique<GemmJob>();
-  job->handle = std::make_shared<tl::HandleState>(launch.sched);
+  job->handle = std::make_shared<tl::HandleState>(launch.sched, ctx);
   if (out.to_tile) {
     if (in_place && acc->dtype() == out_dtype) {
       job->out_tile = *acc;  // the engine adds into the tile it holds
@@ -566,6 +568,15 @@ void check_result_handle(const tl::Context& ctx, const tl::HandleState& h) {
     ctx.fault(
         "wait: this handle's tile was passed on as the accumulator of a later composite; wait "
         "on the handle that composite returned");
+}
+
+void check_handle_owner(const tl::Context& ctx, const tl::HandleState& h) {
+  if (h.owner != &ctx)
+    ctx.fault(fmt::format(
+        "wait on {}: the handle belongs to {}'s composite; a program waits only on the handles "
+        "its own composites returned (pass results between programs through memory or "
+        "send/recv)",
+        ctx.pe_name(), h.owner->pe_name()));
 }
 
 tl::Tile gemm_result(tl::HandleState& h) {

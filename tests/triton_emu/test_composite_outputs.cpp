@@ -579,5 +579,46 @@ TEST(CompositeOutputs, AnAccumulatorHandleIsUsedUpByTheCompositeItIsPassedTo) {
               HasSubstr("already passed to a later composite"));
 }
 
+TEST(CompositeOutputs, AProgramWaitsOnlyOnItsOwnCompositesHandles) {
+  // Program 0 hands its handles to program 1 through the host (the kernel's captures): waiting
+  // on them would tie program 1 to program 0's engine, which no hardware does.
+  Simulation sim(Spec::load(spec_path("tiny.json")));
+  const Ptr p = sim.alloc(1 << 16);
+  tl::Handle to_memory;
+  tl::TileHandle to_tile;
+  for (const bool tile : {false, true}) {
+    const std::string msg = error_of<KernelError>([&] {
+      sim.launch_on(Grid{.pes = 2, .cubes = 1}, [&](tl::Context& tl) {
+        if (tl.program_id() == 0) {
+          const tl::Tile a = tl.load(p, {8, 16}, DType::f16);
+          const tl::Ref b = tl.ref(p, {16, 12}, DType::f16);
+          if (tile)
+            to_tile = tl.composite(Op::gemm, a, b, tl::to_tile);
+          else
+            to_memory = tl.composite(Op::gemm, a, b, p + 8192);
+        }
+        tl.barrier();
+        if (tl.program_id() == 1) {
+          if (tile)
+            (void)tl.wait(to_tile);
+          else
+            tl.wait(to_memory);
+        }
+      });
+    });
+    EXPECT_THAT(msg, AllOf(HasSubstr("wait on sip0.cube0.pe1"),
+                           HasSubstr("belongs to sip0.cube0.pe0's composite")))
+        << (tile ? "to a tile" : "to memory");
+    to_memory = {};
+    to_tile = {};
+  }
+  // Still usable.
+  EXPECT_NO_THROW(sim.launch_on(Grid{.pes = 1, .cubes = 1}, [&](tl::Context& tl) {
+    tl::Handle h = tl.composite(Op::gemm, tl.load(p, {8, 16}, DType::f16),
+                                tl.ref(p, {16, 12}, DType::f16), p + 8192);
+    tl.wait(h);
+  }));
+}
+
 }  // namespace
 }  // namespace cubesim

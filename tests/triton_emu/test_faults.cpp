@@ -199,6 +199,27 @@ TEST(Faults, HugeAndNegativeShapesAreRefusedBeforeAnyTransferIsPlanned) {
               AllOf(HasSubstr("[-4] has a negative dimension"), Not(HasSubstr("stride"))));
 }
 
+TEST(Faults, ABadShapeIsNamedAfterTheCallThatAskedForIt) {
+  Simulation sim(Spec::load(spec_path("tiny.json")), {.timing_only = true});
+  auto fault_of = [&](auto body) {
+    return error_of<KernelError>([&] { sim.launch_on(Grid{.pes = 2, .cubes = 1}, body); });
+  };
+  EXPECT_THAT(fault_of([](tl::Context& tl) { (void)tl.full({-3}, 1.0, DType::f32); }),
+              HasSubstr("full: shape [-3] has a negative dimension"));
+  EXPECT_THAT(fault_of([](tl::Context& tl) {
+                (void)tl.zeros({4, -1}, DType::f32);
+              }),
+              HasSubstr("zeros: shape [4, -1] has a negative dimension"));
+  EXPECT_THAT(fault_of([](tl::Context& tl) {
+                (void)tl.make_tile({2, -3}, DType::f32);
+              }),
+              HasSubstr("make_tile: shape [2, -3] has a negative dimension"));
+  EXPECT_THAT(fault_of([](tl::Context& tl) {
+                if (tl.program_id() == 1) (void)tl.recv_async(tl::west, {-1}, DType::f32);
+              }),
+              HasSubstr("recv: shape [-1] has a negative dimension"));
+}
+
 TEST(Faults, ALoadPastTheEndOfSimulatedTimeSaysSoAndNamesTheSpecField) {
   const Spec spec =
       Spec::load(spec_path("tiny.json")).with("system.cube.noc.link_bandwidth_GBps", 1e-9);
