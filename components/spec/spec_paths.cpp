@@ -12,10 +12,27 @@ namespace cubesim::components {
 
 namespace fs = std::filesystem;
 
+namespace {
+std::vector<SpecFolder>& added_folders() {
+  static std::vector<SpecFolder> folders;
+  return folders;
+}
+}  // namespace
+
+bool add_spec_folder(const fs::path& dir, const std::string& why) {
+  std::vector<SpecFolder>& folders = added_folders();
+  for (const SpecFolder& f : folders)
+    if (f.dir == dir) return true;
+  folders.push_back({dir, why});
+  return true;
+}
+
 std::vector<SpecFolder> spec_folders() {
   std::vector<SpecFolder> folders;
   if (const char* env = std::getenv("CUBESIM_SPECS_DIR"); env != nullptr && *env != '\0')
     folders.push_back({env, "$CUBESIM_SPECS_DIR"});
+  const std::vector<SpecFolder>& added = added_folders();
+  folders.insert(folders.end(), added.begin(), added.end());
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec)

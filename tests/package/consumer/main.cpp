@@ -1,4 +1,5 @@
-// A user's kernel, launched on the installed spec, checked numerically and for sharding.
+// A user's kernel, launched on the installed spec, checked numerically and for sharding. The
+// spec is a path or a name (found as the package's installed spec: its path is printed).
 #include <cstdio>
 #include <cubesim/cubesim.hpp>
 
@@ -10,6 +11,7 @@ void scale(cubesim::tl::Context& tl, cubesim::Ptr x, cubesim::Ptr y, std::int64_
 
 int main(int argc, char** argv) {
   if (argc != 2) return 2;
+  std::printf("spec %s\n", cubesim::components::resolve_spec(argv[1]).c_str());
   cubesim::Simulation sim(cubesim::Spec::load(argv[1]));
   const std::int64_t per = 64, n = per * sim.config().total_pes();
   std::vector<float> host(n);

@@ -6,6 +6,7 @@
 #include <Eigen/Core>
 
 #include "components/dtype.hpp"
+#include "components/spec/spec_paths.hpp"
 #include "triton_emu/access_log.hpp"
 #include "triton_emu/context.hpp"
 #include "triton_emu/errors.hpp"
@@ -13,6 +14,15 @@
 #include "triton_emu/ptr.hpp"
 #include "triton_emu/simulation.hpp"
 #include "triton_emu/tile.hpp"
+
+#ifdef CUBESIM_PACKAGE_SPECS_DIR
+// Defined by find_package(cubesim) for the programs that link cubesim::cubesim: they find the
+// package's specs by name (Spec::load("tiny")) wherever they are built or installed.
+namespace cubesim::detail {
+inline const bool package_specs_added =
+    components::add_spec_folder(CUBESIM_PACKAGE_SPECS_DIR, "installed package");
+}  // namespace cubesim::detail
+#endif
 
 namespace cubesim {
 using half = Eigen::half;
