@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <set>
 #include <system_error>
@@ -38,7 +39,15 @@ std::vector<SpecFolder> spec_folders() {
   if (!ec)
     folders.push_back({exe.parent_path().parent_path() / "share/cubesim/specs", "installed"});
   folders.push_back({CUBESIM_SOURCE_SPECS_DIR, "source tree"});
-  return folders;
+  // A folder found two ways (a program installed beside its package) is searched once.
+  std::vector<SpecFolder> once;
+  for (SpecFolder& f : folders) {
+    const fs::path dir = f.dir.lexically_normal();
+    if (std::none_of(once.begin(), once.end(),
+                     [&](const SpecFolder& o) { return o.dir.lexically_normal() == dir; }))
+      once.push_back(std::move(f));
+  }
+  return once;
 }
 
 bool is_spec_name(const fs::path& file) {
