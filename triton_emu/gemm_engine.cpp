@@ -490,7 +490,9 @@ std::shared_ptr<tl::HandleState> start_gemm(LaunchState& launch, PeState& pe, tl
   }
   if (launch.sys.gemm_timing().peak_flops_per_s(ai.dtype) == 0)
     ctx.fault("composite gemm: the GEMM engine has no " + name(ai.dtype) +
-              " rate (system.pe.gemm.peak_TFLOPS." + name(ai.dtype) + " is 0)");
+              " rate: the spec does not give system.pe.gemm.peak_TFLOPS." + name(ai.dtype) +
+              "; add it (TFLOP/s) to run " + name(ai.dtype) +
+              " composites, or convert the operands to a dtype the engine has");
   auto job = std::make_unique<GemmJob>();
   job->handle = std::make_shared<tl::HandleState>(launch.sched, ctx);
   if (out.to_tile) {

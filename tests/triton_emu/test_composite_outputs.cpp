@@ -579,6 +579,20 @@ TEST(CompositeOutputs, AnAccumulatorHandleIsUsedUpByTheCompositeItIsPassedTo) {
               HasSubstr("already passed to a later composite"));
 }
 
+TEST(CompositeOutputs, ADtypeWithoutARateInTheSpecNamesTheFieldToAdd) {
+  // tiny.json gives the GEMM engine rates for f16, bf16, f32 and i32 only.
+  for (const DType t : {DType::f8e4m3, DType::i8}) {
+    const std::string msg = fault_of([&](tl::Context& tl, Ptr p) {
+      (void)tl.composite(Op::gemm, tl.load(p, {8, 16}, t), tl.ref(p, {16, 12}, t), tl::to_tile);
+    });
+    const std::string name(dtype_name(t));
+    EXPECT_THAT(msg,
+                AllOf(HasSubstr("no " + name + " rate"),
+                      HasSubstr("system.pe.gemm.peak_TFLOPS." + name), HasSubstr("does not give")))
+        << dtype_name(t);
+  }
+}
+
 TEST(CompositeOutputs, AProgramWaitsOnlyOnItsOwnCompositesHandles) {
   // Program 0 hands its handles to program 1 through the host (the kernel's captures): waiting
   // on them would tie program 1 to program 0's engine, which no hardware does.
