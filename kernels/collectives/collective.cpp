@@ -273,13 +273,17 @@ Outcome run_collective(Simulation& sim, const Params& p, Collective collective) 
   const Plan plan = make_plan(cfg, grid, collective, algorithm, bytes);
   const std::int64_t block = plan.block, piece = plan.piece;
   const auto& m = cfg.messages;
+  // buffer=hbm is worth suggesting only where it needs less SRAM than a PE has (a ring keeps a
+  // piece of every segment in SRAM either way).
+  const bool hbm_fits =
+      buffer == Buffer::sram &&
+      plan_sram_bytes(cfg, plan, collective, Buffer::hbm, bytes) <= cfg.pe.sram_bytes;
   require_sram(
       cfg, plan_sram_bytes(cfg, plan, collective, buffer, bytes),
       std::string(collective_name(collective)) + " of " + std::to_string(bytes) +
           " bytes per PE with algorithm=" + algorithm +
           " buffer=" + (buffer == Buffer::sram ? "sram" : "hbm"),
-      std::string(buffer == Buffer::sram ? "use buffer=hbm, or fewer bytes_per_pe"
-                                         : "use fewer bytes_per_pe") +
+      std::string(hbm_fits ? "use buffer=hbm, or fewer bytes_per_pe" : "use fewer bytes_per_pe") +
           (m.memory == components::SlotMemory::pe_sram ? ", or message slots outside the PE (--set "
                                                          "system.messages.memory=cube_sram or hbm)"
                                                        : ""));

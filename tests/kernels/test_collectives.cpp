@@ -20,7 +20,9 @@ namespace {
 using emu::Tick;
 using kernels::testing::MessageCosts;
 using kernels::testing::spec_path;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 Outcome run(const char* spec, const char* kernel, const std::string& algorithm, std::int64_t bytes,
             const std::string& buffer = "sram", bool timing_only = false) {
@@ -306,8 +308,16 @@ TEST(Collectives, SizesThatDoNotShardAreUsageErrors) {
               HasSubstr("bytes_per_pe"));
   EXPECT_THAT(error_of<UsageError>([] { run("tiny.json", "allreduce", "bidir_ring", 8 * 4 * 3); }),
               HasSubstr("2 directions"));
+}
+
+// buffer=hbm is suggested where it fits: an all-gather holds its blocks in HBM then, a ring
+// all-reduce keeps its partial sums in SRAM either way.
+TEST(Collectives, ACollectiveTooLargeForTheSramSuggestsHbmBuffersOnlyWhereTheyFit) {
+  EXPECT_THAT(error_of<UsageError>([] { run("tiny.json", "allgather", "ring", 262144); }),
+              HasSubstr("use buffer=hbm, or fewer bytes_per_pe"));
+  EXPECT_NO_THROW(run("tiny.json", "allgather", "ring", 262144, "hbm", true));
   EXPECT_THAT(error_of<UsageError>([] { run("tiny.json", "allreduce", "ring", 8 * 4 * 100000); }),
-              HasSubstr("buffer=hbm"));
+              AllOf(HasSubstr("use fewer bytes_per_pe"), Not(HasSubstr("buffer=hbm"))));
 }
 
 // A ring all-reduce keeps the partial sums of its reduce-scatter until its all-gather replaces
