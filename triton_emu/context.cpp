@@ -694,7 +694,7 @@ TileHandle Context::composite(Op op, const Operand& a, const Operand& b, const T
 void Context::wait(Handle& handle) {
   sync();
   if (!handle.valid()) fault("wait: the handle was not returned by composite()");
-  detail::check_handle_owner(*this, *handle.state_);
+  detail::check_handle_owner(*this, pe_.sram->launch, *handle.state_);
   const emu::Tick start = launch_.sched.now();
   detail::wait_gemm(launch_, *handle.state_, program_, epoch_);
   pe_.gemm_wait += launch_.sched.now() - start;
@@ -705,7 +705,7 @@ void Context::wait(Handle& handle) {
 
 Tile Context::wait(TileHandle& handle) {
   if (handle.valid()) {
-    detail::check_handle_owner(*this, *handle.handle_.state_);
+    detail::check_handle_owner(*this, pe_.sram->launch, *handle.handle_.state_);
     detail::check_result_handle(*this, *handle.handle_.state_);
   }
   wait(handle.handle_);

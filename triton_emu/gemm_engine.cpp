@@ -18,10 +18,11 @@
 
 namespace cubesim::tl {
 struct HandleState {
-  HandleState(emu::Scheduler& s, const Context& issuer)
-      : done(s, "composite gemm"), owner(&issuer) {}
+  HandleState(emu::Scheduler& s, const Context& issuer, std::uint64_t launch_id)
+      : done(s, "composite gemm"), owner(&issuer), launch(launch_id) {}
   emu::Completion done;
-  const Context* owner;         // the program that issued the composite
+  const Context* owner;         // the program that issued the composite (gone after `launch`)
+  std::uint64_t launch;         // the launch it was issued in (SramAccount::launch)
   std::uint32_t logged_op = 0;  // its accesses in the launch's AccessLog (0: not recorded)
   Tile result;                  // a composite to a tile: its result, reserved when issued
   bool passed_on = false;       // the result went on to a later composite as its accumulator
@@ -494,7 +495,7 @@ std::shared_ptr<tl::HandleState> start_gemm(LaunchState& launch, PeState& pe, tl
               "; add it (TFLOP/s) to run " + name(ai.dtype) +
               " composites, or convert the operands to a dtype the engine has");
   auto job = std::make_unique<GemmJob>();
-  job->handle = std::make_shared<tl::HandleState>(launch.sched, ctx);
+  job->handle = std::make_shared<tl::HandleState>(launch.sched, ctx, pe.sram->launch);
   if (out.to_tile) {
     if (in_place && acc->dtype() == out_dtype) {
       job->out_tile = *acc;  // the engine adds into the tile it holds
@@ -572,7 +573,12 @@ void check_result_handle(const tl::Context& ctx, const tl::HandleState& h) {
         "on the handle that composite returned");
 }
 
-void check_handle_owner(const tl::Context& ctx, const tl::HandleState& h) {
+void check_handle_owner(const tl::Context& ctx, std::uint64_t launch, const tl::HandleState& h) {
+  if (h.launch != launch)  // its program's Context is gone: not even its name is left to read
+    ctx.fault(fmt::format(
+        "wait on {}: the handle comes from a composite of an earlier launch; a composite "
+        "finishes within its launch (its result is in memory, or was a tile of that launch)",
+        ctx.pe_name()));
   if (h.owner != &ctx)
     ctx.fault(fmt::format(
         "wait on {}: the handle belongs to {}'s composite; a program waits only on the handles "

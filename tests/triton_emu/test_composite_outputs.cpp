@@ -626,12 +626,17 @@ TEST(CompositeOutputs, AProgramWaitsOnlyOnItsOwnCompositesHandles) {
     to_memory = {};
     to_tile = {};
   }
-  // Still usable.
+  // Still usable; a handle kept past its launch is refused in the next one.
   EXPECT_NO_THROW(sim.launch_on(Grid{.pes = 1, .cubes = 1}, [&](tl::Context& tl) {
-    tl::Handle h = tl.composite(Op::gemm, tl.load(p, {8, 16}, DType::f16),
-                                tl.ref(p, {16, 12}, DType::f16), p + 8192);
-    tl.wait(h);
+    to_memory = tl.composite(Op::gemm, tl.load(p, {8, 16}, DType::f16),
+                             tl.ref(p, {16, 12}, DType::f16), p + 8192);
+    tl.wait(to_memory);
   }));
+  EXPECT_THAT(error_of<KernelError>([&] {
+                sim.launch_on(Grid{.pes = 1, .cubes = 1},
+                              [&](tl::Context& tl) { tl.wait(to_memory); });
+              }),
+              HasSubstr("the handle comes from a composite of an earlier launch"));
 }
 
 }  // namespace
