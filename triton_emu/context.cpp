@@ -623,6 +623,10 @@ StoreHandle Context::store_async(Ptr ptr, const Tile& tile, const StoreOptions& 
 Tile Context::wait(LoadHandle& handle) {
   sync();
   if (!handle.valid()) fault("wait on " + pe_.name + ": the LoadHandle came from no load_async");
+  if (handle.state_->tile.data_->launch != pe_.sram->launch)
+    fault("wait on " + pe_.name +
+          ": the LoadHandle comes from a load_async of an earlier launch; a copy lands within "
+          "its launch");
   if (handle.state_->owner != this)
     fault("wait on " + pe_.name + ": the LoadHandle belongs to another program's load_async");
   wait_copy(*handle.state_, "wait load_async");
@@ -632,6 +636,10 @@ Tile Context::wait(LoadHandle& handle) {
 void Context::wait(StoreHandle& handle) {
   sync();
   if (!handle.valid()) fault("wait on " + pe_.name + ": the StoreHandle came from no store_async");
+  if (handle.state_->tile.data_->launch != pe_.sram->launch)
+    fault("wait on " + pe_.name +
+          ": the StoreHandle comes from a store_async of an earlier launch; a copy lands within "
+          "its launch");
   if (handle.state_->owner != this)
     fault("wait on " + pe_.name + ": the StoreHandle belongs to another program's store_async");
   wait_copy(*handle.state_, "wait store_async");
@@ -931,6 +939,10 @@ Tile Context::wait(RecvHandle& handle) {
   sync();
   if (!handle.valid()) fault("wait on " + pe_.name + ": the RecvHandle came from no recv_async");
   detail::Receipt& r = *handle.state_;
+  if (r.tile.data_->launch != pe_.sram->launch)
+    fault("wait on " + pe_.name +
+          ": the RecvHandle comes from a recv_async of an earlier launch; its message was "
+          "received (or missed) in that launch");
   if (r.owner != program_)
     fault("wait on " + pe_.name + ": the RecvHandle belongs to another program's recv_async");
   if (r.taken) return r.tile;  // waited on before: counted and logged then

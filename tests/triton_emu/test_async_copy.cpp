@@ -261,6 +261,22 @@ TEST_F(AsyncCopy, MisuseIsAKernelFault) {
   });
   EXPECT_GT(r.sim_time_ps, 0u);
   for (const float v : sim.read<float>(p, 16)) EXPECT_EQ(v, 2.0f);
+  // Handles kept past their launch (waited on there) are refused in the next one.
+  tl::LoadHandle kept_load;
+  tl::StoreHandle kept_store;
+  sim.launch_on(kOnePe, [&](tl::Context& tl) {
+    kept_load = tl.load_async(p, {16}, DType::f32);
+    kept_store = tl.store_async(p + 64, tl.full({16}, 3.0, DType::f32));
+    (void)tl.wait(kept_load);
+    tl.wait(kept_store);
+  });
+  EXPECT_THAT(error_of<KernelError>([&] {
+                sim.launch_on(kOnePe, [&](tl::Context& tl) { (void)tl.wait(kept_load); });
+              }),
+              HasSubstr("the LoadHandle comes from a load_async of an earlier launch"));
+  EXPECT_THAT(error_of<KernelError>(
+                  [&] { sim.launch_on(kOnePe, [&](tl::Context& tl) { tl.wait(kept_store); }); }),
+              HasSubstr("the StoreHandle comes from a store_async of an earlier launch"));
 }
 
 // The sharding checks see a copy as in flight from its issue to its wait: a store waited on only

@@ -335,6 +335,25 @@ TEST(Messages, RecvAsyncOverlapsTheWaitWithWork) {
   EXPECT_LT(waited_async, waited_sync);
 }
 
+TEST(Messages, ARecvHandleKeptPastItsLaunchIsRefusedInTheNext) {
+  Simulation sim(tiny_with({}), {.timing_only = true});
+  tl::RecvHandle kept;
+  sim.launch_on(Grid{.pes = 2, .cubes = 1}, [&](tl::Context& tl) {
+    if (tl.program_id(0) == 0) {
+      tl.send(tl::east, tl.full({16}, 1.0, DType::f32));
+      return;
+    }
+    kept = tl.recv_async(tl::west, {16}, DType::f32);
+    (void)tl.wait(kept);
+  });
+  EXPECT_THAT(error_of<KernelError>([&] {
+                sim.launch_on(Grid{.pes = 2, .cubes = 1}, [&](tl::Context& tl) {
+                  if (tl.program_id(0) == 1) (void)tl.wait(kept);
+                });
+              }),
+              HasSubstr("the RecvHandle comes from a recv_async of an earlier launch"));
+}
+
 TEST(Messages, SlotsThatDoNotFitTheReceiversSramAreAFaultNamingTheChannel) {
   // tiny: 256 KiB of SRAM per PE; 8 slots of 64 KiB are 512 KiB.
   Simulation sim(tiny_with({{"slots", 8}, {"slot_KiB", 64}}), {.timing_only = true});
