@@ -620,13 +620,18 @@ StoreHandle Context::store_async(Ptr ptr, const Tile& tile, const StoreOptions& 
   return h;
 }
 
+void Context::require_this_launch(const Tile& t, const char* handle, const char* call,
+                                  const char* why) const {
+  if (t.data_->launch != pe_.sram->launch)
+    fault(fmt::format("wait on {}: the {} comes from a {} of an earlier launch; {}", pe_.name,
+                      handle, call, why));
+}
+
 Tile Context::wait(LoadHandle& handle) {
   sync();
   if (!handle.valid()) fault("wait on " + pe_.name + ": the LoadHandle came from no load_async");
-  if (handle.state_->tile.data_->launch != pe_.sram->launch)
-    fault("wait on " + pe_.name +
-          ": the LoadHandle comes from a load_async of an earlier launch; a copy lands within "
-          "its launch");
+  require_this_launch(handle.state_->tile, "LoadHandle", "load_async",
+                      "a copy lands within its launch");
   if (handle.state_->owner != this)
     fault("wait on " + pe_.name + ": the LoadHandle belongs to another program's load_async");
   wait_copy(*handle.state_, "wait load_async");
@@ -636,10 +641,8 @@ Tile Context::wait(LoadHandle& handle) {
 void Context::wait(StoreHandle& handle) {
   sync();
   if (!handle.valid()) fault("wait on " + pe_.name + ": the StoreHandle came from no store_async");
-  if (handle.state_->tile.data_->launch != pe_.sram->launch)
-    fault("wait on " + pe_.name +
-          ": the StoreHandle comes from a store_async of an earlier launch; a copy lands within "
-          "its launch");
+  require_this_launch(handle.state_->tile, "StoreHandle", "store_async",
+                      "a copy lands within its launch");
   if (handle.state_->owner != this)
     fault("wait on " + pe_.name + ": the StoreHandle belongs to another program's store_async");
   wait_copy(*handle.state_, "wait store_async");
@@ -939,10 +942,8 @@ Tile Context::wait(RecvHandle& handle) {
   sync();
   if (!handle.valid()) fault("wait on " + pe_.name + ": the RecvHandle came from no recv_async");
   detail::Receipt& r = *handle.state_;
-  if (r.tile.data_->launch != pe_.sram->launch)
-    fault("wait on " + pe_.name +
-          ": the RecvHandle comes from a recv_async of an earlier launch; its message was "
-          "received (or missed) in that launch");
+  require_this_launch(r.tile, "RecvHandle", "recv_async",
+                      "its message was received (or missed) in that launch");
   if (r.owner != program_)
     fault("wait on " + pe_.name + ": the RecvHandle belongs to another program's recv_async");
   if (r.taken) return r.tile;  // waited on before: counted and logged then

@@ -383,6 +383,10 @@ class Context {
   [[noreturn, gnu::cold]] void bad_shape(const char* what, const Shape& shape, DType dtype) const;
   Tile make_tile(Shape shape, DType dtype, std::uint64_t bytes, bool values);
   void check_fill_value(const char* what, double value, DType dtype) const;
+  // Faults unless `t`, the tile of a `handle` from `call`, was made in this launch: a handle kept
+  // past its launch says so and `why` (its Context and records are gone).
+  void require_this_launch(const Tile& t, const char* handle, const char* call,
+                           const char* why) const;
   // full and zeros: faults name `what`.
   Tile filled(const char* what, Shape shape, double value, DType dtype);
   Tile atomic_tile(AtomicOp op, Ptr ptr, const Tile* compare, const Tile& values,

@@ -21,10 +21,7 @@ std::vector<SpecFolder>& added_folders() {
 }  // namespace
 
 bool add_spec_folder(const fs::path& dir, const std::string& why) {
-  std::vector<SpecFolder>& folders = added_folders();
-  for (const SpecFolder& f : folders)
-    if (f.dir == dir) return true;
-  folders.push_back({dir, why});
+  added_folders().push_back({dir, why});  // spec_folders() lists a folder once
   return true;
 }
 

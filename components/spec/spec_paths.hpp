@@ -16,9 +16,10 @@ struct SpecFolder {
   std::string why;  // "$CUBESIM_SPECS_DIR", "installed package", "installed", "source tree"
 };
 
-// Searches `dir` after $CUBESIM_SPECS_DIR (once, however often it is added). A program built
-// against the installed package adds the package's specs this way, during its static
-// initialisation, wherever the program itself lives. Returns true.
+// Searches `dir` after $CUBESIM_SPECS_DIR (once, however often it is added: spec_folders()
+// drops a folder already listed). A program built against the installed package adds the
+// package's specs this way, during its static initialisation, wherever the program itself
+// lives. Returns true.
 bool add_spec_folder(const std::filesystem::path& dir, const std::string& why);
 
 // The folders searched for a spec name, in order (those that do not exist included).
