@@ -1,6 +1,9 @@
 // Micro-benchmarks of the simulation core (docs/performance.md records the figures):
 //  - a fiber switch round trip through emu::Fiber, beside a raw boost::context::fiber one;
-//  - timed wake-ups per second: N processes each looping on wait_for(random 1..100 ns);
+//  - timed wake-ups per second: N processes each looping on wait_for(random 1..100 ns), and
+//    the same workload on a straightforward loop (a binary heap of wake-ups and a
+//    boost::context::fiber per process, each wake-up a switch in and out of the loop): the
+//    baseline issue 18's emu target is stated against, measured in the same run;
 //  - plain callback events per second;
 //  - resident memory of N blocked processes.
 
@@ -10,7 +13,11 @@
 #include <boost/context/fiber.hpp>
 #include <cstdint>
 #include <fstream>
+#include <functional>
 #include <memory>
+#include <queue>
+#include <tuple>
+#include <vector>
 
 #include "emu/event_queue.hpp"
 #include "emu/fiber.hpp"
@@ -97,6 +104,47 @@ void BM_TimedWakeups(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(wakeups));
 }
 BENCHMARK(BM_TimedWakeups)->Arg(64)->Arg(4096)->Unit(benchmark::kMillisecond);
+
+// The baseline: the same processes and delays on the straightforward event loop one would
+// write first. The loop pops the earliest (time, push order, process) off a binary heap and
+// resumes that process's fiber; the process pushes its next wake-up and switches back.
+void BM_HeapFiberTimedWakeups(benchmark::State& state) {
+  namespace bctx = boost::context;
+  const auto n = static_cast<int>(state.range(0));
+  using Wakeup = std::tuple<Tick, std::uint64_t, int>;
+  std::priority_queue<Wakeup, std::vector<Wakeup>, std::greater<>> heap;
+  std::vector<bctx::fiber> fibers(static_cast<std::size_t>(n));
+  Tick now = 0;
+  std::uint64_t order = 0;
+  bool stop = false;
+  for (int i = 0; i < n; ++i) {
+    fibers[static_cast<std::size_t>(i)] = bctx::fiber{[&, i](bctx::fiber&& loop) {
+      std::uint64_t seed = static_cast<std::uint64_t>(i) + 1;
+      while (!stop) {
+        heap.emplace(now + ns(1 + lcg(seed) % 100), order++, i);
+        loop = std::move(loop).resume();
+      }
+      return std::move(loop);
+    }};
+    fibers[static_cast<std::size_t>(i)] = std::move(fibers[static_cast<std::size_t>(i)]).resume();
+  }
+  constexpr std::uint64_t kBatch = 100'000;
+  std::uint64_t wakeups = 0;
+  for (auto _ : state) {
+    for (std::uint64_t k = 0; k < kBatch; ++k) {
+      const auto [t, o, i] = heap.top();
+      heap.pop();
+      now = t;
+      auto& f = fibers[static_cast<std::size_t>(i)];
+      f = std::move(f).resume();
+    }
+    wakeups += kBatch;
+  }
+  stop = true;
+  for (auto& f : fibers) f = std::move(f).resume();  // each returns and ends
+  state.SetItemsProcessed(static_cast<std::int64_t>(wakeups));
+}
+BENCHMARK(BM_HeapFiberTimedWakeups)->Arg(64)->Arg(4096)->Unit(benchmark::kMillisecond);
 
 // How many processes can exist at once, and their memory: spawn, block them all, tear down.
 void BM_ManyBlockedProcesses(benchmark::State& state) {
