@@ -12,7 +12,7 @@ constexpr std::uint32_t kNoSlot = ~std::uint32_t{0};
 constexpr std::uint64_t kFewPieces = 2;
 // The range layouts cached (channel and group entries) before the cache restarts.
 constexpr std::size_t kLayoutEntries = std::size_t{1} << 20;
-constexpr std::size_t kReadGroupSlots = std::size_t{1} << 21;  // of ReadGroup: some 100 MB
+constexpr std::size_t kReadGroupSlots = std::size_t{1} << 23;  // of ReadGroup: some 400 MB
 }  // namespace
 
 FlowNetwork::FlowNetwork(emu::Scheduler& scheduler, Topology& topology, const AddressMap& map)
