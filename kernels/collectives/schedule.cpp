@@ -26,6 +26,16 @@ std::int64_t pieces_of(std::int64_t elems, std::int64_t piece) {
 void step_actions(const std::vector<Segment>& segments, const Step& step, std::int64_t piece,
                   std::uint32_t window, std::vector<Action>& out) {
   out.clear();
+  // A ring's step, once per program and step: one message out and one in, of different
+  // segments. What the general order below gives it: the send, then the receive.
+  if (step.size() == 2 && window > 0 && step[0].kind == OpKind::send &&
+      step[1].kind != OpKind::send && step[0].segment != step[1].segment &&
+      pieces_of(segments[static_cast<std::size_t>(step[0].segment)].elems, piece) == 1 &&
+      pieces_of(segments[static_cast<std::size_t>(step[1].segment)].elems, piece) == 1) {
+    out.push_back({true, 0, 0});
+    out.push_back({false, 1, 0});
+    return;
+  }
   // Scratch kept between calls (a step never yields, so one per thread serves every fiber).
   thread_local std::vector<Action> sends, recvs;
   thread_local std::vector<std::int64_t> pieces;  // per op

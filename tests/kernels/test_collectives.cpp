@@ -8,10 +8,13 @@
 #include <cubesim/cubesim.hpp>
 #include <fstream>
 #include <map>
+#include <tuple>
+#include <vector>
 
 #include "../triton_emu/error_of.hpp"
 #include "kernel_test_support.hpp"
 #include "kernels/collectives/collective.hpp"
+#include "kernels/collectives/schedule.hpp"
 #include "kernels/registry.hpp"
 
 namespace cubesim::kernels::collectives {
@@ -63,6 +66,49 @@ const std::map<std::string, std::vector<std::string>> kAlgorithms = {
     {"allgather", {"ring", "bidir_ring", "hierarchical", "mesh2d"}},
     {"broadcast", {"ring", "tree"}},
     {"alltoall", {"pairwise", "direct"}}};
+
+// The order of a step's sends and receives (kernels/collectives/schedule.hpp), as (send, op,
+// piece) triples.
+std::vector<std::tuple<bool, std::uint32_t, std::int64_t>> order_of(
+    const std::vector<collectives::Segment>& segments, const collectives::Step& step,
+    std::int64_t piece, std::uint32_t window) {
+  std::vector<collectives::Action> actions;
+  collectives::step_actions(segments, step, piece, window, actions);
+  std::vector<std::tuple<bool, std::uint32_t, std::int64_t>> out;
+  for (const auto& a : actions) out.emplace_back(a.send, a.op, a.piece);
+  return out;
+}
+
+TEST(CollectiveSchedule, ARingStepSendsItsPieceThenReceivesTheNext) {
+  using collectives::OpKind;
+  const std::vector<collectives::Segment> segments{{.elems = 128}, {.elems = 128}};
+  const collectives::Step step{{OpKind::send, 1, 0}, {OpKind::recv_add, 2, 1}};
+  for (const std::uint32_t window : {1U, 4U})
+    EXPECT_THAT(order_of(segments, step, 128, window),
+                ::testing::ElementsAre(std::tuple{true, 0U, 0}, std::tuple{false, 1U, 0}));
+}
+
+TEST(CollectiveSchedule, APieceForwardedInItsStepIsSentAfterItArrives) {
+  using collectives::OpKind;
+  const std::vector<collectives::Segment> segments{{.elems = 128}};
+  const collectives::Step step{{OpKind::send, 1, 0}, {OpKind::recv, 2, 0}};
+  EXPECT_THAT(order_of(segments, step, 128, 1),
+              ::testing::ElementsAre(std::tuple{false, 1U, 0}, std::tuple{true, 0U, 0}));
+}
+
+TEST(CollectiveSchedule, SegmentsOfSeveralPiecesSendAWindowAheadOfTheirReceives) {
+  using collectives::OpKind;
+  const std::vector<collectives::Segment> segments{{.elems = 300}, {.elems = 300}};
+  const collectives::Step step{{OpKind::send, 1, 0}, {OpKind::recv_add, 2, 1}};
+  EXPECT_THAT(order_of(segments, step, 128, 1),
+              ::testing::ElementsAre(std::tuple{true, 0U, 0}, std::tuple{false, 1U, 0},
+                                     std::tuple{true, 0U, 1}, std::tuple{false, 1U, 1},
+                                     std::tuple{true, 0U, 2}, std::tuple{false, 1U, 2}));
+  EXPECT_THAT(order_of(segments, step, 128, 2),
+              ::testing::ElementsAre(std::tuple{true, 0U, 0}, std::tuple{true, 0U, 1},
+                                     std::tuple{false, 1U, 0}, std::tuple{true, 0U, 2},
+                                     std::tuple{false, 1U, 1}, std::tuple{false, 1U, 2}));
+}
 
 TEST(Collectives, EveryCollectiveAndAlgorithmMatchesTheHostReference) {
   for (const auto& [kernel, algorithms] : kAlgorithms)
