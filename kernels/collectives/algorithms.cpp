@@ -9,9 +9,11 @@ namespace {
 
 std::int64_t mod(std::int64_t x, std::int64_t n) {
   // A ring position is at most one lap off (every program, every step): no division then.
+  if (x < 0)
+    x += n;
+  else if (x >= n)
+    x -= n;
   if (x >= 0 && x < n) return x;
-  if (x < 0 && x >= -n) return x + n;
-  if (x >= n && x - n < n) return x - n;
   const std::int64_t r = x % n;
   return r < 0 ? r + n : r;
 }
