@@ -35,18 +35,10 @@ InputBuffers::InputBuffers(const Topology& topology) : plan_(VcPlan::of(topology
   if (!any_) return;
   const std::array<const BufferConfig*, 3> configs{&c.cube.noc.router, &c.ucie.buffers,
                                                    &c.inter_sip.buffers};
-  const std::array<LinkKind, 3> kinds{LinkKind::noc, LinkKind::ucie, LinkKind::inter_sip};
   for (std::size_t k = 0; k < configs.size(); ++k) {
     capacity_[k] = configs[k]->vc_bytes();
     credit_latency_[k] = configs[k]->credit_latency;
     vcs_[k] = configs[k]->virtual_channels;
-    classes_[k] = plan_.classes(kinds[k]);
-    // A packet beyond a UCIe or inter-SIP link has crossed it: no class for 0 crossings there.
-    for (std::uint32_t crossed = 0; crossed <= plan_.crossings; ++crossed) {
-      const std::uint32_t i =
-          crossed == 0 && joins_cubes(kinds[k]) ? 0 : plan_.class_index(kinds[k], crossed);
-      by_crossed_[k].push_back(vc_range(vcs_[k], classes_[k], i));
-    }
   }
   ports_.assign(links.size(), Port{});
   std::size_t channels = 0;
@@ -57,12 +49,26 @@ InputBuffers::InputBuffers(const Topology& topology) : plan_(VcPlan::of(topology
     // hand is checked here, since either would leave packets waiting forever.
     if (b->vc_bytes() < c.cube.noc.packet_bytes)
       throw std::invalid_argument("InputBuffers: a virtual channel is smaller than a packet");
-    if (b->virtual_channels < plan_.classes(links[id].kind))
+    const std::uint32_t mask = plan_.holds(links[id]);
+    const auto classes = static_cast<std::uint32_t>(__builtin_popcount(mask));
+    if (b->virtual_channels < classes)
       throw std::invalid_argument("InputBuffers: fewer virtual channels than classes");
     Port& p = ports_[id];
     p.first = static_cast<std::uint32_t>(channels);
-    p.kind =
+    const auto kind =
         static_cast<std::uint32_t>(std::find(configs.begin(), configs.end(), b) - configs.begin());
+    p.kind = static_cast<std::uint16_t>(kind);
+    auto g = std::find_if(groups_.begin(), groups_.end(),
+                          [&](const Groups& x) { return x.kind == kind && x.mask == mask; });
+    if (g == groups_.end()) {
+      Groups n{kind, mask, classes, {}};
+      for (std::uint32_t cls = 0; cls < plan_.classes(); ++cls)
+        n.range.push_back(
+            vc_range(vcs_[kind], classes, (mask >> cls & 1) != 0 ? VcPlan::group(mask, cls) : 0));
+      groups_.push_back(std::move(n));
+      g = groups_.end() - 1;
+    }
+    p.groups = static_cast<std::uint16_t>(g - groups_.begin());
     channels += b->virtual_channels;
   }
   channels_.assign(channels, Channel{});

@@ -68,15 +68,14 @@ class InputBuffers {
   bool bounded(LinkId id) const { return !ports_.empty() && ports_[id].first != kNone; }
   const VcPlan& plan() const { return plan_; }
 
-  // The channel a packet that has crossed `crossed` UCIe and inter-SIP links (counting `id`)
-  // takes beyond `id` at time `at`: of its class's channels with room then (the credits due by
+  // The channel a packet of class `cls` (its class beyond `id`, VcPlan) takes beyond `id` at
+  // time `at`: of its class's channels with room then (the credits due by
   // `at` applied), the emptiest, the lowest on a tie, so that packets spread over the channels
   // and one that waits holds up as few others as can be. kNone when none has room; `ready` then
   // gets the time one will (kUnknown when that is not known yet), else `at`.
-  std::uint32_t choose(LinkId id, std::uint32_t crossed, std::uint64_t bytes, Tick at,
-                       Tick* ready) {
+  std::uint32_t choose(LinkId id, std::uint32_t cls, std::uint64_t bytes, Tick at, Tick* ready) {
     const Port port = ports_[id];
-    const VcRange r = by_crossed_[port.kind][crossed];
+    const VcRange r = groups_[port.groups].range[cls];
     const std::uint64_t capacity = capacity_[port.kind];
     Channel* const first = &channels_[port.first + r.first];
     Channel* const end = first + (r.last - r.first);
@@ -159,7 +158,7 @@ class InputBuffers {
   }
   // The channels of one class beyond `id` (the fewest any class has; 0 if unbounded).
   std::uint32_t class_channels(LinkId id) const {
-    return bounded(id) ? vcs_[ports_[id].kind] / classes_[ports_[id].kind] : 0;
+    return bounded(id) ? vcs_[ports_[id].kind] / groups_[ports_[id].groups].classes : 0;
   }
   // Empties every buffer (a run that stopped early).
   void clear();
@@ -168,7 +167,8 @@ class InputBuffers {
   // The buffer beyond one link; what its configuration fixes is kept per configuration.
   struct Port {
     std::uint32_t first = kNone;  // its first channel; kNone when unbounded (or a sink)
-    std::uint32_t kind = 0;       // which of the three buffer configurations
+    std::uint16_t kind = 0;       // which of the three buffer configurations
+    std::uint16_t groups = 0;     // how its channels are shared among the classes (groups_)
   };
   struct Granted {
     Tick release;
@@ -213,13 +213,17 @@ class InputBuffers {
   VcPlan plan_;
   bool any_ = false;
   std::vector<Port> ports_;  // per link (empty when no buffer is bounded)
-  // Per buffer configuration (router, UCIe, inter-SIP): bytes per channel, credit latency,
-  // channels and classes; and the channels of the class of a packet that has crossed a given
-  // number of UCIe and inter-SIP links (counting the link the buffer is beyond).
+  // Per buffer kind (router, UCIe, inter-SIP): bytes per channel, credit latency, channels.
   std::array<std::uint64_t, 3> capacity_{};
   std::array<Tick, 3> credit_latency_{};
-  std::array<std::uint32_t, 3> vcs_{}, classes_{};
-  std::array<std::vector<VcRange>, 3> by_crossed_;
+  std::array<std::uint32_t, 3> vcs_{};
+  // The ways the channels of a buffer are shared: for a kind of buffer and the classes it holds
+  // (VcPlan::holds), the channels each class takes.
+  struct Groups {
+    std::uint32_t kind, mask, classes;
+    std::vector<VcRange> range;  // per class
+  };
+  std::vector<Groups> groups_;
   std::vector<Channel> channels_;
   // Per channel: its granted occupants beyond the first kInline, oldest first (from `head`), for
   // the channels that have more (small packets).

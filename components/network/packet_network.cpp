@@ -69,7 +69,7 @@ void PacketNetwork::issue_packet(Transfer& t) {
   if (credits_) {
     p.held_channel = InputBuffers::kNone;
     p.in_line = false;
-    p.crossed = 0;
+    p.vc_class = 0;
     p.waiting_since = emu::kTickMax;
     if (delay == 0)
       arrive(p);
@@ -164,7 +164,7 @@ void PacketNetwork::request(Packet& p) {
   if (try_grant(p, &retry)) return;
   p.waiting_since = sched_.now();
   const LinkId id = p.route.link;
-  wait_for(id, {&p, p.bytes, p.crossed});
+  wait_for(id, {&p, p.bytes, p.vc_class});
   if (retry != InputBuffers::kUnknown) schedule_wake(id, retry);
 }
 
@@ -172,13 +172,18 @@ void PacketNetwork::request(Packet& p) {
   const LinkId id = p.route.link;
   const Link& l = links_[id];
   const emu::Tick start = std::max(sched_.now(), l.free_at);
-  const bool joins = joins_cubes(l.kind);
+  // A packet crossing between cubes or SIPs takes its class beyond the link (VcPlan).
+  const std::uint32_t cls =
+      joins_cubes(l.kind)
+          ? buffers_.plan().after(p.vc_class, l,
+                                  l.to == p.route.dst_cube / topology_.config().cubes_per_sip)
+          : p.vc_class;
   std::uint32_t channel = InputBuffers::kNone;
   if (!p.route.last && buffers_.bounded(id)) {
-    channel = buffers_.choose(id, p.crossed + (joins ? 1 : 0), p.bytes, start, retry);
+    channel = buffers_.choose(id, cls, p.bytes, start, retry);
     if (channel == InputBuffers::kNone) return false;
   }
-  if (joins) ++p.crossed;
+  p.vc_class = cls;
   grant(p, start, channel);
   return true;
 }
@@ -232,7 +237,7 @@ void PacketNetwork::wait_for(LinkId id, const Waiting& e) {
   Waiters& w = waiters_[id];
   w.list.push_back(e);
   listed_[id] = 1;
-  w.classes |= class_bit(e.crossed);
+  w.classes |= class_bit(e.vc_class);
   if (e.bytes < packet_bytes_) ++w.partial;
 }
 
@@ -248,7 +253,7 @@ void PacketNetwork::wake(LinkId id) {
   w.classes = 0;
   w.partial = 0;
   emu::Tick soonest = InputBuffers::kUnknown;
-  // Per class (links crossed): the smallest packet that found no room in this pass. A packet
+  // Per class: the smallest packet that found no room in this pass. A packet
   // of that class at least as big is passed over without looking: many packets often wait on
   // one link, and one look per class tells them all. Once every class listed has found no room
   // and only full packets are left, all of them would be passed over: they stay as they are,
@@ -266,14 +271,14 @@ void PacketNetwork::wake(LinkId id) {
     }
     const Waiting& e = waking_[i];
     if (e.bytes < packet_bytes_) --partial;
-    const bool tracked = e.crossed < kClassesTracked;
+    const bool tracked = e.vc_class < kClassesTracked;
     emu::Tick retry = 0;
-    if ((tracked && e.bytes >= no_room[e.crossed]) || !try_grant(*e.packet, &retry)) {
+    if ((tracked && e.bytes >= no_room[e.vc_class]) || !try_grant(*e.packet, &retry)) {
       wait_for(id, e);
       if (retry != 0) soonest = std::min(soonest, retry);
       if (tracked) {
-        no_room[e.crossed] = std::min(no_room[e.crossed], e.bytes);
-        failed |= class_bit(e.crossed);
+        no_room[e.vc_class] = std::min(no_room[e.vc_class], e.bytes);
+        failed |= class_bit(e.vc_class);
       }
     }
   }

@@ -39,11 +39,11 @@ class PacketNetwork final : public Network {
     Transfer* transfer;
     emu::Tick tail;  // when the tail is available at the current hop's input
     std::uint32_t bytes;
-    // With credits (InputBuffers): the UCIe and inter-SIP links crossed (its class), the
+    // With credits (InputBuffers): its virtual-channel class (VcPlan), the
     // channel it holds bytes in before its hop (none at its source or beyond an unbounded
     // link) and the link that buffer is beyond, and when it began to wait for room, if it
     // waits. (Place::in_line: whether its head waits behind another packet of its channel.)
-    std::uint32_t crossed = 0;
+    std::uint32_t vc_class = 0;
     std::uint32_t held_channel = InputBuffers::kNone;
     LinkId held_link = 0;
     emu::Tick waiting_since = emu::kTickMax;
@@ -56,7 +56,7 @@ class PacketNetwork final : public Network {
   struct Waiting {
     Packet* packet;
     std::uint32_t bytes;
-    std::uint32_t crossed;
+    std::uint32_t vc_class;
   };
   struct Waiters {
     std::vector<Waiting> list;
@@ -64,8 +64,8 @@ class PacketNetwork final : public Network {
     std::uint32_t classes = 0;          // class_bit of every packet listed (perhaps more bits)
     std::uint32_t partial = 0;          // packets listed smaller than a full packet
   };
-  static std::uint32_t class_bit(std::uint32_t crossed) {
-    return crossed < 32 ? std::uint32_t{1} << crossed : ~std::uint32_t{0};
+  static std::uint32_t class_bit(std::uint32_t vc_class) {
+    return vc_class < 32 ? std::uint32_t{1} << vc_class : ~std::uint32_t{0};
   }
   void wait_for(LinkId id, const Waiting& e);
 

@@ -143,10 +143,11 @@ void add_buffers(std::vector<SpecField>& s, const std::string& prefix, const std
   s.push_back(std::move(integer(prefix + ".virtual_channels", "VCs")
                             .range(1, 64)
                             .def(1)
-                            .desc("Virtual channels per input buffer. A packet's class is the "
-                                  "number of UCIe and inter-SIP links it has crossed, and each "
-                                  "class has channels of its own, which keeps routes between "
-                                  "cubes free of deadlock (docs/hardware-model.md).")));
+                            .desc("Virtual channels per input buffer. Packets are of a few "
+                                  "classes, fixed by the UCIe and inter-SIP topologies and not "
+                                  "by their size, and each class has channels of its own, which "
+                                  "keeps routes between cubes free of deadlock "
+                                  "(docs/hardware-model.md).")));
   s.push_back(std::move(latency(prefix + ".credit_latency_ns")
                             .optional()
                             .desc(fmt::format("Time a credit takes back to the sender after a "
@@ -200,7 +201,8 @@ std::vector<SpecField> build_schema() {
           .desc("Cubes (dies) per SIP; `num_programs(1)` (ADR-0022)."));
   add(extent("system.sips.grid")
           .range(1, 4096)
-          .when("required when `inter_sip.topology` is `mesh` or `torus`, rejected otherwise")
+          .when("required when `inter_sip.topology` is `mesh` or `torus`; with another topology, "
+                "refused unless the topology was set after it (then ignored)")
           .desc("SIP grid [x, y] for the mesh and torus inter-SIP topologies; x * y == `count`. "
                 "SIP i sits at (i % x, i / x)."));
 
@@ -324,7 +326,8 @@ std::vector<SpecField> build_schema() {
           .desc("How the cubes of a SIP are linked. A ring of 2 cubes is one link; a torus "
                 "wraps each row and column of the grid around."));
   add(extent("system.ucie.mesh")
-          .when("required when `topology` is `mesh` or `torus`, rejected otherwise")
+          .when("required when `topology` is `mesh` or `torus`; with another topology, refused "
+                "unless the topology was set after it (then ignored)")
           .desc("Cube grid [x, y] for the mesh and torus topologies; x * y == "
                 "`sips.cubes_per_sip`."));
   add(latency("system.ucie.latency_ns").desc("Latency of one die-to-die crossing."));
@@ -470,19 +473,23 @@ const std::vector<std::string>& cross_field_rules() {
       "`system.cube.pes` equals `noc.mesh` x * y: one PE sits on each mesh node.",
       "Every node in `noc.hbm_nodes`, `noc.ucie_nodes` and `noc.inter_sip_node` lies inside "
       "the mesh; a node list names each node once.",
-      "`ucie.mesh` is given exactly when `ucie.topology` is `mesh` or `torus`, and its x * y "
-      "equals `sips.cubes_per_sip`; likewise `sips.grid` for `inter_sip.topology` and "
-      "`sips.count`.",
+      "`ucie.mesh` is given when `ucie.topology` is `mesh` or `torus`, and its x * y equals "
+      "`sips.cubes_per_sip`; likewise `sips.grid` for `inter_sip.topology` and `sips.count`. A "
+      "grid given with another topology is refused, unless the topology was set after it (an "
+      "extending file or an override of a grid spec's topology, a sweep over topologies): then "
+      "it is ignored.",
       "`inter_sip.port_cube` < `sips.cubes_per_sip`.",
       "`ucie.connections` <= the number of `noc.ucie_nodes`, and `inter_sip.connections` <= the "
       "number of `noc.inter_sip_node`: each connection of a side has a node of its own.",
       "`hbm.bandwidth_GBps` / `hbm.channels` is at least 1 B/s per channel.",
       "A bounded buffer (`noc.router`, `ucie`, `inter_sip`: `input_buffer_bytes` > 0) gives each "
       "virtual channel at least `noc.packet_bytes` (`input_buffer_bytes` / `virtual_channels`).",
-      "A bounded buffer has a virtual channel for each class of packet that can reach it, a "
-      "class being the UCIe and inter-SIP links a packet has crossed: router buffers need the "
-      "most links any route crosses plus one (one, when the UCIe and inter-SIP buffers are both "
-      "unbounded), UCIe and inter-SIP buffers that most.",
+      "A bounded buffer has a virtual channel for each class of packet that can reach it "
+      "(docs/hardware-model.md, deadlock freedom): with unbounded inter-SIP buffers, router "
+      "buffers need the classes of the routes between cubes (ring 3, torus 4, mesh and "
+      "all-to-all 2; one when the UCIe buffers are unbounded too) and UCIe buffers those that "
+      "cross one link; with bounded inter-SIP buffers both need twice that, and inter-SIP "
+      "buffers the classes of the routes between SIPs plus one.",
       "`hbm.capacity_GiB` is a whole multiple of `hbm.channel_interleave_bytes` and of "
       "`memory.interleave_KiB`.",
       fmt::format("Total PEs (`sips.count` * `cubes_per_sip` * `pes`) <= {}.", kMaxTotalPes),

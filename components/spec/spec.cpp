@@ -398,16 +398,17 @@ spec::Locator make_locator(const Layers& layers, const std::string& origin) {
     for (std::string p = pointer;; p = parent_pointer(p)) {
       for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
         const Spec::Layer& l = **it;
+        const int layer = static_cast<int>(layers.rend() - it) - 1;
         if (!l.override.empty()) {
           const std::string at = "/" + l.override.substr(0, l.override.find('='));
           std::string ptr = at;
           std::replace(ptr.begin(), ptr.end(), '.', '/');
           if (!starts_with_pointer(p, ptr) || !layer_has(l.patch, p)) continue;
-          return {l.file, fmt::format(" (set by override {})", l.override)};
+          return {l.file, fmt::format(" (set by override {})", l.override), l.override, layer};
         }
-        if (layer_has(l.patch, p)) return {l.file, ""};
+        if (layer_has(l.patch, p)) return {l.file, "", "", layer};
       }
-      if (p.empty()) return {origin, ""};
+      if (p.empty()) return {origin, "", "", -1};
     }
   };
 }

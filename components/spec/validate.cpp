@@ -1,6 +1,7 @@
 #include "components/spec/validate.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <bit>
@@ -176,6 +177,10 @@ class Validator {
     Source src = locate_(pointer);
     issues_.push_back({std::move(src.file), pointer, std::move(detail) + src.note});
   }
+
+  // Where the value at `pointer` came from; its override ("PATH=VALUE") if one set it.
+  Source source_of(const std::string& pointer) const { return locate_(pointer); }
+  std::string override_of(const std::string& pointer) const { return locate_(pointer).override; }
 
   bool ok() const { return issues_.empty(); }
   [[noreturn]] void fail() {
@@ -504,14 +509,16 @@ class Builder {
   }
 
   // The grid [x, y] of a mesh or torus of n nodes (cubes or SIPs) at grid_ptr: required with
-  // x * y == n for those, refused for the others (0, 0 when absent or refused).
+  // x * y == n for those, refused for the others (0, 0 when absent or refused). A grid set
+  // before the topology (a base spec's grid under an overriding topology, as in a sweep over
+  // topologies) is a grid another topology needed, and is ignored.
   std::pair<std::uint32_t, std::uint32_t> grid(GraphKind kind, const std::string& topo,
-                                               const char* grid_ptr, std::uint32_t n,
-                                               const char* count_name) {
+                                               const char* topo_ptr, const char* grid_ptr,
+                                               std::uint32_t n, const char* count_name) {
     const json::json_pointer ptr(grid_ptr);
     const bool given = doc_.contains(ptr);
     if (!has_grid(kind)) {
-      if (given)
+      if (given && v_.source_of(topo_ptr).layer <= v_.source_of(grid_ptr).layer)
         v_.add(grid_ptr, fmt::format("only allowed when topology is \"mesh\" or \"torus\", but "
                                      "topology is \"{}\"; remove it (or set it to null in a spec "
                                      "that extends a grid spec)",
@@ -527,8 +534,10 @@ class Builder {
     const auto x = doc_.at(ptr).at(0).get<std::uint32_t>(),
                y = doc_.at(ptr).at(1).get<std::uint32_t>();
     if (std::uint64_t{x} * y != n) {
-      v_.add(grid_ptr, fmt::format("a {}x{} grid has {} nodes but {} is {}; make x * y equal it", x,
-                                   y, std::uint64_t{x} * y, count_name, n));
+      const std::string set = v_.source_of(count_name).override;
+      v_.add(grid_ptr, fmt::format("a {}x{} grid has {} nodes but {} is {}{}; make x * y equal it",
+                                   x, y, std::uint64_t{x} * y, count_name, n,
+                                   set.empty() ? "" : fmt::format(" (set by override {})", set)));
       return {0, 0};
     }
     return {x, y};
@@ -540,7 +549,8 @@ class Builder {
         doc_.at(json::json_pointer("/system/ucie/topology")).get<std::string>();
     u.topology = parse_graph_kind(topo);
     std::tie(u.mesh_x, u.mesh_y) =
-        grid(u.topology, topo, "/system/ucie/mesh", c.cubes_per_sip, "/system/sips/cubes_per_sip");
+        grid(u.topology, topo, "/system/ucie/topology", "/system/ucie/mesh", c.cubes_per_sip,
+             "/system/sips/cubes_per_sip");
     const std::uint64_t per_sip =
         Graph::edge_count(u.topology, c.cubes_per_sip, u.mesh_x, u.mesh_y);
     if (per_sip * c.sips > kMaxLinksPerClass) {
@@ -560,8 +570,8 @@ class Builder {
     const std::string topo =
         doc_.at(json::json_pointer("/system/inter_sip/topology")).get<std::string>();
     s.topology = parse_graph_kind(topo);
-    std::tie(s.grid_x, s.grid_y) =
-        grid(s.topology, topo, "/system/sips/grid", c.sips, "/system/sips/count");
+    std::tie(s.grid_x, s.grid_y) = grid(s.topology, topo, "/system/inter_sip/topology",
+                                        "/system/sips/grid", c.sips, "/system/sips/count");
     const std::uint64_t links = Graph::edge_count(s.topology, c.sips, s.grid_x, s.grid_y);
     if (links > kMaxLinksPerClass) {
       v_.add("/system/inter_sip/topology",
@@ -621,35 +631,54 @@ class Builder {
         !(c.cube.noc.router.bounded() || c.ucie.buffers.bounded() || c.inter_sip.buffers.bounded()))
       return;
     const VcPlan plan = VcPlan::of(c);
-    const auto enough = [&](const BufferConfig& b, const std::string& at, std::uint32_t classes,
-                            const char* range) {
+    const auto enough = [&](const BufferConfig& b, const std::string& at, BufferKind kind,
+                            const std::string& why) {
+      const std::uint32_t classes = plan.classes(kind);
       if (!b.bounded() || b.virtual_channels >= classes) return;
-      v_.add(
-          at + "/virtual_channels",
-          fmt::format("{} virtual channel{} cannot keep the routes between cubes free of "
-                      "deadlock: a route crosses up to {} UCIe and inter-SIP link{} ({}), and "
-                      "the packets in these buffers are of {} classes ({}), each needing a "
-                      "channel of its own; set virtual_channels to at least {}, or "
-                      "input_buffer_bytes to 0 (unbounded)",
-                      b.virtual_channels, b.virtual_channels == 1 ? "" : "s", plan.crossings,
-                      plan.crossings == 1 ? "" : "s", crossings_text(c), classes, range, classes));
+      v_.add(at + "/virtual_channels",
+             fmt::format("{} virtual channel{} cannot keep the routes free of deadlock: the "
+                         "packets in these buffers are of {} classes ({}), each needing a "
+                         "channel of its own; {}set virtual_channels to at least {}, or "
+                         "input_buffer_bytes to 0 (unbounded)",
+                         b.virtual_channels, b.virtual_channels == 1 ? "" : "s", classes, why,
+                         made_by_overrides(), classes));
     };
-    enough(c.cube.noc.router, "/system/cube/noc/router", plan.router_classes,
-           "0 to that many links crossed");
-    if (c.sips > 1 || c.cubes_per_sip > 1) {
-      enough(c.ucie.buffers, "/system/ucie", plan.link_classes, "1 to that many links crossed");
-      enough(c.inter_sip.buffers, "/system/inter_sip", plan.link_classes,
-             "1 to that many links crossed");
-    }
+    const std::string cubes =
+        fmt::format("the routes over a {} of {} cube{} take {}", to_string(c.ucie.topology),
+                    c.cubes_per_sip, c.cubes_per_sip == 1 ? "" : "s", plan.cube_classes());
+    const std::string twice =
+        plan.sip_classes() == 0
+            ? ""
+            : ", twice: to the inter-SIP port and from it, as the inter-SIP buffers are bounded";
+    enough(c.cube.noc.router, "/system/cube/noc/router", BufferKind::router, cubes + twice);
+    const std::uint32_t per_link = plan.classes(BufferKind::ucie) / (twice.empty() ? 1 : 2);
+    if (c.cubes_per_sip > 1)
+      enough(c.ucie.buffers, "/system/ucie", BufferKind::ucie,
+             fmt::format("{}, of which up to {} cross one link{}", cubes, per_link, twice));
+    if (c.sips > 1)
+      enough(c.inter_sip.buffers, "/system/inter_sip", BufferKind::inter_sip,
+             fmt::format("{} for the routes over a {} of {} SIPs, and 1 for packets entering "
+                         "their SIP",
+                         plan.sip_classes(), to_string(c.inter_sip.topology), c.sips));
   }
 
-  static std::string crossings_text(const SystemConfig& c) {
-    std::string t = fmt::format("{} on {} cube{}", to_string(c.ucie.topology), c.cubes_per_sip,
-                                c.cubes_per_sip == 1 ? "" : "s");
-    if (c.sips > 1)
-      t += fmt::format(", {} on {} SIPs through cube {}", to_string(c.inter_sip.topology), c.sips,
-                       c.inter_sip.port_cube);
-    return t;
+  // "the override system.sips.count=2 makes it so; " when overrides set the fields the classes
+  // depend on, else "".
+  std::string made_by_overrides() const {
+    std::vector<std::string> set;
+    for (const char* ptr :
+         {"/system/sips/count", "/system/sips/cubes_per_sip", "/system/sips/grid",
+          "/system/ucie/topology", "/system/ucie/mesh", "/system/ucie/input_buffer_bytes",
+          "/system/ucie/virtual_channels", "/system/inter_sip/topology",
+          "/system/inter_sip/input_buffer_bytes", "/system/inter_sip/virtual_channels",
+          "/system/cube/noc/router/input_buffer_bytes",
+          "/system/cube/noc/router/virtual_channels"}) {
+      const std::string o = v_.override_of(ptr);
+      if (!o.empty() && std::find(set.begin(), set.end(), o) == set.end()) set.push_back(o);
+    }
+    if (set.empty()) return "";
+    return fmt::format("the override{} {} make{} it so; ", set.size() == 1 ? "" : "s",
+                       fmt::join(set, ", "), set.size() == 1 ? "s" : "");
   }
 
   // The buffers at `ptr` (a section holding input_buffer_bytes, virtual_channels and

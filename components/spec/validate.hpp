@@ -18,6 +18,8 @@ namespace cubesim::components::spec {
 struct Source {
   std::string file;
   std::string note;
+  std::string override;  // "PATH=VALUE" when an override set the value, else ""
+  int layer = -1;        // which layer set it (base file first), -1 when none did
 };
 using Locator = std::function<Source(const std::string& pointer)>;
 

@@ -43,10 +43,10 @@ nlohmann::json buffers_json(const SystemConfig& c) {
                           {"classes", classes},
                           {"credit_latency_ps", b.credit_latency}};
   };
-  return {{"crossings", plan.crossings},
-          {"router", one(c.cube.noc.router, plan.router_classes)},
-          {"ucie", one(c.ucie.buffers, plan.link_classes)},
-          {"inter_sip", one(c.inter_sip.buffers, plan.link_classes)}};
+  return {{"classes", plan.classes()},
+          {"router", one(c.cube.noc.router, plan.classes(BufferKind::router))},
+          {"ucie", one(c.ucie.buffers, plan.classes(BufferKind::ucie))},
+          {"inter_sip", one(c.inter_sip.buffers, plan.classes(BufferKind::inter_sip))}};
 }
 
 // tl.send / tl.recv channels: slots, where they live, what reading one costs.

@@ -28,6 +28,9 @@ class Graph {
 
   GraphKind kind() const { return kind_; }
   std::uint32_t size() const { return n_; }
+  // The grid of a mesh or torus (0 for other kinds).
+  std::uint32_t grid_x() const { return x_; }
+  std::uint32_t grid_y() const { return y_; }
 
   // Every undirected edge once, (a, b) with a < b, in a fixed order: a ring's (i, i + 1) then
   // (0, n - 1); a grid's nodes in order, each with its +x then its +y neighbour (wrapping on a

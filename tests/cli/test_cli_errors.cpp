@@ -86,11 +86,16 @@ TEST_F(CliErrors, BadSetPath) {
 }
 
 TEST_F(CliErrors, BuffersThatCouldDeadlockOrHoldNoPacketAreRefused) {
-  // default.json: a ring of 4 cubes, so a route crosses up to 2 UCIe links.
+  // default.json: a ring of 4 cubes, whose UCIe buffers hold 2 classes of packets.
   const std::string def = spec_file("default.json");
   expect_usage_error({"run", def, "vector_add", "--set", "system.ucie.virtual_channels=1"},
                      "/system/ucie/virtual_channels: 1 virtual channel cannot keep the routes "
-                     "between cubes free of deadlock");
+                     "free of deadlock");
+  // The overrides that make too few channels are named.
+  expect_usage_error({"run", def, "vector_add", "--set", "system.sips.count=4", "--set",
+                      "system.inter_sip.input_buffer_bytes=65536"},
+                     "the overrides system.sips.count=4, system.inter_sip.input_buffer_bytes=65536 "
+                     "make it so; set virtual_channels to at least 4");
   expect_usage_error(
       {"traffic", def, "--load", "0.5", "--set", "system.cube.noc.router.input_buffer_bytes=4096"},
       "4096 bytes over 6 virtual channels is 682 bytes a channel, less than one "

@@ -97,6 +97,21 @@ TEST_F(CliRun, VectorAdd) {
   EXPECT_THAT(r.out, HasSubstr("events/s"));
 }
 
+TEST_F(CliRun, TheDefaultSpecRunsWithOneToEightSips) {
+  // default.json bounds its UCIe and router buffers: its virtual channels must cover the classes
+  // of any number of SIPs, and the packets must all arrive (no credit deadlock).
+  for (int sips = 1; sips <= 8; ++sips) {
+    const std::string report = "sips" + std::to_string(sips) + ".json";
+    const auto r =
+        cubesim({"run", spec_file("default.json"), "vector_add", "-p", "n=65536", "--set",
+                 "system.sips.count=" + std::to_string(sips), "--json", path(report).string()});
+    ASSERT_EQ(r.code, 0) << show(r);
+    const json j = read_json(path(report));
+    EXPECT_EQ(j["system"]["sips"], sips);
+    EXPECT_EQ(j["verified"], true);
+  }
+}
+
 TEST_F(CliRun, GridRunsTheKernelOnALogicalGridInWaves) {
   const json j = run_ok(kVectorAdd, {"--grid", "40"}, "grid.json");
   EXPECT_EQ(j["verified"], true);

@@ -187,6 +187,47 @@ TEST_F(CliSweep, FailingPointIsARowAndTheSweepGoesOn) {
   EXPECT_EQ(row4["params"]["N"], 64);
 }
 
+TEST_F(CliSweep, ImpossibleCombinationsAreRowsWithTheirReason) {
+  // A parameter value one kernel takes and another does not, and a grid one SIP count fits and
+  // another does not: those points are usage_error rows, the others run; a grid that the ring
+  // ignores is no error.
+  const auto r = cubesim({"sweep", spec_file("default.json"), "--vary",
+                          "kernel=allreduce,allgather", "--vary", "param.algorithm=ring,tree", "-p",
+                          "bytes_per_pe=4096", "--csv", path("algo.csv").string()});
+  EXPECT_EQ(r.code, 2) << show(r);
+  const Csv algo = read_csv(path("algo.csv"));
+  ASSERT_EQ(algo.rows.size(), 4u) << show(r);
+  for (std::size_t i = 0; i < 4; ++i) {
+    const bool impossible =
+        algo.at(i, "kernel") == "allgather" && algo.at(i, "param.algorithm") == "tree";
+    EXPECT_EQ(algo.at(i, "status"), impossible ? "usage_error" : "ok") << i;
+    if (impossible) {
+      EXPECT_THAT(algo.at(i, "error"), HasSubstr("'tree' is not one of"));
+    }
+  }
+  const auto t =
+      cubesim({"sweep", spec_file("default.json"), "vector_add", "-p", "n=65536", "--set",
+               "system.sips.count=6", "--vary", "system.sips.grid=[3,2],[2,2]", "--vary",
+               "system.inter_sip.topology=ring,torus", "--csv", path("topo.csv").string()});
+  EXPECT_EQ(t.code, 2) << show(t);
+  const Csv topo = read_csv(path("topo.csv"));
+  ASSERT_EQ(topo.rows.size(), 4u) << show(t);
+  for (std::size_t i = 0; i < 4; ++i) {
+    const bool impossible = topo.at(i, "system.sips.grid") == "[2,2]" &&
+                            topo.at(i, "system.inter_sip.topology") == "torus";
+    EXPECT_EQ(topo.at(i, "status"), impossible ? "usage_error" : "ok") << i;
+    if (impossible) {
+      EXPECT_THAT(topo.at(i, "error"), HasSubstr("a 2x2 grid has 4 nodes"));
+    }
+  }
+  // A value no combination takes is still refused before anything runs.
+  const auto bogus =
+      cubesim({"sweep", spec_file("default.json"), "--vary", "kernel=allreduce,allgather", "--vary",
+               "param.algorithm=ring,bogus"});
+  EXPECT_EQ(bogus.code, 2);
+  EXPECT_THAT(bogus.err, HasSubstr("--vary param.algorithm=bogus"));
+}
+
 TEST_F(CliSweep, CrashedWorkerIsARowAndTheSweepGoesOn) {
   const auto r = run_cubesim(small_sweep({"--csv", path("out.csv").string()}), dir_,
                              {"CUBESIM_SWEEP_TEST_CRASH_POINT=2"});

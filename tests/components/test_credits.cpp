@@ -130,19 +130,35 @@ TEST(Credits, AHotspotStallsAFlowThatOnlySharesABufferWithIt) {
   EXPECT_GT(stalled, 1.5 * shared);
 }
 
-TEST(Credits, TheClassesFollowTheLinksARouteCanCross) {
-  SystemConfig c = testing::small_config(1, 4);  // a ring of 4 cubes: 2 UCIe links at most
-  EXPECT_EQ(VcPlan::of(c).crossings, 2u);
-  EXPECT_EQ(VcPlan::of(c).router_classes, 1u);  // UCIe unbounded: every wait ends in its cube
+TEST(Credits, TheClassesDoNotGrowWithTheSystem) {
+  SystemConfig c = testing::small_config(1, 4);  // a ring of 4 cubes
+  EXPECT_EQ(VcPlan::of(c).classes(), 1u);        // UCIe unbounded: every wait ends in its cube
   c.ucie.buffers.input_buffer_bytes = 4096;
-  EXPECT_EQ(VcPlan::of(c).router_classes, 3u);
-  EXPECT_EQ(VcPlan::of(c).link_classes, 2u);
-  // 3 SIPs on a ring, 4 cubes each, port on cube 0: 2 UCIe links to the port, 1 SIP link, 2
-  // from the port.
+  // A ring's ladder: up the index, down it, and on from the dateline; a route of the ring of 4
+  // (3 -> 0 -> 1) takes all three, and a link's buffer holds those of one direction: 2.
+  EXPECT_EQ(VcPlan::of(c).classes(BufferKind::router), 3u);
+  EXPECT_EQ(VcPlan::of(c).classes(BufferKind::ucie), 2u);
+  // Two cubes: one hop up or one down.
+  c.cubes_per_sip = 2;
+  EXPECT_EQ(VcPlan::of(c).classes(BufferKind::router), 2u);
+  // More SIPs, more cubes: with unbounded inter-SIP buffers the way from the port reuses the
+  // classes of the way to it.
+  for (const std::uint32_t sips : {2u, 3u, 8u, 64u}) {
+    c = testing::small_config(sips, 16);
+    c.ucie.buffers.input_buffer_bytes = 4096;
+    EXPECT_EQ(VcPlan::of(c).classes(BufferKind::router), 3u) << sips;
+    // Bounded inter-SIP buffers separate the phases: twice the ring's classes in the cubes, the
+    // SIP ring's and one to enter a SIP at the inter-SIP ports.
+    c.inter_sip.buffers.input_buffer_bytes = 4096;
+    const std::uint32_t sip_ring = sips <= 3 ? 2 : 3;
+    EXPECT_EQ(VcPlan::of(c).classes(BufferKind::router), 6u) << sips;
+    EXPECT_EQ(VcPlan::of(c).classes(BufferKind::ucie), 4u) << sips;
+    EXPECT_EQ(VcPlan::of(c).classes(BufferKind::inter_sip), sip_ring + 1) << sips;
+  }
   c = testing::small_config(3, 4);
-  EXPECT_EQ(VcPlan::of(c).crossings, 5u);
+  c.ucie.buffers.input_buffer_bytes = 4096;
   c.ucie.topology = GraphKind::all_to_all;
-  EXPECT_EQ(VcPlan::of(c).crossings, 3u);
+  EXPECT_EQ(VcPlan::of(c).classes(), 2u);
   EXPECT_EQ(vc_range(5, 2, 0).first, 0u);
   EXPECT_EQ(vc_range(5, 2, 0).last, 3u);
   EXPECT_EQ(vc_range(5, 2, 1).first, 3u);
@@ -151,7 +167,7 @@ TEST(Credits, TheClassesFollowTheLinksARouteCanCross) {
 
 TEST(Credits, TooFewChannelsForTheClassesAreRefusedWhenBuilt) {
   SystemConfig c = testing::small_config(1, 4);
-  c.ucie.buffers = {4096, 1, 0};  // needs 2 classes
+  c.ucie.buffers = {4096, 1, 0};  // needs 3 classes
   emu::Scheduler sched;
   EXPECT_THROW(System(c, sched), std::invalid_argument);
   c = with_router_buffers(testing::small_config(1, 1), 1);
@@ -166,8 +182,10 @@ TEST(Credits, TooFewChannelsForTheClassesAreRefusedWhenBuilt) {
 // Every buffer holds one packet per channel.
 std::uint32_t deliveries_around_a_ring(const VcPlan& plan) {
   SystemConfig c = testing::small_config(1, 5);
-  c.cube.noc.router = {4096 * std::uint64_t{plan.router_classes}, plan.router_classes, emu::ns(2)};
-  c.ucie.buffers = {4096 * std::uint64_t{plan.link_classes}, plan.link_classes, emu::ns(10)};
+  const std::uint32_t router = plan.classes(BufferKind::router),
+                      ucie = plan.classes(BufferKind::ucie);
+  c.cube.noc.router = {4096 * std::uint64_t{router}, router, emu::ns(2)};
+  c.ucie.buffers = {4096 * std::uint64_t{ucie}, ucie, emu::ns(10)};
   Bench b(c);
   const std::uint32_t pes = c.cube.pes, cubes = c.cubes_per_sip;
   std::uint32_t done = 0;
@@ -183,18 +201,22 @@ TEST(Credits, RoutesAroundARingOfCubesDeliverEveryPacket) {
   SystemConfig c = testing::small_config(1, 5);
   c.ucie.buffers.input_buffer_bytes = 1;
   const VcPlan plan = VcPlan::of(c);
-  ASSERT_EQ(plan.router_classes, 3u);
+  ASSERT_EQ(plan.classes(BufferKind::router), 3u);
   EXPECT_EQ(deliveries_around_a_ring(plan), 5 * c.cube.pes);
 }
 
 TEST(Credits, RoutesBetweenSipsDeliverEveryPacket) {
   SystemConfig c = testing::small_config(4, 2);
   SystemConfig k = c;
+  k.ucie.buffers.input_buffer_bytes = 1;
   k.inter_sip.buffers.input_buffer_bytes = 1;
   const VcPlan plan = VcPlan::of(k);
-  c.cube.noc.router = {4096 * std::uint64_t{plan.router_classes}, plan.router_classes, emu::ns(2)};
-  c.ucie.buffers = {4096 * std::uint64_t{plan.link_classes}, plan.link_classes, emu::ns(10)};
-  c.inter_sip.buffers = {4096 * std::uint64_t{plan.link_classes}, plan.link_classes, emu::ns(50)};
+  const std::uint32_t router = plan.classes(BufferKind::router),
+                      ucie = plan.classes(BufferKind::ucie),
+                      inter_sip = plan.classes(BufferKind::inter_sip);
+  c.cube.noc.router = {4096 * std::uint64_t{router}, router, emu::ns(2)};
+  c.ucie.buffers = {4096 * std::uint64_t{ucie}, ucie, emu::ns(10)};
+  c.inter_sip.buffers = {4096 * std::uint64_t{inter_sip}, inter_sip, emu::ns(50)};
   Bench b(c);
   const std::uint32_t per_sip = c.cubes_per_sip * c.cube.pes;
   std::uint32_t done = 0;

@@ -1,5 +1,8 @@
 #include "tools/cubesim/sweep_expand.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -318,9 +321,14 @@ Point make_point(const Definition& def, std::uint64_t index) {
   bool any_param = false;
   for (const Dimension& dim : def.dims) any_param = any_param || dim.kind == Dimension::Kind::param;
   if (any_param) {
-    const kernels::Params used = parse_kernel_params(kernels::find_kernel(p.kernel), p.params);
-    for (const Dimension& dim : def.dims)
-      if (dim.kind == Dimension::Kind::param) p.values[dim.field] = used.at(dim.name);
+    try {
+      const kernels::Params used = parse_kernel_params(kernels::find_kernel(p.kernel), p.params);
+      for (const Dimension& dim : def.dims)
+        if (dim.kind == Dimension::Kind::param) p.values[dim.field] = used.at(dim.name);
+    } catch (const UsageError&) {
+      // A value this point's kernel does not take: the point runs as a usage_error row, and
+      // its columns show the values as given.
+    }
   }
   return p;
 }
@@ -336,6 +344,24 @@ std::string key_hex(std::uint64_t key) {
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(key));
   return buf;
 }
+
+namespace {
+// Why a combination of spec values is refused: the varied field its first problem is about,
+// else the whole combination.
+std::string refusal(const Definition& def, const std::vector<std::size_t>& c,
+                    const components::SpecError& e) {
+  const components::SpecIssue& issue = e.issues().front();
+  for (std::size_t d = 0; d < def.dims.size(); ++d) {
+    const Dimension& dim = def.dims[d];
+    if (dim.kind != Dimension::Kind::spec) continue;
+    const std::string ptr = pointer_of(dim.name);
+    if (issue.pointer == ptr || issue.pointer.rfind(ptr + "/", 0) == 0)
+      return "--vary " + dim.field + "=" + dim.values[c[d]] + ": " + issue.detail;
+  }
+  const std::string combo = describe_values(def.dims, c, Dimension::Kind::spec);
+  return (combo.empty() ? "" : "at " + combo + ": ") + issue.message();
+}
+}  // namespace
 
 std::vector<std::uint64_t> validate(const Definition& def) {
   using Kind = Dimension::Kind;
@@ -385,17 +411,26 @@ std::vector<std::uint64_t> validate(const Definition& def) {
                  assignment_name(p) + "=" + p.substr(p.find('=') + 1);
       throw UsageError(std::string(e.what()) + hint);
     }
-    for (const auto& d : def.dims) {
-      if (d.kind != Kind::param) continue;
-      for (const auto& v : d.values) {
-        std::vector<std::string> one = def.params;
-        one.push_back(d.name + "=" + v);
+  }
+  // A varied parameter's value is refused when no kernel takes it; one that only some kernels
+  // take makes usage_error rows for the others (--vary kernel=allreduce,allgather --vary
+  // param.algorithm=ring,tree).
+  for (const auto& d : def.dims) {
+    if (d.kind != Kind::param) continue;
+    for (const auto& v : d.values) {
+      std::vector<std::string> one = def.params;
+      one.push_back(d.name + "=" + v);
+      std::string first_error;
+      bool taken = false;
+      for (const auto* k : kernel_infos) {
         try {
           parse_kernel_params(*k, one);
+          taken = true;
         } catch (const UsageError& e) {
-          throw UsageError("--vary " + d.field + "=" + v + ": " + e.what());
+          if (first_error.empty()) first_error = e.what();
         }
       }
+      if (!taken) throw UsageError("--vary " + d.field + "=" + v + ": " + first_error);
     }
   }
 
@@ -415,6 +450,15 @@ std::vector<std::uint64_t> validate(const Definition& def) {
   }
   const std::uint64_t spec_combos = sub_count(def.dims, Kind::spec);
   std::vector<std::uint64_t> spec_hash(spec_combos);
+  // Per varied spec field and value: whether some combination accepts it, else why not.
+  std::vector<std::vector<bool>> accepted;
+  std::vector<std::vector<std::string>> refusals;
+  for (const auto& d : def.dims) {
+    const std::size_t n = d.kind == Kind::spec ? d.values.size() : 0;
+    accepted.emplace_back(n, false);
+    refusals.emplace_back(n);
+  }
+  std::string first_refusal;  // with no varied spec field: why the one spec is refused
   for (std::uint64_t s = 0; s < spec_combos; ++s) {
     const auto c = sub_coordinates(def.dims, Kind::spec, s);
     std::vector<std::string> sets = def.sets;
@@ -423,20 +467,23 @@ std::vector<std::uint64_t> validate(const Definition& def) {
         sets.push_back(def.dims[d].name + "=" + def.dims[d].values[c[d]]);
     try {
       spec_hash[s] = fnv1a(base.with_assignments(sets).json().dump());
+      for (std::size_t d = 0; d < def.dims.size(); ++d)
+        if (def.dims[d].kind == Kind::spec) accepted[d][c[d]] = true;
     } catch (const components::SpecError& e) {
-      // Name the varied field the first problem is about, else the whole combination.
-      const components::SpecIssue& issue = e.issues().front();
-      for (std::size_t d = 0; d < def.dims.size(); ++d) {
-        const Dimension& dim = def.dims[d];
-        if (dim.kind != Kind::spec) continue;
-        const std::string ptr = pointer_of(dim.name);
-        if (issue.pointer == ptr || issue.pointer.rfind(ptr + "/", 0) == 0)
-          throw UsageError("--vary " + dim.field + "=" + dim.values[c[d]] + ": " + issue.detail);
-      }
-      const std::string combo = describe_values(def.dims, c, Kind::spec);
-      throw UsageError((combo.empty() ? "" : "at " + combo + ": ") + issue.message());
+      // A combination the cross-field rules refuse runs as a usage_error row, with its reason.
+      spec_hash[s] = fnv1a("refused\n" + fmt::format("{}", fmt::join(sets, "\n")));
+      for (std::size_t d = 0; d < def.dims.size(); ++d)
+        if (def.dims[d].kind == Kind::spec && refusals[d][c[d]].empty())
+          refusals[d][c[d]] = refusal(def, c, e);
+      if (sub_count(def.dims, Kind::spec) == 1 && first_refusal.empty())
+        first_refusal = refusal(def, c, e);
     }
   }
+  // A value refused in every combination is a mistake, not a what-if: the study is refused.
+  for (std::size_t d = 0; d < def.dims.size(); ++d)
+    for (std::size_t i = 0; i < accepted[d].size(); ++i)
+      if (!accepted[d][i]) throw UsageError(refusals[d][i]);
+  if (!first_refusal.empty()) throw UsageError(first_refusal);
 
   // Parameter sets per kernel.
   const std::uint64_t param_combos = sub_count(def.dims, Kind::param);
@@ -449,8 +496,13 @@ std::vector<std::uint64_t> validate(const Definition& def) {
       for (std::size_t d = 0; d < def.dims.size(); ++d)
         if (def.dims[d].kind == Kind::param)
           params.push_back(def.dims[d].name + "=" + def.dims[d].values[c[d]]);
-      param_hash[k][p] = fnv1a(kernel_infos[k]->name + "\n" +
-                               parse_kernel_params(*kernel_infos[k], params).dump());
+      std::string resolved;
+      try {
+        resolved = parse_kernel_params(*kernel_infos[k], params).dump();
+      } catch (const UsageError& e) {  // a value this kernel does not take: a usage_error row
+        resolved = std::string("refused: ") + e.what();
+      }
+      param_hash[k][p] = fnv1a(kernel_infos[k]->name + "\n" + resolved);
     }
   }
 

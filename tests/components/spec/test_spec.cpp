@@ -1,5 +1,7 @@
 // Loading specs: the shipped files, "extends", dotted overrides, and file-level errors.
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -14,6 +16,7 @@ using cubesim::DType;
 using namespace cubesim::components;
 using nlohmann::json;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 namespace fs = std::filesystem;
@@ -84,6 +87,52 @@ TEST(SpecFiles, EveryShippedSpecLoadsAndDescribesWhatItModels) {
     ++count;
   }
   EXPECT_GE(count, 4);
+}
+
+TEST(SpecFiles, EveryShippedSpecStaysValidWithMoreSipsCubesOrAnotherTopology) {
+  // What-if overrides of the counts and the topologies, up to the schema's limits: the buffers'
+  // virtual channels must still cover the classes the routes take (which do not grow with the
+  // system). A grid is given where a topology needs one.
+  const auto grid = [](std::uint32_t n) {
+    std::uint32_t y = 1;
+    for (std::uint32_t d = 1; d * d <= n; ++d)
+      if (n % d == 0) y = d;
+    return fmt::format("[{},{}]", n / y, y);
+  };
+  int checked = 0;
+  for (const auto& entry : fs::directory_iterator(kSpecs)) {
+    if (entry.path().extension() != ".json") continue;
+    const Spec base = Spec::load(entry.path());
+    const std::uint64_t pes = base.config().cube.pes;
+    for (const std::uint32_t sips : {1u, 2u, 3u, 5u, 8u, 64u, 4096u})
+      for (const std::uint32_t cubes : {1u, 2u, 3u, 4u, 8u, 9u, 16u, 256u}) {
+        if (sips * cubes * pes > 1'048'576 || sips * cubes > 65'536) continue;
+        for (const char* ucie : {"ring", "mesh", "torus", "all_to_all"})
+          for (const char* inter : {"ring", "mesh", "torus", "all_to_all"}) {
+            if ((sips > 64 || cubes > 16) && std::string(ucie) != std::string(inter)) continue;
+            std::vector<std::string> set{fmt::format("system.sips.count={}", sips),
+                                         fmt::format("system.sips.cubes_per_sip={}", cubes),
+                                         fmt::format("system.ucie.topology={}", ucie),
+                                         fmt::format("system.inter_sip.topology={}", inter),
+                                         fmt::format("system.inter_sip.port_cube=0")};
+            const std::string u(ucie), i(inter);
+            if (u == "mesh" || u == "torus") set.push_back("system.ucie.mesh=" + grid(cubes));
+            if (i == "mesh" || i == "torus") set.push_back("system.sips.grid=" + grid(sips));
+            SCOPED_TRACE(entry.path().filename().string() + ": " +
+                         fmt::format("{}", fmt::join(set, " ")));
+            // Either a system, or (all-to-all on very many nodes) a limit that names the override.
+            try {
+              base.with_assignments(set);
+              ++checked;
+            } catch (const SpecError& e) {
+              EXPECT_THAT(e.what(), Not(HasSubstr("virtual channel")));
+              EXPECT_THAT(e.what(), HasSubstr("all_to_all on"));
+              EXPECT_THAT(e.what(), HasSubstr("(set by override"));
+            }
+          }
+      }
+  }
+  EXPECT_GT(checked, 1000);
 }
 
 TEST(SpecFiles, TinyIsOneSipOfTwoCubesOfFourPes) {

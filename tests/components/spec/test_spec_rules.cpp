@@ -401,6 +401,24 @@ TEST(SpecRules, UcieMeshIsRejectedForOtherTopologies) {
   EXPECT_THAT(issue_at(set(tiny(), "/system/ucie/mesh", {2, 1}), "/system/ucie/mesh"),
               HasSubstr("only allowed when topology is \"mesh\" or \"torus\", but topology is "
                         "\"ring\""));
+  // Set by an override after the topology: still refused (a grid for a ring is a mistake).
+  const Spec base = Spec::from_json(tiny());
+  EXPECT_THROW(base.with("system.ucie.mesh", json{2, 1}), SpecError);
+}
+
+TEST(SpecRules, AGridSetBeforeTheTopologyIsIgnoredByTopologiesWithoutOne) {
+  // A what-if of a grid spec's topology (a sweep over ring, mesh, torus): the grid is the one
+  // mesh and torus need, and ring and all-to-all ignore it.
+  json four = set(set(tiny(), "/system/sips/cubes_per_sip", 4), "/system/ucie/topology", "mesh");
+  const Spec mesh = Spec::from_json(set(four, "/system/ucie/mesh", {2, 2}));
+  for (const char* kind : {"ring", "all_to_all", "torus"}) {
+    const SystemConfig c = mesh.with("system.ucie.topology", kind).config();
+    EXPECT_EQ(c.ucie.mesh_x, std::string(kind) == "torus" ? 2u : 0u) << kind;
+  }
+  // Likewise the SIP grid under an inter-SIP topology given by a later override.
+  const Spec torus = mesh.with_assignments(std::vector<std::string>{
+      "system.sips.count=4", "system.sips.grid=[2,2]", "system.inter_sip.topology=torus"});
+  EXPECT_EQ(torus.with("system.inter_sip.topology", "ring").config().inter_sip.grid_x, 0u);
 }
 
 TEST(SpecRules, UcieMeshHoldsEveryCube) {
@@ -494,19 +512,31 @@ TEST(SpecRules, BuffersHoldAPacketInEveryVirtualChannel) {
 }
 
 TEST(SpecRules, BoundedBuffersNeedAChannelPerClassOfPacket) {
-  // A ring of 4 cubes: a route crosses up to 2 UCIe links.
+  // A ring of 4 cubes: its routes take 3 classes (up, down, on from the dateline), and a UCIe
+  // link's buffer holds 2 of them.
   json doc = set(tiny(), "/system/sips/cubes_per_sip", 4);
   doc = set(doc, "/system/ucie/input_buffer_bytes", 1024);
   EXPECT_THAT(issue_at(doc, "/system/ucie/virtual_channels"),
-              HasSubstr("1 virtual channel cannot keep the routes between cubes free of deadlock: "
-                        "a route crosses up to 2 UCIe and inter-SIP links (ring on 4 cubes), and "
-                        "the packets in these buffers are of 2 classes"));
+              HasSubstr("1 virtual channel cannot keep the routes free of deadlock: the packets "
+                        "in these buffers are of 2 classes (the routes over a ring of 4 cubes "
+                        "take 3, of which up to 2 cross one link), each needing a channel of "
+                        "its own; set virtual_channels to at least 2"));
   doc = set(set(doc, "/system/ucie/virtual_channels", 2), "/system/ucie/input_buffer_bytes", 2048);
   doc =
       set(doc, "/system/cube/noc/router", {{"input_buffer_bytes", 2048}, {"virtual_channels", 2}});
   EXPECT_THAT(issue_at(doc, "/system/cube/noc/router/virtual_channels"),
-              HasSubstr("of 3 classes (0 to that many links crossed), each needing a channel of "
-                        "its own; set virtual_channels to at least 3"));
+              HasSubstr("of 3 classes (the routes over a ring of 4 cubes take 3), each needing a "
+                        "channel of its own; set virtual_channels to at least 3"));
+  // Bounded inter-SIP buffers: the way to the port and the way from it take 3 classes each.
+  json sips = set(set(doc, "/system/sips/count", 4), "/system/inter_sip/input_buffer_bytes", 4096);
+  sips =
+      set(sips, "/system/cube/noc/router", {{"input_buffer_bytes", 3072}, {"virtual_channels", 3}});
+  EXPECT_THAT(issue_at(sips, "/system/cube/noc/router/virtual_channels"),
+              HasSubstr("of 6 classes (the routes over a ring of 4 cubes take 3, twice: to the "
+                        "inter-SIP port and from it, as the inter-SIP buffers are bounded)"));
+  EXPECT_THAT(issue_at(sips, "/system/inter_sip/virtual_channels"),
+              HasSubstr("of 4 classes (3 for the routes over a ring of 4 SIPs, and 1 for packets "
+                        "entering their SIP)"));
   doc =
       set(doc, "/system/cube/noc/router", {{"input_buffer_bytes", 3072}, {"virtual_channels", 3}});
   EXPECT_EQ(Spec::from_json(doc).config().cube.noc.router.virtual_channels, 3u);
@@ -514,10 +544,11 @@ TEST(SpecRules, BoundedBuffersNeedAChannelPerClassOfPacket) {
   json mesh_only = set(tiny(), "/system/sips/cubes_per_sip", 4);
   mesh_only = set(mesh_only, "/system/cube/noc/router", {{"input_buffer_bytes", 1024}});
   EXPECT_TRUE(Spec::from_json(mesh_only).config().cube.noc.router.bounded());
-  // Between SIPs: 2 SIPs of 4 cubes, port on cube 0: 2 + 1 + 2 links.
-  json sips = set(set(tiny(), "/system/sips/cubes_per_sip", 4), "/system/sips/count", 2);
-  sips = set(sips, "/system/inter_sip/input_buffer_bytes", 4096);
-  EXPECT_THAT(issue_at(sips, "/system/inter_sip/virtual_channels"),
-              HasSubstr("a route crosses up to 5 UCIe and inter-SIP links (ring on 4 cubes, ring "
-                        "on 2 SIPs through cube 0)"));
+  // Between 2 SIPs, only the inter-SIP buffers bounded: one hop up or one down, and the class
+  // that enters a SIP.
+  json two = set(set(tiny(), "/system/sips/cubes_per_sip", 4), "/system/sips/count", 2);
+  two = set(two, "/system/inter_sip/input_buffer_bytes", 4096);
+  EXPECT_THAT(issue_at(two, "/system/inter_sip/virtual_channels"),
+              HasSubstr("of 3 classes (2 for the routes over a ring of 2 SIPs, and 1 for packets "
+                        "entering their SIP)"));
 }
