@@ -12,8 +12,6 @@ namespace cubesim::components {
 namespace {
 
 constexpr std::uint64_t kMaxPairs = std::uint64_t{1} << 20;
-// Sources that sent fewer messages in the window say nothing about saturation.
-constexpr std::uint64_t kMinSent = 100;
 
 class Lcg {
  public:
@@ -132,19 +130,29 @@ struct Generator {
     });
   }
 
-  // Bernoulli injection: the cycles to the next message are geometric with mean 1 / load.
+  // Bernoulli injection: the cycles to the next message are geometric with mean 1 / load. At
+  // a very low load the draw can lie far beyond the window (past any Tick): then the source
+  // sends nothing more, which is kNever.
+  static constexpr Tick kNever = emu::kTickMax;
   Tick gap(std::uint32_t src) {
     if (opt.offered_load >= 1) return cycle;
-    const double cycles = std::ceil(std::log(rng[src].uniform01()) / std::log1p(-opt.offered_load));
-    return static_cast<Tick>(std::max(1.0, cycles)) * cycle;
+    const double cycles =
+        std::max(1.0, std::ceil(std::log(rng[src].uniform01()) / std::log1p(-opt.offered_load)));
+    const double left = static_cast<double>(window_end - std::min(window_end, sched.now()));
+    if (!(cycles * static_cast<double>(cycle) < left)) return kNever;
+    return static_cast<Tick>(cycles) * cycle;
+  }
+
+  // The next message of `src` after `delay` (from gap), if it falls in the window.
+  void next_message(std::uint32_t src, Tick delay) {
+    if (delay == kNever || sched.now() + delay >= window_end) return;
+    sched.schedule_at(
+        sched.now() + delay, [this, src] { open_loop(src); }, 0, "traffic source");
   }
 
   void open_loop(std::uint32_t src) {
     send(src);
-    const Tick next = sched.now() + gap(src);
-    if (next < window_end)
-      sched.schedule_at(
-          next, [this, src] { open_loop(src); }, 0, "traffic source");
+    next_message(src, gap(src));
   }
 };
 
@@ -241,9 +249,7 @@ TrafficResult run_traffic(emu::Scheduler& scheduler, Network& network, const Tra
   g.sent_by.assign(n, 0);
   g.delivered_from.assign(n, 0);
   if (o.offered_load > 0) {
-    for (std::uint32_t i = 0; i < n; ++i)
-      scheduler.schedule_at(
-          scheduler.now() + g.gap(i), [&g, i] { g.open_loop(i); }, 0, "traffic source");
+    for (std::uint32_t i = 0; i < n; ++i) g.next_message(i, g.gap(i));
   } else {
     for (std::uint32_t i = 0; i < n; ++i)
       for (std::uint32_t w = 0; w < o.window; ++w) g.send(i);
@@ -263,10 +269,18 @@ TrafficResult run_traffic(emu::Scheduler& scheduler, Network& network, const Tra
   const double capacity = static_cast<double>(n) * static_cast<double>(o.measure) *
                           static_cast<double>(cfg.cube.noc.link_bandwidth.bytes_per_s()) / 1e12;
   r.offered_fraction = static_cast<double>(g.generated) * g.packet_bytes / capacity;
-  for (std::uint32_t i = 0; i < n; ++i)
-    if (g.sent_by[i] >= kMinSent)
+  std::uint64_t delivered = 0;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    r.sent += g.sent_by[i];
+    delivered += g.delivered_from[i];
+    if (g.sent_by[i] >= TrafficResult::kJudgedSent) {
+      ++r.judged_sources;
       r.worst_source = std::min(r.worst_source, static_cast<double>(g.delivered_from[i]) /
                                                     static_cast<double>(g.sent_by[i]));
+    }
+  }
+  if (r.judged_sources == 0 && r.judged())
+    r.worst_source = static_cast<double>(delivered) / static_cast<double>(r.sent);
   r.delivered_fraction = static_cast<double>(g.delivered_bytes) / capacity;
   return r;
 }

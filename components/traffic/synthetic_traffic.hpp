@@ -70,11 +70,18 @@ struct TrafficResult {
   double mean_latency_ps = 0;     // generation to delivery, messages generated in the window
   double p99_latency_ps = 0;
   std::uint64_t messages = 0;  // messages measured
-  // The smallest share of its own messages a source got delivered in the window (sources
-  // with 100 or more): below kSaturatedShare, some flow is held by a full link.
+  // The smallest share of its own messages a source got delivered in the window, of the
+  // sources that sent kJudgedSent or more (`judged_sources`), else the share of all sources
+  // together when they sent that many: below kSaturatedShare, some flow is held by a full link.
+  // With fewer messages than that in the window, it is too short (or the load too low) to
+  // tell: judged() is false and saturated() says nothing.
   double worst_source = 1.0;
-  bool saturated() const { return worst_source < kSaturatedShare; }
+  std::uint32_t judged_sources = 0;
+  std::uint64_t sent = 0;  // messages generated in the window, all sources
+  bool judged() const { return sent >= kJudgedSent; }
+  bool saturated() const { return judged() && worst_source < kSaturatedShare; }
   static constexpr double kSaturatedShare = 0.95;
+  static constexpr std::uint64_t kJudgedSent = 100;
 };
 
 TrafficResult run_traffic(emu::Scheduler& scheduler, Network& network,

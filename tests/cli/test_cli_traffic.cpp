@@ -83,6 +83,20 @@ TEST_F(CliTraffic, BadInputIsAnErrorBeforeAnythingRuns) {
                      "--plot draws a sweep's curve: add --sweep");
   expect_usage_error({"traffic", spec, "--load", "0.5", "--packet-bytes", "8"},
                      "/system/cube/noc/packet_bytes");
+  // Loads below the least one, zero, negative and not-a-number loads (a load of 1e-50 used to
+  // grow host memory at simulated time 0; nan ran and reported nothing).
+  for (const char* load : {"1e-50", "5e-324", "1e-7", "0", "-1", "nan"})
+    expect_usage_error({"traffic", spec, "--load", load}, "give a number of at least 1e-06");
+}
+
+TEST_F(CliTraffic, AWindowWithTooFewMessagesSaysSaturationIsUnknown) {
+  // 1e-5 of the bound over 1000 cycles: 16 nodes send about 0.2 messages, too few to judge.
+  const std::string out = path("few.json").string();
+  const auto r = cubesim({"traffic", spec, "--load", "1e-5", "--cycles", "1000", "--json", out});
+  ASSERT_EQ(r.code, 0) << show(r);
+  EXPECT_THAT(r.out, HasSubstr("unknown"));
+  EXPECT_THAT(r.out, HasSubstr("too few messages to judge saturation"));
+  EXPECT_TRUE(nlohmann::json::parse(read_text(out))["saturated"].is_null());
 }
 
 }  // namespace

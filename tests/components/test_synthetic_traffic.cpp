@@ -98,6 +98,26 @@ TrafficResult offer(std::uint32_t k, TrafficOptions o, double load_of_bound) {
   return run_traffic(sched, sys.network(), o);
 }
 
+TEST(SyntheticTraffic, AVanishingLoadEndsAndJudgesNothing) {
+  // Geometric gaps far past the window (past any Tick at 1e-300) send nothing more; with no
+  // source sending 100 messages, saturation is not judged rather than reported as "no".
+  for (const double load : {1e-300, 1e-12}) {
+    emu::Scheduler sched;
+    System sys(mesh_config(4), sched);
+    TrafficOptions o = pattern(TrafficPattern::uniform);
+    o.offered_load = load;
+    o.warmup = emu::us(1);
+    o.measure = emu::us(10);
+    const TrafficResult r = run_traffic(sched, sys.network(), o);
+    EXPECT_EQ(r.messages, 0u) << load;
+    EXPECT_FALSE(r.judged()) << load;
+    EXPECT_FALSE(r.saturated()) << load;
+  }
+  const TrafficResult busy = offer(4, pattern(TrafficPattern::uniform), 0.5);
+  EXPECT_TRUE(busy.judged());
+  EXPECT_EQ(busy.judged_sources, 16u);
+}
+
 struct Case {
   TrafficPattern pattern;
   std::uint32_t k;

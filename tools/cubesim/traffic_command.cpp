@@ -28,7 +28,10 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-// The loads of a sweep, as fractions of the pattern's bound.
+// Loads are fractions of the pattern's bound. The least --load: below it a node sends fewer
+// than one message per million link cycles.
+constexpr double kMinLoad = 1e-6;
+// The loads of a sweep.
 constexpr double kSweepLoads[] = {0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2};
 
 struct TrafficArgs {
@@ -36,7 +39,8 @@ struct TrafficArgs {
   std::vector<std::string> sets;
   std::string pattern = "uniform";
   std::string scope = "cube";
-  double load = -1;
+  double load = 0;
+  bool load_given = false;
   std::uint32_t packet_bytes = 0;
   double hotspot_fraction = 0.5;
   std::uint32_t hotspot = 0;
@@ -52,6 +56,8 @@ struct Point {
   components::TrafficResult r;
   double bound = 0;  // of a link
   bool saturated() const { return r.saturated(); }
+  // "yes", "no", or "unknown" when no node sent enough messages in the window to tell.
+  const char* saturation() const { return !r.judged() ? "unknown" : saturated() ? "yes" : "no"; }
   json to_json() const {
     return {{"load", load},
             {"offered_load", r.offered_fraction / bound},
@@ -60,7 +66,7 @@ struct Point {
             {"delivered_fraction_of_link", r.delivered_fraction},
             {"latency_ns_mean", r.mean_latency_ps / 1000.0},
             {"latency_ns_p99", r.p99_latency_ps / 1000.0},
-            {"saturated", saturated()},
+            {"saturated", r.judged() ? json(saturated()) : json(nullptr)},
             {"messages", r.messages}};
   }
 };
@@ -85,7 +91,7 @@ void write_csv(const std::string& file, const std::vector<Point>& points) {
       for (const char* stat : {"mean", "p99"})
         out << j["offered_load"].get<double>() << "," << stat << ","
             << j[std::string("latency_ns_") + stat].get<double>() * 1000 << ","
-            << j["delivered_load"].get<double>() << "," << (p.saturated() ? "yes" : "no") << "\n";
+            << j["delivered_load"].get<double>() << "," << p.saturation() << "\n";
     }
   });
 }
@@ -110,10 +116,15 @@ int traffic(const TrafficArgs& a) {
   o.hotspot_fraction = a.hotspot_fraction;
   o.seed = a.seed;
   const components::NetworkModel network = components::parse_network_model(a.network);
-  if (!a.sweep && a.load <= 0)
+  if (!a.sweep && !a.load_given)
     throw UsageError(
         "--load: give the offered load as a fraction of the pattern's bound (e.g. "
         "--load 0.5), or --sweep for a latency-against-load curve");
+  if (!a.sweep && !(a.load >= kMinLoad))
+    throw UsageError(fmt::format(
+        "--load {}: give a number of at least {} (the offered load as a fraction of the "
+        "pattern's bound, e.g. --load 0.5); lower loads send next to nothing in any window",
+        a.load, kMinLoad));
   if (a.cycles < 100 || a.cycles > 100'000'000)
     throw UsageError("--cycles " + std::to_string(a.cycles) +
                      ": measure over 100 to 100000000 link cycles");
@@ -168,9 +179,16 @@ int traffic(const TrafficArgs& a) {
     std::printf("  %-10.3g%-10.3f%-11.3f%-12.1f%-12.1f%s\n", p.load,
                 j["offered_load"].get<double>(), j["delivered_load"].get<double>(),
                 j["latency_ns_mean"].get<double>(), j["latency_ns_p99"].get<double>(),
-                p.saturated() ? "yes" : "no");
+                p.saturation());
   }
   std::printf("  (loads as fractions of the bound; latency from generation to delivery)\n");
+  for (const auto& p : points)
+    if (!p.r.judged())
+      std::printf(
+          "  load %.3g: too few messages to judge saturation (fewer than %llu in the "
+          "window of %llu link cycles); raise --cycles or --load\n",
+          p.load, static_cast<unsigned long long>(components::TrafficResult::kJudgedSent),
+          static_cast<unsigned long long>(a.cycles));
 
   if (!a.json_file.empty()) {
     json doc = {{"spec_file", a.spec},
@@ -225,10 +243,11 @@ Command add_traffic_command(CLI::App& app) {
                   "uniform (every node to every node, itself included), transpose, "
                   "bit-complement, hotspot or neighbor")
       ->capture_default_str();
-  sub->add_option("--load", a->load,
-                  "Offered load as a fraction of the pattern's saturation bound (1 = the "
-                  "bound); each node injects a packet per link cycle with probability load x "
-                  "bound");
+  CLI::Option* load =
+      sub->add_option("--load", a->load,
+                      "Offered load as a fraction of the pattern's saturation bound (1 = the "
+                      "bound, at least 1e-6); each node injects a packet per link cycle with "
+                      "probability load x bound");
   sub->add_option("--scope", a->scope, "cube (one cube's mesh), sip or system")
       ->capture_default_str();
   sub->add_option("--packet-bytes", a->packet_bytes,
@@ -260,7 +279,10 @@ Command add_traffic_command(CLI::App& app) {
   sub->footer(
       "Example:\n  cubesim traffic specs/default.json --pattern transpose --sweep --plot t.svg\n"
       "Exit codes: 0 ok, 2 usage or spec error.");
-  return {sub, [a] { return traffic(*a); }};
+  return {sub, [a, load] {
+            a->load_given = load->count() != 0;
+            return traffic(*a);
+          }};
 }
 
 }  // namespace cubesim::cli
