@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <stdexcept>
 
 namespace cubesim::components {
@@ -59,7 +61,10 @@ std::uint64_t SparseMemory::newest_write(std::uint64_t addr, std::uint64_t bytes
 SparseMemory::Page& SparseMemory::page(std::uint64_t key) {
   if (key == last_key_) return const_cast<Page&>(*last_page_);  // pages_ is not const here
   Page& p = pages_[key];
-  if (!p.bytes) p.bytes = std::make_unique<std::byte[]>(page_.value());  // zeros
+  if (!p.bytes) {
+    p.bytes.reset(static_cast<std::byte*>(std::calloc(page_.value(), 1)));  // zeros
+    if (!p.bytes) throw std::bad_alloc();
+  }
   last_key_ = key;
   last_page_ = &p;
   return p;

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <unordered_map>
 
@@ -39,8 +40,13 @@ class SparseMemory {
   std::uint64_t bytes_allocated() const { return pages_.size() * page_.value(); }
 
  private:
+  // A page's bytes come from calloc: a large page is mapped on demand and reads as zeros, so
+  // host memory grows with the parts of it a run touches, not with the page size.
+  struct Free {
+    void operator()(std::byte* p) const { std::free(p); }
+  };
   struct Page {
-    std::unique_ptr<std::byte[]> bytes;
+    std::unique_ptr<std::byte, Free> bytes;
     std::uint64_t generation = 0;  // of the last write
   };
   std::uint64_t page_key(Location loc) const {

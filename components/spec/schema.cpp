@@ -436,7 +436,9 @@ std::vector<SpecField> build_schema() {
           .range(4, 1 << 20)
           .pow2()
           .def(64)
-          .desc("Page of the sparse functional storage (made on first write); a power of two."));
+          .desc("Page of the sparse functional storage (made on first write); a power of two "
+                "that divides a cube's HBM. A page costs host memory only where a run touches "
+                "it."));
   return s;
 }
 
@@ -490,8 +492,8 @@ const std::vector<std::string>& cross_field_rules() {
       "all-to-all 2; one when the UCIe buffers are unbounded too) and UCIe buffers those that "
       "cross one link; with bounded inter-SIP buffers both need twice that, and inter-SIP "
       "buffers the classes of the routes between SIPs plus one.",
-      "`hbm.capacity_GiB` is a whole multiple of `hbm.channel_interleave_bytes` and of "
-      "`memory.interleave_KiB`.",
+      "`hbm.capacity_GiB` is a whole multiple of `hbm.channel_interleave_bytes`, of "
+      "`memory.interleave_KiB` and of `memory.page_KiB`.",
       fmt::format("Total PEs (`sips.count` * `cubes_per_sip` * `pes`) <= {}.", kMaxTotalPes),
       fmt::format("Total cubes (`sips.count` * `cubes_per_sip`) <= {}.", kMaxTotalCubes),
       fmt::format("UCIe links in the system, and inter-SIP links, <= {} each (all-to-all "

@@ -464,6 +464,14 @@ class Builder {
 
     c.memory.interleave_bytes = size_bytes("/system/memory/interleave_KiB");
     c.memory.page_bytes = size_bytes("/system/memory/page_KiB");
+    if (hbm.capacity_bytes % c.memory.page_bytes != 0) {
+      v_.add("/system/memory/page_KiB",
+             fmt::format("{} KiB pages do not divide a cube's HBM ({} bytes): functional memory "
+                         "is paged within each cube; use a page size that divides it (at most "
+                         "{} KiB)",
+                         c.memory.page_bytes / 1024, hbm.capacity_bytes,
+                         (std::uint64_t{1} << std::countr_zero(hbm.capacity_bytes)) / 1024));
+    }
     for (const auto& [granule, ptr] :
          {std::pair{hbm.channel_interleave_bytes, "/system/cube/hbm/channel_interleave_bytes"},
           std::pair{c.memory.interleave_bytes, "/system/memory/interleave_KiB"}}) {

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstring>
+#include <fstream>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -85,6 +87,39 @@ TEST(SparseMemory, StorageGrowsWithBytesWrittenNotWithCapacity) {
     mem.write(map.direct_address({g, c.cube.hbm.capacity_bytes / 2}), &v, sizeof v);
   EXPECT_EQ(mem.pages_allocated(), 32u);
   EXPECT_EQ(mem.bytes_allocated(), 32u * c.memory.page_bytes);
+}
+
+// Resident host memory of this process, from /proc (0 where there is none).
+std::uint64_t resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  std::uint64_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+TEST(SparseMemory, AHugePageCostsTheHostOnlyWhatIsTouched) {
+  // 1 GiB pages (the largest page_KiB): a few words written in each of four cubes' pages
+  // must not make 4 GiB resident.
+#ifdef __SANITIZE_ADDRESS__
+  GTEST_SKIP() << "AddressSanitizer's shadow of the pages is resident";
+#endif
+  SystemConfig c = testing::small_config(1, 4);
+  c.memory.page_bytes = std::uint64_t{1} << 30;
+  const AddressMap map(c);
+  SparseMemory mem(map, c.memory.page_bytes);
+  const std::uint64_t before = resident_bytes();
+  std::mt19937 rng(5);
+  for (std::uint32_t g = 0; g < map.cubes(); ++g) {
+    const std::uint32_t v = static_cast<std::uint32_t>(rng()) | 1u;
+    mem.write(map.direct_address({g, 12345 * 4}), &v, sizeof v);
+    std::uint32_t back = 0;
+    mem.read(map.direct_address({g, 12345 * 4}), &back, sizeof back);
+    EXPECT_EQ(back, v);
+  }
+  EXPECT_EQ(mem.bytes_allocated(), std::uint64_t{4} << 30);
+  if (before != 0) {
+    EXPECT_LT(resident_bytes() - before, std::uint64_t{256} << 20);
+  }
 }
 
 TEST(SparseMemory, DirectAndInterleavedWindowsSeeTheSameBytes) {

@@ -286,6 +286,18 @@ TEST(SpecRules, PagesAreAtLeastFourKiB) {
               HasSubstr("2 KiB is out of range; allowed: [4, 1048576] KiB"));
 }
 
+TEST(SpecRules, PagesDivideTheHbmOfACube) {
+  // tiny: 0.25 GiB per cube. A 1 GiB page passed validation and failed every functional run.
+  EXPECT_THAT(
+      issue_at(set(tiny(), "/system/memory/page_KiB", 1048576), "/system/memory/page_KiB"),
+      HasSubstr("1048576 KiB pages do not divide a cube's HBM (268435456 bytes): functional "
+                "memory is paged within each cube; use a page size that divides it (at most "
+                "262144 KiB)"));
+  EXPECT_EQ(
+      Spec::from_json(set(tiny(), "/system/memory/page_KiB", 262144)).config().memory.page_bytes,
+      std::uint64_t{1} << 28);
+}
+
 TEST(SpecRules, CapacityIsAWholeNumberOfInterleaveGranules) {
   // 3 bytes: a whole number of bytes, but not of 1024-byte channel granules.
   const json doc = set(tiny(), "/system/cube/hbm/capacity_GiB", 3.0 / (1024.0 * 1024 * 1024));
