@@ -137,6 +137,21 @@ TEST_F(CliInfo, JsonWithOverride) {
             m["slots"].get<std::uint64_t>() * m["slot_bytes"].get<std::uint64_t>());
 }
 
+TEST_F(CliInfo, NamesTheFileASpecNameResolvedToAndMarksADescriptionOverridden) {
+  const auto r = cubesim({"info", "tiny"});
+  ASSERT_EQ(r.code, 0) << show(r);
+  EXPECT_THAT(r.out, HasSubstr("tiny (" + spec_file("tiny.json") + ")"));
+  EXPECT_THAT(r.out, Not(HasSubstr("As written, before the overrides")));
+  const auto o = cubesim({"info", "tiny", "--set", "system.sips.count=2"});
+  ASSERT_EQ(o.code, 0) << show(o);
+  EXPECT_THAT(o.out, HasSubstr("As written, before the overrides: "));
+  const auto j = cubesim({"info", "tiny", "--json"});
+  EXPECT_EQ(nlohmann::json::parse(j.out)["spec_file"], spec_file("tiny.json"));
+  const auto t = cubesim({"traffic", "tiny", "--load", "0.5", "--cycles", "200"});
+  ASSERT_EQ(t.code, 0) << show(t);
+  EXPECT_THAT(t.out, HasSubstr("on tiny (" + spec_file("tiny.json") + ")"));
+}
+
 // The shipped default is balanced: the mesh delivers every port's peak. Put its HBM back on
 // two corner nodes with 128 GB/s links (the first default) and reads are held far below their
 // peak: controller (0,0) serves half the channels, and its east link carries the 12 PEs with

@@ -11,6 +11,7 @@ namespace {
 
 using nlohmann::json;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const std::vector<std::string> kVectorAdd = {"vector_add", "-p", "n=10000", "-p", "block=512"};
 const std::vector<std::string> kShardedGemm = {"sharded_gemm", "-p", "M=16", "-p",
@@ -86,6 +87,10 @@ TEST_F(CliRun, VectorAdd) {
   EXPECT_LE(j["max_rel_error"].get<double>(), j["tolerance"].get<double>());
   EXPECT_EQ(j["useful_flops"], 10000);
   EXPECT_EQ(j["status"], "ok");
+  // Adds are no GEMM work: no share of the GEMM peak (tiny's small peak made it 1,142,568).
+  EXPECT_TRUE(j["peak_fraction"].is_null());
+  EXPECT_THAT(r.out, Not(HasSubstr("system peak")));
+  EXPECT_THAT(r.out, Not(HasSubstr("launch ")));  // one program per PE
 
   EXPECT_THAT(r.out, HasSubstr("vector_add on tiny"));
   EXPECT_THAT(r.out, HasSubstr("1 SIP x 2 cubes x 4 PEs = 8 PEs"));
@@ -113,7 +118,10 @@ TEST_F(CliRun, TheDefaultSpecRunsWithOneToEightSips) {
 }
 
 TEST_F(CliRun, GridRunsTheKernelOnALogicalGridInWaves) {
-  const json j = run_ok(kVectorAdd, {"--grid", "40"}, "grid.json");
+  CliResult r;
+  const json j = run_ok(kVectorAdd, {"--grid", "40"}, "grid.json", &r);
+  EXPECT_THAT(r.out, HasSubstr("launch      40 programs (grid 40x1x1) on 8 PEs in 5 waves, "
+                               "dispatch round_robin"));
   EXPECT_EQ(j["verified"], true);
   EXPECT_EQ(j["grid"], (json{40, 1, 1}));
   // tiny has 8 PEs: 40 programs run in 5 waves, placed round-robin over the cubes by default.

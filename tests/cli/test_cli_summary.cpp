@@ -73,6 +73,7 @@ class CliReport : public ::testing::Test {
     s.network.bytes_by_kind[static_cast<std::size_t>(components::LinkKind::noc)] = 8192;
     s.events = 100;
     s.wall_seconds = 0.5;
+    s.flops = 4'000'000;  // GEMM work: the useful flops below
     o.run.sim_time_ps = s.sim_time_ps;
     o.run.report = run_report(s);
     o.verified = verified;

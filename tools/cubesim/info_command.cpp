@@ -121,15 +121,17 @@ int info(const InfoArgs& a) {
                            {"fraction", p.fraction()},
                            {"bottleneck", p.bottleneck},
                            {"bottleneck_field", p.bottleneck_field}};
-    d["spec_file"] = a.spec;
+    d["spec_file"] = spec.origin();
     d["overrides"] = a.sets;
     std::cout << to_pretty_json(d);
     return 0;
   }
 
-  std::printf("%s (%s)\n", d.value("name", "?").c_str(), a.spec.c_str());
+  std::printf("%s (%s)\n", d.value("name", "?").c_str(), spec.origin().c_str());
+  // The description was written for the spec as shipped: with overrides, say so.
   if (!d.value("description", "").empty())
-    std::printf("  %s\n", d.value("description", "").c_str());
+    std::printf("  %s%s\n", a.sets.empty() ? "" : "As written, before the overrides: ",
+                d.value("description", "").c_str());
   for (const auto& s : a.sets) row("override", s);
   row("topology", describe_topology(d));
   row("clock", format_si(num(d, "clock_hz"), "Hz"));

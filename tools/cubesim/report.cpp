@@ -59,7 +59,10 @@ json build_report(const RunRequest& request, const components::Spec& spec,
     if (p.contains(*dtype) && p[*dtype].contains("system")) peak = p[*dtype]["system"];
   }
   r["peak_flops_per_second"] = peak;
-  r["peak_fraction"] = peak.is_number() && peak.get<double>() > 0
+  // The peak is the GEMM engines': a kernel that ran no GEMM (vector_add's adds) has no share
+  // of it to report.
+  const bool gemm = outcome.run.stats.flops > 0;
+  r["peak_fraction"] = gemm && peak.is_number() && peak.get<double>() > 0
                            ? json(r["achieved_flops_per_second"].get<double>() / peak.get<double>())
                            : json(nullptr);
 

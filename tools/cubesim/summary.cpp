@@ -101,6 +101,14 @@ void print_summary(std::ostream& out, const json& r, const RunStats& stats,
   for (const auto& name : names)
     if (run_params.contains(name)) params += " " + name + "=" + value_text(run_params[name]);
   line(out, "kernel", r.value("kernel", "?") + params);
+  if (stats.dispatch != "hardware") {  // a logical grid (--grid), placed by a policy, in waves
+    std::string shape;
+    for (const std::int64_t g : stats.grid) shape += (shape.empty() ? "" : "x") + std::to_string(g);
+    line(out, "launch",
+         format_count(static_cast<double>(stats.programs)) + " programs (grid " + shape + ") on " +
+             plural(stats.total_pes(), "PE", "PEs") + " in " +
+             plural(stats.waves, "wave", "waves") + ", dispatch " + stats.dispatch);
+  }
   line(out, "sim time", format_duration_ps(stats.sim_time_ps));
 
   const double flops = number(r, "useful_flops");
@@ -110,7 +118,7 @@ void print_summary(std::ostream& out, const json& r, const RunStats& stats,
     std::string t = format_si(flops, unit) + " useful, " +
                     format_si(number(r, "achieved_flops_per_second"), unit + "/s");
     const double peak = number(r, "peak_flops_per_second");
-    if (peak > 0) {
+    if (peak > 0 && field(r, "peak_fraction").is_number()) {
       t += " = " + format_percent(number(r, "peak_fraction")) + " of the " +
            format_si(peak, unit + "/s") + " " + value_text(dtype) + " system peak";
     }

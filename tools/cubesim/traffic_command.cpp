@@ -166,7 +166,7 @@ int traffic(const TrafficArgs& a) {
   const components::TrafficNodes nodes = components::traffic_nodes(probe.topology(), o.scope);
   const double link_bps = static_cast<double>(cfg.cube.noc.link_bandwidth.bytes_per_s());
   std::printf("%s traffic on %s (%s), scope %s: %u PEs, %u B packets, %s network\n",
-              components::to_string(o.pattern), spec.config().name.c_str(), a.spec.c_str(),
+              components::to_string(o.pattern), spec.config().name.c_str(), spec.origin().c_str(),
               components::to_string(o.scope), nodes.count, cfg.cube.noc.packet_bytes,
               a.network.c_str());
   std::printf("  bound       %.4g of a link per node (%s), set by %s\n", bound.fraction_of_link,
@@ -191,7 +191,7 @@ int traffic(const TrafficArgs& a) {
           static_cast<unsigned long long>(a.cycles));
 
   if (!a.json_file.empty()) {
-    json doc = {{"spec_file", a.spec},
+    json doc = {{"spec_file", spec.origin()},
                 {"overrides", a.sets},
                 {"pattern", components::to_string(o.pattern)},
                 {"scope", components::to_string(o.scope)},
