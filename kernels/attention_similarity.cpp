@@ -167,6 +167,8 @@ Outcome run_attention(Simulation& sim, const Params& params) {
   const std::int64_t size = dtype_size(p.dtype), width = p.proj_width();
   const auto& cfg = sim.config();
   const GridShape grid = launch_grid(sim);
+  require_one_wave(sim, "attention_similarity",
+                   "its programs meet at tl.barrier once the keys are projected");
 
   // scores() needs a block of at least one projected query row: three copies of it plus room.
   require_sram(cfg, static_cast<std::uint64_t>(4 * (per_head ? p.head_dim : width) * size),

@@ -65,6 +65,17 @@ void require_hardware_grid(const Simulation& sim, const std::string& kernel,
                    g.str() + "; leave out --grid");
 }
 
+void require_one_wave(const Simulation& sim, const std::string& kernel, const std::string& why) {
+  const GridShape grid = launch_grid(sim);
+  const auto pes = static_cast<std::int64_t>(sim.config().total_pes());
+  if (grid.total() <= pes) return;
+  throw UsageError(kernel + " needs every program running at once (" + why + "), but the grid " +
+                   sim.options().grid.str() + " has " + std::to_string(grid.total()) +
+                   " programs for " + std::to_string(pes) + " PEs, so they would run in " +
+                   std::to_string((grid.total() + pes - 1) / pes) + " waves; launch at most " +
+                   std::to_string(pes) + " programs, or leave out --grid");
+}
+
 // ---- Parameters --------------------------------------------------------------------------------
 
 ParamSpec int_param(std::string name, std::int64_t default_value, std::int64_t min,

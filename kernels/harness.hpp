@@ -56,6 +56,10 @@ GridShape launch_grid(const Simulation& sim);
 // their mesh neighbours").
 void require_hardware_grid(const Simulation& sim, const std::string& kernel,
                            const std::string& why);
+// UsageError unless every program of the launch runs at once (a --grid of at most the PEs: one
+// wave), for kernels whose programs wait for each other (`why`, e.g. "its programs meet at
+// tl.barrier").
+void require_one_wave(const Simulation& sim, const std::string& kernel, const std::string& why);
 
 // ---- Parameters --------------------------------------------------------------------------------
 

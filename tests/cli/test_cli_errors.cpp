@@ -104,6 +104,15 @@ TEST_F(CliErrors, BuffersThatCouldDeadlockOrHoldNoPacketAreRefused) {
                      "/system/cube/noc/router/virtual_channels");
 }
 
+TEST_F(CliErrors, ABarrierKernelOnMoreProgramsThanPesIsRefusedBeforeItRuns) {
+  // tiny has 8 PEs: 16 programs would run in two waves, and the first wave's barrier would wait
+  // for programs that start only when it ends (it faulted mid-run, exit 3).
+  expect_usage_error({"run", tiny, "attention_similarity", "--grid", "16"},
+                     "attention_similarity needs every program running at once (its programs "
+                     "meet at tl.barrier once the keys are projected), but the grid 16 x 1 x 1 "
+                     "(logical) has 16 programs for 8 PEs, so they would run in 2 waves");
+}
+
 TEST_F(CliErrors, UnknownHbmModelListsTheKnownOnes) {
   expect_usage_error({"run", tiny, "vector_add", "--set", "system.cube.hbm.model=banked"},
                      "/system/cube/hbm/model: \"banked\" is not allowed; allowed values: "
