@@ -51,6 +51,9 @@ struct KernelInfo {
   // Runs the harness on a simulation; throws UsageError for parameters the kernel cannot
   // shard on this system (saying why and what would work).
   std::function<Outcome(Simulation&, const Params&)> run;
+  // The sweep column a study of it plots unless --metric says otherwise (a collective's is
+  // its bus bandwidth, details.busbw_GBps).
+  std::string default_metric = "sim_time_ps";
 };
 
 // Kernels by name. Contract: add() checks the kernel (a usable name, a description, a run

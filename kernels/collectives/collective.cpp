@@ -412,7 +412,8 @@ KernelInfo collective_info(Collective c, std::string description, std::vector<Pa
   return {.name = collective_name(c),
           .description = std::move(description),
           .params = std::move(params),
-          .run = [c](Simulation& sim, const Params& p) { return run_collective(sim, p, c); }};
+          .run = [c](Simulation& sim, const Params& p) { return run_collective(sim, p, c); },
+          .default_metric = "details.busbw_GBps"};
 }
 
 }  // namespace

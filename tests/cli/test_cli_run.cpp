@@ -117,6 +117,24 @@ TEST_F(CliRun, TheDefaultSpecRunsWithOneToEightSips) {
   }
 }
 
+TEST_F(CliRun, ACollectiveShowsItsTimeAlgorithmAndBusBandwidthApartFromItsStaging) {
+  const auto r = cubesim({"run", spec_file("tiny.json"), "allreduce", "-p", "bytes_per_pe=256",
+                          "--json", path("ar.json").string()});
+  ASSERT_EQ(r.code, 0) << show(r);
+  const json j = read_json(path("ar.json"));
+  const auto collective = j["details"]["collective_time_ps"].get<std::uint64_t>();
+  const auto sim = j["sim_time_ps"].get<std::uint64_t>();
+  ASSERT_LT(collective, sim);
+  // Times print in ns below 1 us: the collective's and the staging's, to the ps.
+  const auto ns = [](std::uint64_t ps) {
+    return std::to_string(ps / 1000) + "." + std::to_string(1000 + ps % 1000).substr(1) + " ns";
+  };
+  ASSERT_LT(sim, 1'000'000u);
+  EXPECT_THAT(r.out, HasSubstr("collective  allreduce ring " + ns(collective) + ", algbw "));
+  EXPECT_THAT(r.out, HasSubstr(", busbw "));
+  EXPECT_THAT(r.out, HasSubstr("staging     " + ns(sim - collective) + " before and after it"));
+}
+
 TEST_F(CliRun, GridRunsTheKernelOnALogicalGridInWaves) {
   CliResult r;
   const json j = run_ok(kVectorAdd, {"--grid", "40"}, "grid.json", &r);

@@ -439,6 +439,15 @@ TEST_F(CliSweep, PlotIsAValidPngOrSvg) {
   EXPECT_THAT(read_text(path("ref.svg")), HasSubstr("sim_time_ps (dotted)"));
 }
 
+TEST_F(CliSweep, ACollectiveStudyShowsAndPlotsItsBusBandwidth) {
+  const auto r =
+      cubesim({"sweep", spec_file("tiny.json"), "allreduce", "-p", "bytes_per_pe=4096", "--vary",
+               "param.algorithm=ring,tree", "--plot", path("busbw.svg").string()});
+  ASSERT_EQ(r.code, 0) << show(r);
+  EXPECT_THAT(r.out, HasSubstr("GB/s busbw"));
+  EXPECT_THAT(read_text(path("busbw.svg")), HasSubstr("busbw_GBps"));  // the default metric
+}
+
 #if CUBESIM_TEST_MPI
 TEST_F(CliSweep, TwoMpiRanksGiveTheSerialResults) {
   const auto serial = cubesim(gemm_sweep({"--jobs", "1", "--csv", path("serial.csv").string()}));

@@ -110,6 +110,25 @@ void print_summary(std::ostream& out, const json& r, const RunStats& stats,
              plural(stats.waves, "wave", "waves") + ", dispatch " + stats.dispatch);
   }
   line(out, "sim time", format_duration_ps(stats.sim_time_ps));
+  // A collective: its own time (what NCCL's tests time) and bandwidths; the rest of the run is
+  // the staging of the data into and out of place around it.
+  const json& details = field(r, "details");
+  if (details.is_object() && details.contains("collective_time_ps")) {
+    const auto collective = details["collective_time_ps"].get<emu::Tick>();
+    std::string t = r.value("kernel", "?") + " " + details.value("algorithm", "?") + " " +
+                    format_duration_ps(collective) + ", algbw " +
+                    format_si(number(details, "algbw_GBps") * 1e9, "B/s") + ", busbw " +
+                    format_si(number(details, "busbw_GBps") * 1e9, "B/s");
+    if (details.contains("model_time_ps"))
+      t += " (alpha-beta model " + format_duration_ps(details["model_time_ps"].get<emu::Tick>()) +
+           ")";
+    line(out, "collective", t);
+    if (stats.sim_time_ps > collective)
+      line(out, "staging",
+           format_duration_ps(stats.sim_time_ps - collective) +
+               " before and after it, moving the data into place and back "
+               "(in the sim time, not the collective's)");
+  }
 
   const double flops = number(r, "useful_flops");
   if (flops > 0) {

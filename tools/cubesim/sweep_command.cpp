@@ -3,8 +3,11 @@
 // (results) and sweep_run (all of it together).
 
 #include <memory>
+#include <set>
 
+#include "kernels/registry.hpp"
 #include "tools/cubesim/common.hpp"
+#include "tools/cubesim/sweep_expand.hpp"
 #include "tools/cubesim/sweep_run.hpp"
 #include "tools/cubesim/sweep_workers.hpp"
 
@@ -21,7 +24,7 @@ struct SweepArgs {
   bool functional = false;
   int jobs = 0;
   std::string csv, jsonl, out_dir, plot;
-  std::string metric = "sim_time_ps";
+  std::string metric;  // "" when not given: the kernels' default metric
   std::string reference;
   bool log_y = false;
   std::string backend = "cpu";
@@ -50,6 +53,13 @@ int sweep_main(const SweepArgs& a, const CLI::App& root) {
   o.out_dir = a.out_dir;
   o.plot_file = a.plot;
   o.metric = a.metric;
+  if (o.metric.empty()) {  // the kernels' own, when they agree (a collective: its bus bandwidth)
+    o.metric = "sim_time_ps";
+    std::set<std::string> wanted;
+    for (const auto& name : sweep::kernels_of(o.def))
+      wanted.insert(kernels::find_kernel(name).default_metric);
+    if (wanted.size() == 1) o.metric = *wanted.begin();
+  }
   o.reference = a.reference;
   o.log_y = a.log_y;
   if (const auto* opt = root.get_option_no_throw("--log-level"); opt != nullptr && opt->count() > 0)
@@ -107,9 +117,9 @@ Command add_sweep_command(CLI::App& app) {
                   "Python 3 with matplotlib")
       ->type_name("FILE");
   sub->add_option("--metric", args->metric,
-                  "The CSV column to plot: sim_time_ps, achieved_flops_per_second, "
-                  "peak_fraction, ucie_bytes, ... or details.NAME")
-      ->capture_default_str();
+                  "The CSV column to plot: sim_time_ps (the default), "
+                  "achieved_flops_per_second, peak_fraction, ucie_bytes, ... or details.NAME; "
+                  "collectives default to details.busbw_GBps");
   sub->add_option("--reference", args->reference,
                   "A second numeric column drawn dotted beside each --metric line, in the same "
                   "colour: what a model predicts, e.g. details.model_time_ps")

@@ -302,7 +302,10 @@ void print_table(std::ostream& out, const Definition& def, const RowStore& rows)
     const json flops = (*row)["achieved_flops_per_second"],
                bytes = (*row)["achieved_bytes_per_second"];
     const json useful = (*row)["useful_flops"];
-    if (useful.is_number() && useful.get<double>() > 0 && flops.is_number())
+    const json busbw = row->value("details.busbw_GBps", json(nullptr));
+    if (busbw.is_number())  // a collective: its bus bandwidth, as NCCL reports it
+      line.push_back(format_si(busbw.get<double>() * 1e9, "B/s") + " busbw");
+    else if (useful.is_number() && useful.get<double>() > 0 && flops.is_number())
       line.push_back(format_si(flops.get<double>(), "FLOP/s"));
     else if (bytes.is_number())
       line.push_back(format_si(bytes.get<double>(), "B/s"));
