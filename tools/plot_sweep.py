@@ -55,6 +55,7 @@ LABELS = {
     "wall_seconds": "wall time (s)",
     "details.pairs_per_second": "(query, key) pairs per second",
     "latency_ps": "latency",
+    "offered_load": "offered load (fraction of the bound)",
 }
 
 
@@ -77,6 +78,26 @@ def geometric(xs):
         return False
     ratios = [b / a for a, b in zip(xs, xs[1:])]
     return max(ratios) / min(ratios) < 1.01 and ratios[0] > 1.5
+
+
+def nominal(texts):
+    """Whether x values read as chosen settings (0.05, 512, 1e3), not as measurements
+    (0.0498123): only those are worth a tick label each."""
+    def digits(t):
+        mantissa = t.lower().split("e")[0].lstrip("+-").replace(".", "").lstrip("0")
+        return len(mantissa.rstrip("0")) if "." in t else len(mantissa)
+    return all(digits(t) <= 4 for t in texts)
+
+
+def label_log_axis(axis):
+    """Plain numbers at the decades and at 2 and 5 between them, so a log axis that spans less
+    than a decade, or a few, still reads."""
+    from matplotlib.ticker import FuncFormatter, LogLocator
+    plain = FuncFormatter(lambda v, _: f"{v:g}")
+    axis.set_major_locator(LogLocator(base=10))
+    axis.set_major_formatter(plain)
+    axis.set_minor_locator(LogLocator(base=10, subs=(2.0, 5.0)))
+    axis.set_minor_formatter(plain)
 
 
 def ordered(values):
@@ -164,15 +185,18 @@ def main(argv):
         if numeric_x and geometric([position[x] for x in xs_text]):
             ax.set_xscale("log", base=2)
         if numeric_x:
+            # A tick at each point only for a few chosen values; measured ones (a traffic
+            # sweep's offered loads) keep the axis's own round ticks, whose labels do not
+            # run into each other.
             ticks = [position[x] for x in xs_text]
-            if len(ticks) <= 12:
+            if len(ticks) <= 12 and nominal(xs_text):
                 ax.set_xticks(ticks)
                 ax.set_xticklabels(xs_text)
                 ax.minorticks_off()
         else:
             ax.set_xticks(range(len(xs_text)))
             ax.set_xticklabels(xs_text)
-        ax.set_xlabel(x_field)
+        ax.set_xlabel(LABELS.get(x_field, x_field))
         ax.grid(True, alpha=0.3)
         if panel is not None:
             ax.set_title(f"{a.panels}={panel}", fontsize=10)
@@ -183,6 +207,7 @@ def main(argv):
     if a.log_y:
         for ax in flat:
             ax.set_yscale("log")
+            label_log_axis(ax.yaxis)
     else:
         axes[0][0].set_ylim(bottom=0)
     if a.title:

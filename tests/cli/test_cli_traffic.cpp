@@ -5,12 +5,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "tests/cli/cli_runner.hpp"
 
 namespace cubesim::test {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class CliTraffic : public CliTest {
  protected:
@@ -63,8 +66,26 @@ TEST_F(CliTraffic, ASweepPlotsLatencyAgainstLoad) {
   EXPECT_THAT(svg, HasSubstr("<svg"));
   EXPECT_THAT(svg, HasSubstr("statistic=p99"));
   EXPECT_THAT(svg, HasSubstr("latency"));
+  EXPECT_THAT(svg, HasSubstr("offered load (fraction of the bound)"));  // what x is, once
   for (const auto& f : std::filesystem::directory_iterator(dir_))
     EXPECT_EQ(f.path().string().find(".csv"), std::string::npos) << f.path();
+  // The x axis has round ticks, not a label at each measured load (they ran into each other:
+  // "0.050.10.1568..."); the log y axis labels its decades and the 2s and 5s between them.
+  const auto c = cubesim({"traffic", spec, "--pattern", "neighbor", "--sweep", "--cycles", "500",
+                          "--csv", path("curve.csv").string()});
+  ASSERT_EQ(c.code, 0) << show(c);
+  std::istringstream rows(read_text(path("curve.csv")));
+  std::string line;
+  std::getline(rows, line);  // the header
+  int measured = 0;
+  while (std::getline(rows, line)) {
+    const std::string offered = line.substr(0, line.find(','));
+    if (offered.size() <= 4) continue;  // a round value might be a tick of its own
+    EXPECT_THAT(svg, Not(HasSubstr(">" + offered + "<"))) << offered;
+    ++measured;
+  }
+  EXPECT_GT(measured, 0);
+  EXPECT_THAT(svg, Not(HasSubstr("mathdefault")));  // no 10^k labels: plain numbers
 }
 
 TEST_F(CliTraffic, BadInputIsAnErrorBeforeAnythingRuns) {
