@@ -1,11 +1,14 @@
 #include "triton_emu/access_log.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
 
 #include "components/memory/address_map.hpp"
+#include "triton_emu/errors.hpp"
 #include "triton_emu/happens_before.hpp"
 
 namespace cubesim {
@@ -27,6 +30,13 @@ void AccessLog::append(const Access& a) {
       return;
     }
   }
+  if (limit_ != 0 && accesses_.size() >= limit_)
+    throw KernelFault(fmt::format(
+        "the access log is full: {} records of loads and stores (about {} MB of host memory) "
+        "in this launch; a kernel that never stops loading or storing? If it is meant to make "
+        "that many, raise SimOptions::max_logged_accesses (0: no limit), or set "
+        "SimOptions::record_accesses to false (no sharding checks)",
+        limit_, limit_ * sizeof(Access) / 1'000'000));
   accesses_.push_back(a);
 }
 

@@ -50,6 +50,10 @@ class AccessLog {
     bool atomic = false;  // a read-modify-write by tl.atomic_*
   };
 
+  // The most records the log keeps (0: no limit). One more is a kernel fault (KernelFault,
+  // thrown from the access that would add it): a kernel that loads or stores without end must
+  // not fill the host's memory.
+  void set_limit(std::uint64_t records) { limit_ = records; }
   // The launch's programs, for which barriers synchronise which pairs, and the slots of its
   // message channels (the spec's).
   void set_programs(std::vector<ProgramCoord> coords, std::uint32_t message_slots);
@@ -99,6 +103,7 @@ class AccessLog {
   void append(const Access& a);
 
   std::vector<Access> accesses_;
+  std::uint64_t limit_ = 0;
   std::uint32_t ops_ = 0;
   std::vector<std::vector<std::size_t>> in_flight_;  // per program: its open records, in order
   std::vector<std::size_t> in_flight_head_;          // per program: the first still open

@@ -315,6 +315,7 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
   const std::int64_t* g = plan.grid;
 
   auto log = std::make_shared<AccessLog>();
+  log->set_limit(I.options.max_logged_accesses);
   detail::LaunchState L{I.sched,          I.sys,
                         I.memory.get(),   I.options.timing_only ? nullptr : &I.gemm,
                         I.trace.get(),    I.options.record_accesses ? log.get() : nullptr,

@@ -81,6 +81,10 @@ struct SimOptions {
   std::vector<std::string> trace_pes{};
   bool trace_flows = false;
   bool record_accesses = true;  // keep the access log for sharding checks
+  // The most records the access log keeps (about 48 bytes each; 0: no limit). A launch that
+  // would log more faults (exit code 3): a kernel that loads or stores without end would
+  // otherwise fill the host's memory.
+  std::uint64_t max_logged_accesses = 16'000'000;
   // packet (default): every packet and hop; flow: one reservation per transfer and link, far
   // fewer events for large what-if runs, approximate under contention
   // (components/network/network.hpp).

@@ -30,6 +30,31 @@ TEST(Faults, OutOfBoundsLoadNamesThePeTheAddressAndTheRanges) {
                          HasSubstr("outside every HBM range"), HasSubstr("interleaved window")));
 }
 
+TEST(Faults, AKernelThatLoadsWithoutEndFillsTheAccessLogAndFaults) {
+  // The access log (sharding checks) grew without bound under an endless tl.load loop (3 GB at
+  // 30 s): past SimOptions::max_logged_accesses the launch faults, and the Simulation goes on.
+  EXPECT_GT(SimOptions{}.max_logged_accesses, 0u);
+  Simulation sim(Spec::load(spec_path("tiny.json")),
+                 {.timing_only = true, .max_logged_accesses = 1000});
+  const Ptr p = sim.alloc(4096);
+  try {
+    sim.launch_on(Grid{.pes = 1, .cubes = 1}, [&](tl::Context& tl) {
+      for (;;) (void)tl.load(p, {16}, DType::f32);
+    });
+    FAIL();
+  } catch (const KernelError& e) {
+    EXPECT_EQ(e.exit_code(), ExitCode::kernel_fault);
+    EXPECT_THAT(e.what(), AllOf(HasSubstr("sip0.cube0.pe0"),
+                                HasSubstr("the access log is full: 1000 records"),
+                                HasSubstr("SimOptions::max_logged_accesses")));
+  }
+  // 500 loads stay under the limit.
+  const RunResult r = sim.launch_on(Grid{.pes = 1, .cubes = 1}, [&](tl::Context& tl) {
+    for (int i = 0; i < 500; ++i) (void)tl.load(p, {16}, DType::f32);
+  });
+  EXPECT_GT(r.sim_time_ps, 0u);
+}
+
 TEST(Faults, MisalignedLoadSaysTheElementSize) {
   Simulation sim(Spec::load(spec_path("tiny.json")));
   const Ptr p = sim.alloc(4096);
