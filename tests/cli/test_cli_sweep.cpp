@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
@@ -304,6 +305,31 @@ TEST_F(CliSweep, ResumeSkipsFinishedPoints) {
   const auto rows_after = lines_of(read_text(fs::path(out) / "results.jsonl"));
   ASSERT_EQ(rows_after.size(), 8u);
   for (std::size_t i = 0; i < 6; ++i) EXPECT_EQ(rows_after[i], rows_before[i]) << i;
+}
+
+TEST_F(CliSweep, PointFilesWithAHugeNumberOrAFifoRunAgain) {
+  // A number no double holds aborted the whole sweep with a raw JSON error; a FIFO at a point
+  // file's path blocked the sweep for ever when the point was kept again.
+  const std::string out = path("fifo").string();
+  ASSERT_EQ(cubesim(small_sweep({"--out", out})).code, 0);
+  std::vector<fs::path> files;
+  for (const auto& f : fs::directory_iterator(fs::path(out) / "points")) files.push_back(f.path());
+  std::sort(files.begin(), files.end());
+  ASSERT_EQ(files.size(), 6u);
+  std::string text = read_text(files[0]);
+  const auto at = text.find("\"sim_time_ps\":");
+  ASSERT_NE(at, std::string::npos);
+  text.insert(text.find_first_of("0123456789", at), "1e400,\"x\":");
+  std::ofstream(files[0], std::ios::trunc) << text;
+  fs::remove(files[1]);
+  ASSERT_EQ(::mkfifo(files[1].c_str(), 0600), 0);
+  const auto again = cubesim(small_sweep({"--out", out}));
+  EXPECT_EQ(again.code, 0) << show(again);
+  EXPECT_THAT(again.err, HasSubstr(files[0].string() + " is not JSON cubesim can read (a number "
+                                                       "out of range)"));
+  EXPECT_THAT(again.err, HasSubstr(files[1].string() + " is not a regular file"));
+  EXPECT_THAT(again.out, HasSubstr("6 of 6 points (3 x 2) finished; 4 kept from " + out));
+  EXPECT_TRUE(fs::is_regular_file(files[1]));  // replaced by the point kept again
 }
 
 TEST_F(CliSweep, DamagedPointFilesAreNamedAndTheirPointsRunAgain) {

@@ -192,6 +192,16 @@ TEST(SweepValidate, BadParametersNameTheValue) {
   EXPECT_THAT(usage_error([&] { validate(d); }), HasSubstr("--vary param.n=100,200"));
 }
 
+TEST(SweepValidate, ASpecPathThatIsNotUtf8IsRefused) {
+  // It reached the workers through JSON with its bad bytes replaced, and they found no file.
+  Definition d = vector_add_sweep({"param.n=10,20"});
+  d.spec_file = std::string(
+      "/tmp/sp\xe9"
+      "c.json");
+  EXPECT_THAT(usage_error([&] { validate(d); }),
+              HasSubstr("is not UTF-8 (byte 7 is 0xe9); the sweep's workers take it as JSON"));
+}
+
 TEST(SweepValidate, CombinationsAreCheckedAcrossFields) {
   // Each value is fine alone; mesh topology needs a mesh shape the ring does not.
   const std::string e =

@@ -363,8 +363,33 @@ std::string refusal(const Definition& def, const std::vector<std::size_t>& c,
 }
 }  // namespace
 
+namespace {
+// The offset of the first byte of `s` that is not well-formed UTF-8, or npos.
+std::size_t invalid_utf8(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const std::size_t n = c < 0x80           ? 1
+                          : (c >> 5) == 0x6  ? 2
+                          : (c >> 4) == 0xE  ? 3
+                          : (c >> 3) == 0x1E ? 4
+                                             : 0;
+    if (n == 0 || i + n > s.size() || (n == 2 && c < 0xC2)) return i;
+    for (std::size_t k = 1; k < n; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return i;
+    i += n;
+  }
+  return std::string_view::npos;
+}
+}  // namespace
+
 std::vector<std::uint64_t> validate(const Definition& def) {
   using Kind = Dimension::Kind;
+  // The workers get every point as a line of JSON, which holds UTF-8 text only.
+  if (const std::size_t at = invalid_utf8(def.spec_file); at != std::string_view::npos)
+    throw UsageError(fmt::format(
+        "the spec path '{}' is not UTF-8 (byte {} is 0x{:02x}); the sweep's workers take it as "
+        "JSON text, which is UTF-8: rename the file, or link it under a UTF-8 name",
+        def.spec_file, at, static_cast<unsigned char>(def.spec_file[at])));
   // The fields: each varied once, and not also fixed.
   std::set<std::string> fields;
   int kernel_dims = 0;

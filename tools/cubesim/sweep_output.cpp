@@ -221,6 +221,8 @@ PointStore::Kept PointStore::load(std::uint64_t key) const {
                               (text.empty() ? std::string("empty")
                                             : "byte " + std::to_string(e.byte) + " is wrong") +
                               ")"};
+  } catch (const json::exception&) {  // out_of_range: a number no double holds (1e400)
+    return {std::nullopt, "is not JSON cubesim can read (a number out of range)"};
   }
   if (!doc.is_object() || !doc.contains("row"))
     return {std::nullopt, "is not a kept point (no \"row\")"};
@@ -234,10 +236,23 @@ PointStore::Kept PointStore::load(std::uint64_t key) const {
 std::string PointStore::save(std::uint64_t key, const json& row, const json& report) const {
   if (row.value("status", "") == "crashed") return "";
   const json doc = {{"key", key_hex(key)}, {"row", row}, {"report", report}};
-  try {
-    write_file(file(key).string(), [&](std::ostream& out) { out << dump(doc) << "\n"; });
-  } catch (const std::exception& e) {
-    return e.what();
+  // Always through a new file renamed over the old: whatever was at the path (a FIFO, a link,
+  // damage load() reported) is replaced, never written into (a FIFO would block for ever).
+  const fs::path path = file(key);
+  const fs::path tmp = path.string() + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return "cannot write " + tmp.string() + ": " + std::strerror(errno);
+    out << dump(doc) << "\n";
+    out.close();
+    if (!out) return "cannot write " + tmp.string() + ": " + std::strerror(errno);
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    const std::string why = ec.message();
+    fs::remove(tmp, ec);
+    return "cannot write " + path.string() + ": " + why;
   }
   return "";
 }
