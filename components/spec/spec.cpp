@@ -320,9 +320,21 @@ void load_chain(const fs::path& file, const Reference* ref, std::vector<ChainEnt
                                   "is relative to the extending file",
                                   ref->value, shown));
     }
-    throw SpecError(
-        shown, "",
-        fmt::format("spec file not found (looked for {})", display(fs::absolute(file, ec))));
+    // A shipped spec's file name from another folder ("specs/default.json" run elsewhere):
+    // point at the installed one of that name.
+    std::string hint;
+    if (file.extension() == ".json" || !file.has_extension())
+      for (const SpecFolder& f : spec_folders())
+        if (fs::is_regular_file(f.dir / (file.stem().string() + ".json"), ec)) {
+          hint =
+              fmt::format("; a spec named \"{}\" is {} ({}): give its name, {}, or that path",
+                          file.stem().string(), display(f.dir / (file.stem().string() + ".json")),
+                          f.why, file.stem().string());
+          break;
+        }
+    throw SpecError(shown, "",
+                    fmt::format("spec file not found (looked for {}){}",
+                                display(fs::absolute(file, ec)), hint));
   }
   // Only regular files: a device such as /dev/zero never ends and a FIFO blocks until someone
   // writes, so both are refused before they are opened.

@@ -113,6 +113,19 @@ TEST_F(CliErrors, ABarrierKernelOnMoreProgramsThanPesIsRefusedBeforeItRuns) {
                      "(logical) has 16 programs for 8 PEs, so they would run in 2 waves");
 }
 
+TEST_F(CliErrors, AShippedSpecsPathFromAnotherFolderPointsAtTheSpecOfThatName) {
+  // specs/default.json from a folder without specs/: the file is not found, and the message
+  // names the spec of that name the program finds and how to ask for it.
+  const std::string elsewhere = path("specs/default.json").string();
+  expect_usage_error({"run", elsewhere, "vector_add"},
+                     "spec file not found (looked for " + elsewhere + ")");
+  const auto r = cubesim({"run", elsewhere, "vector_add"});
+  EXPECT_THAT(r.err, HasSubstr("; a spec named \"default\" is "));
+  EXPECT_THAT(r.err, HasSubstr(": give its name, default, or that path"));
+  const auto none = cubesim({"run", path("no-such-spec.json").string(), "vector_add"});
+  EXPECT_THAT(none.err, Not(HasSubstr("a spec named")));
+}
+
 TEST_F(CliErrors, UnknownHbmModelListsTheKnownOnes) {
   expect_usage_error({"run", tiny, "vector_add", "--set", "system.cube.hbm.model=banked"},
                      "/system/cube/hbm/model: \"banked\" is not allowed; allowed values: "

@@ -153,9 +153,17 @@ int cubesim::cli::cubesim_main(int argc, char** argv,
     std::cerr << "cubesim: " << e.what() << "\n";
     return code(e.exit_code());
   } catch (const std::bad_alloc&) {
+    // --timing-only is worth suggesting only to a run that stores data.
+    bool stores_data = false;
+    for (const auto& c : commands)
+      if (app.got_subcommand(c.app) && c.app->get_name() == "run") {
+        const CLI::Option* t = c.app->get_option_no_throw("--timing-only");
+        stores_data = t != nullptr && t->count() == 0;
+      }
     std::cerr << "cubesim: error: out of host memory while " << cubesim::cli::phase()
-              << "; run a smaller system or problem, use --timing-only (no data is stored), "
-                 "or free memory\n";
+              << "; run a smaller system or problem, "
+              << (stores_data ? "use --timing-only (no data is stored), " : "")
+              << "or free memory\n";
     return code(ExitCode::kernel_fault);
   } catch (const std::exception& e) {
     // Anything else ended the run (a time overflow, memory exhaustion): a failed run, not a
