@@ -180,7 +180,6 @@ class Validator {
 
   // Where the value at `pointer` came from; its override ("PATH=VALUE") if one set it.
   Source source_of(const std::string& pointer) const { return locate_(pointer); }
-  std::string override_of(const std::string& pointer) const { return locate_(pointer).override; }
 
   bool ok() const { return issues_.empty(); }
   [[noreturn]] void fail() {
@@ -681,7 +680,7 @@ class Builder {
           "/system/inter_sip/input_buffer_bytes", "/system/inter_sip/virtual_channels",
           "/system/cube/noc/router/input_buffer_bytes",
           "/system/cube/noc/router/virtual_channels"}) {
-      const std::string o = v_.override_of(ptr);
+      const std::string o = v_.source_of(ptr).override;
       if (!o.empty() && std::find(set.begin(), set.end(), o) == set.end()) set.push_back(o);
     }
     if (set.empty()) return "";

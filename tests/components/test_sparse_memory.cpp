@@ -1,14 +1,13 @@
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstring>
-#include <fstream>
 #include <random>
 #include <stdexcept>
 #include <vector>
 
 #include "components/memory/sparse_memory.hpp"
 #include "system_config_for_tests.hpp"
+#include "tests/resident_memory.hpp"
 
 namespace cubesim::components {
 namespace {
@@ -89,14 +88,6 @@ TEST(SparseMemory, StorageGrowsWithBytesWrittenNotWithCapacity) {
   EXPECT_EQ(mem.bytes_allocated(), 32u * c.memory.page_bytes);
 }
 
-// Resident host memory of this process, from /proc (0 where there is none).
-std::uint64_t resident_bytes() {
-  std::ifstream statm("/proc/self/statm");
-  std::uint64_t size = 0, resident = 0;
-  statm >> size >> resident;
-  return resident * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
-}
-
 TEST(SparseMemory, AHugePageCostsTheHostOnlyWhatIsTouched) {
   // 1 GiB pages (the largest page_KiB): a few words written in each of four cubes' pages
   // must not make 4 GiB resident.
@@ -107,7 +98,7 @@ TEST(SparseMemory, AHugePageCostsTheHostOnlyWhatIsTouched) {
   c.memory.page_bytes = std::uint64_t{1} << 30;
   const AddressMap map(c);
   SparseMemory mem(map, c.memory.page_bytes);
-  const std::uint64_t before = resident_bytes();
+  const std::uint64_t before = test::resident_bytes();
   std::mt19937 rng(5);
   for (std::uint32_t g = 0; g < map.cubes(); ++g) {
     const std::uint32_t v = static_cast<std::uint32_t>(rng()) | 1u;
@@ -118,7 +109,7 @@ TEST(SparseMemory, AHugePageCostsTheHostOnlyWhatIsTouched) {
   }
   EXPECT_EQ(mem.bytes_allocated(), std::uint64_t{4} << 30);
   if (before != 0) {
-    EXPECT_LT(resident_bytes() - before, std::uint64_t{256} << 20);
+    EXPECT_LT(test::resident_bytes() - before, std::uint64_t{256} << 20);
   }
 }
 

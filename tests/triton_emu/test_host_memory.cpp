@@ -3,18 +3,18 @@
 // system and launching a program on every PE really takes.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cubesim/cubesim.hpp>
-#include <fstream>
 
 #include "spec_path.hpp"
+#include "tests/resident_memory.hpp"
 #include "triton_emu/host_memory.hpp"
 
 namespace cubesim {
 namespace {
 
+using test::resident_bytes;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
@@ -25,13 +25,6 @@ Spec large_system(std::uint32_t sips, std::uint32_t pes, std::uint32_t mesh_x,
       "system.sips.count=" + std::to_string(sips), "system.cube.pes=" + std::to_string(pes),
       "system.cube.noc.mesh=[" + std::to_string(mesh_x) + "," + std::to_string(mesh_y) + "]"};
   return Spec::load(spec_path("large.json")).with_assignments(sets);
-}
-
-std::uint64_t resident_bytes() {
-  std::ifstream statm("/proc/self/statm");
-  std::uint64_t size = 0, resident = 0;
-  statm >> size >> resident;
-  return resident * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
 }
 
 TEST(HostMemory, ASystemOverTheLimitIsRefusedBeforeItIsBuilt) {

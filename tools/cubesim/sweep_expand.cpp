@@ -500,8 +500,7 @@ std::vector<std::uint64_t> validate(const Definition& def) {
       for (std::size_t d = 0; d < def.dims.size(); ++d)
         if (def.dims[d].kind == Kind::spec && refusals[d][c[d]].empty())
           refusals[d][c[d]] = refusal(def, c, e);
-      if (sub_count(def.dims, Kind::spec) == 1 && first_refusal.empty())
-        first_refusal = refusal(def, c, e);
+      if (spec_combos == 1) first_refusal = refusal(def, c, e);
     }
   }
   // A value refused in every combination is a mistake, not a what-if: the study is refused.
