@@ -1,0 +1,444 @@
+"""The simulated figures of the docs and the commands they come from (tools/doc_figures.py).
+
+Each figure names its file, its cost and a render function that runs its commands through
+`ctx` (ctx.session: a block of program output; ctx.output: stdout and stderr; ctx.report: a
+`run --json` report; ctx.sweep: a sweep's CSV rows) and returns its text. Commands are written
+as the docs show them, from the repository root. A figure is `cheap` when its commands take a
+few seconds (`doc_figures.py --check --cheap`, run by ctest), `expensive` otherwise.
+"""
+
+from doc_figures import Block, Plot, Values
+
+# ---------------------------------------------------------------------------------------------
+# Formatting and picking rows.
+
+
+def us(ps, digits=1):
+    return f"{float(ps) / 1e6:.{digits}f}"
+
+
+def ratio(a, b, digits=2):
+    return f"{float(a) / float(b):.{digits}f}"
+
+
+def pct(x, digits=0):
+    return f"{100 * float(x):.{digits}f}"
+
+
+def sig3(x):
+    """Three significant digits, as the summaries print rates."""
+    x = float(x)
+    return f"{x:.0f}" if x >= 100 else f"{x:.1f}" if x >= 10 else f"{x:.2f}"
+
+
+def row(rows, **where):
+    """The one row whose columns have these values: row(rows, **{"param.heads": 12})."""
+    want = {k: str(v) for k, v in where.items()}
+    found = [r for r in rows if all(r.get(k) == v for k, v in want.items())]
+    if len(found) != 1:
+        raise ValueError(f"{len(found)} rows match {want}")
+    return found[0]
+
+
+def col(r, name):
+    return float(r[name])
+
+
+def link_kind(name):
+    for key, kind in ((".hbm.", "HBM"), (".noc.", "NOC"), (".ucie.", "UCIe"),
+                      ("inter_sip", "inter-SIP")):
+        if key in name:
+            return kind
+    return name
+
+
+def busiest(r):
+    return f"{link_kind(r['busiest_link'])} {pct(r['busiest_link_utilisation'])} %"
+
+
+def table(header, rows):
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+WALL = r"^  wall .*$"
+SWEEP_WALL = r"; [0-9.]+ [a-z]+ on [0-9]+ jobs$"
+HOST_MEMORY = r"[0-9.]+ [KMGT]iB available"
+
+FIGURES = []
+
+# ---------------------------------------------------------------------------------------------
+# docs/cli.md
+
+CLI = "docs/cli.md"
+
+FIGURES += [
+    Block("cli-run-sharded-gemm", CLI, "cheap",
+          lambda ctx: ctx.session("cubesim run specs/default.json sharded_gemm"),
+          volatile=[WALL]),
+    Block("cli-run-vector-add", CLI, "cheap",
+          lambda ctx: ctx.session("cubesim run specs/tiny.json vector_add -p n=100000 -p dtype=f16"),
+          volatile=[WALL]),
+    Block("cli-sweep-table", CLI, "cheap",
+          lambda ctx: ctx.session("cubesim sweep specs/tiny.json sharded_gemm --vary "
+                                  "system.sips.cubes_per_sip=1:4 --vary param.K=32,64 -p M=32 "
+                                  "-p N=64", exit_code=2),
+          volatile=[SWEEP_WALL]),
+    Block("cli-sweep-refusals", CLI, "cheap",
+          lambda ctx: "```\n" + "".join(
+              "$ " + c + "\n" + ctx.output(c, exit_code=2) for c in (
+                  "cubesim sweep specs/tiny.json vector_add --vary system.ucie.bandwith_GBps=64,128",
+                  "cubesim sweep specs/tiny.json vector_add --vary system.ucie.bandwidth_GBps=64,-1",
+                  "cubesim sweep specs/tiny.json vector_add --vary param.n=1000,lots",
+                  "cubesim sweep specs/tiny.json vector_add --vary param.n=8:1:+1",
+                  "cubesim sweep specs/tiny.json vector_add --vary system.ucie.topology=ring,mesh",
+              )) + "```\n"),
+    Block("cli-info-default", CLI, "cheap",
+          lambda ctx: ctx.session("cubesim info specs/default.json"), volatile=[HOST_MEMORY]),
+    Block("cli-info-warning", CLI, "cheap",
+          lambda ctx: "```\n" + "".join(
+              line + "\n" for line in
+              ctx.output("cubesim info specs/default-fast-ucie.json").splitlines()
+              if line.startswith("cubesim: warning:")) + "```\n"),
+    Block("cli-traffic-transpose", CLI, "cheap",
+          lambda ctx: ctx.session("cubesim traffic specs/default.json --pattern transpose "
+                                  "--load 1.1")),
+]
+
+FLOW_KERNELS = ["vector_add", "sharded_gemm", "gemm_2d", "softmax_rows", "attention_similarity",
+                "allreduce"]
+
+
+def flow_vs_packet(ctx, spec, kernel, extra=""):
+    cmd = f"cubesim run {spec} {kernel} --timing-only{extra}"
+    packet = ctx.report(cmd)["sim_time_ps"]
+    flow = ctx.report(cmd + " --network flow")["sim_time_ps"]
+    return f"{100 * (flow - packet) / packet:+.1f}"
+
+
+FIGURES.append(Values(
+    "cli-flow-vs-packet", CLI, "cheap",
+    ["timing-only with default parameters, " + ", ".join(f"{k} {{}} %" for k in FLOW_KERNELS)],
+    lambda ctx: [tuple(flow_vs_packet(ctx, "specs/default.json", k) for k in FLOW_KERNELS)]))
+
+# ---------------------------------------------------------------------------------------------
+# docs/hardware-model.md: the flow model against the packet model.
+
+HW = "docs/hardware-model.md"
+UNBOUNDED = (" --set system.cube.noc.router.input_buffer_bytes=0"
+             " --set system.ucie.input_buffer_bytes=0")
+FIGURES.append(Block(
+    "hw-flow-vs-packet", HW, "cheap",
+    lambda ctx: table(
+        ["kernel", "default.json", "tiny.json", "default.json, buffers unbounded"],
+        [[k, flow_vs_packet(ctx, "specs/default.json", k) + " %",
+          flow_vs_packet(ctx, "specs/tiny.json", k) + " %",
+          flow_vs_packet(ctx, "specs/default.json", k, UNBOUNDED) + " %"]
+         for k in FLOW_KERNELS[:5]])))
+
+# ---------------------------------------------------------------------------------------------
+# docs/what-if.md
+
+WHATIF = "docs/what-if.md"
+
+# Study 1: sharded_gemm and gemm_2d against UCIe bandwidth and cubes per SIP.
+GEMM_SWEEP = ("cubesim sweep specs/default.json --vary system.ucie.bandwidth_GBps=16:512:x2 "
+              "--vary kernel=sharded_gemm,gemm_2d --vary system.sips.cubes_per_sip=1,2,4,8")
+BW, CPS = "system.ucie.bandwidth_GBps", "system.sips.cubes_per_sip"
+
+
+def gemm_point(ctx, cubes, bw, kernel):
+    return row(ctx.sweep(GEMM_SWEEP), **{BW: bw, CPS: cubes, "kernel": kernel})
+
+
+def gemm_table(ctx):
+    rows = []
+    for cubes, bws in ((1, [512]), (2, [16, 128, 256, 512]), (4, [16, 128, 256, 512]),
+                       (8, [16, 256, 512])):
+        for bw in bws:
+            s, g = gemm_point(ctx, cubes, bw, "sharded_gemm"), gemm_point(ctx, cubes, bw, "gemm_2d")
+            if cubes == 1:
+                # One cube has no UCIe traffic: every bandwidth gives the same point.
+                for other in (16, 32, 64, 128, 256):
+                    for k, r in (("sharded_gemm", s), ("gemm_2d", g)):
+                        if gemm_point(ctx, 1, other, k)["sim_time_ps"] != r["sim_time_ps"]:
+                            raise ValueError(f"{k} on one cube depends on UCIe bandwidth")
+            first = "any" if cubes == 1 else f"{bw} ({4 * bw}) GB/s"
+            rows.append([cubes, first, us(s["sim_time_ps"]), us(g["sim_time_ps"]),
+                         f"{busiest(s)} / {busiest(g)}"])
+    return table(["cubes per SIP", "UCIe per link (per side)", "sharded_gemm", "gemm_2d",
+                  "busiest link: sharded / 2D, busy"], rows)
+
+
+FIGURES.append(Block("whatif-gemm-table", WHATIF, "cheap", gemm_table))
+FIGURES.append(Plot(
+    "what-if-gemm-ucie", "cheap", lambda ctx: ctx.sweep(GEMM_SWEEP),
+    columns=["index", BW, "kernel", CPS, "status", "sim_time_ps"],
+    image="docs/img/what-if-gemm-ucie.svg",
+    plot_args=["--x", BW, "--lines", "kernel", "--panels", CPS, "--metric", "sim_time_ps",
+               "--title", "sharded_gemm vs gemm_2d on default"]))
+
+
+def gemm_prose(ctx):
+    t = lambda c, bw, k: col(gemm_point(ctx, c, bw, k), "sim_time_ps")
+    p = lambda c, bw, k: gemm_point(ctx, c, bw, k)
+    mib = lambda c, k, field: f"{col(p(c, 512, k), field) / 2**20:.0f}"
+    s4 = (t(4, 256, "sharded_gemm"), t(4, 512, "sharded_gemm"))
+    best = max((r for r in ctx.sweep(GEMM_SWEEP) if r["status"] == "ok"),
+               key=lambda r: col(r, "achieved_flops_per_second"))
+    one = p(1, 512, "sharded_gemm")
+    return [
+        (ratio(*s4), us(s4[1]), us(s4[0]),
+         ratio(t(8, 256, "sharded_gemm"), t(8, 512, "sharded_gemm")),
+         f"{100 * (t(4, 256, 'gemm_2d') / t(4, 512, 'gemm_2d') - 1):.0f}",
+         mib(4, "gemm_2d", "ucie_bytes"), mib(4, "sharded_gemm", "ucie_bytes")),
+        (mib(1, "sharded_gemm", "hbm_bytes"), mib(8, "sharded_gemm", "hbm_bytes"),
+         mib(1, "sharded_gemm", "noc_bytes"),
+         f"{col(p(8, 512, 'sharded_gemm'), 'noc_bytes') / 2**30:.1f}",
+         mib(8, "sharded_gemm", "ucie_bytes"),
+         *(us(t(c, 512, "sharded_gemm")) for c in (1, 2, 4, 8))),
+        (mib(1, "gemm_2d", "hbm_bytes"), mib(8, "gemm_2d", "hbm_bytes"),
+         mib(8, "gemm_2d", "ucie_bytes"), *(us(t(c, 512, "gemm_2d")) for c in (1, 2, 4, 8)),
+         ratio(t(4, 512, "sharded_gemm"), t(4, 512, "gemm_2d")),
+         f"{t(8, 512, 'sharded_gemm') / t(8, 512, 'gemm_2d'):.1f}"),
+        (f"{col(best, 'achieved_flops_per_second') / 1e12:.0f}", f"{100 * col(best, 'peak_fraction'):.1f}",
+         f"{100 * col(one, 'peak_fraction'):.0f}", f"{col(one, 'achieved_flops_per_second') / 1e12:.0f}",
+         pct(one["busiest_link_utilisation"])),
+    ]
+
+
+FIGURES.append(Values("whatif-gemm-prose", WHATIF, "cheap", [
+    "costs `sharded_gemm` {}x on 4 cubes ({} to {} µs) and {}x on 8; `gemm_2d` loses {} % on 4 "
+    "cubes, since it moves a third of the UCIe bytes ({} vs {} MiB)",
+    "from 1 to 8 cubes HBM traffic grows from {} to {} MiB, NOC traffic from {} MiB to {} GiB "
+    "and UCIe traffic from 0 to {} MiB, while each program's share of the FLOPs shrinks. Time "
+    "goes {} -> {} -> {} -> {} µs",
+    "(HBM {} -> {} MiB, UCIe 0 -> {} MiB), so time falls {} -> {} -> {} -> {} µs from 1 to 8 "
+    "cubes. On one cube it is slower than `sharded_gemm` (its staged, strided blocks cost more "
+    "than one contiguous A); from 2 cubes on it is faster: {}x on the default system, {}x at 8 "
+    "cubes",
+    "The best point reaches {} TFLOP/s, {} % of the 4.1 PFLOP/s f16 peak of 8 cubes; on one "
+    "cube `sharded_gemm` reaches {} % ({} of 512 TFLOP/s) and is bound by HBM ({} % busy)",
+], gemm_prose))
+
+# Study 2: attention_similarity, heads and variants.
+ATTN_SWEEP = ("cubesim sweep specs/default.json attention_similarity --vary param.heads=1,4,8,12 "
+              "--vary param.variant=single,multi_fused,multi_preprojected,multi_per_head "
+              "--metric details.pairs_per_second")
+ATTN_NOC_SWEEP = ("cubesim sweep specs/default.json attention_similarity "
+                  "--vary system.cube.noc.link_bandwidth_GBps=128:1024:x2 "
+                  "--vary param.variant=single,multi_fused,multi_per_head")
+HEADS, VARIANT = "param.heads", "param.variant"
+
+
+def attn(ctx, heads, variant):
+    return row(ctx.sweep(ATTN_SWEEP), **{HEADS: heads, VARIANT: variant})
+
+
+def pairs(r, time_ps):
+    return int(r["param.queries"]) * int(r["param.keys"]) / (float(time_ps) * 1e-12)
+
+
+def attention_table(ctx):
+    single = attn(ctx, 12, "single")
+    per_head = attn(ctx, 12, "multi_per_head")
+    base, slow = col(single, "sim_time_ps"), col(per_head, "sim_time_ps")
+    pre = attn(ctx, 12, "multi_preprojected")
+    search = col(pre, "details.search_sim_time_ps")
+    rows = []
+    for label, r, t in (("`single` (1 head)", single, base),
+                        ("`multi_per_head`", per_head, slow),
+                        ("`multi_fused`", attn(ctx, 12, "multi_fused"), None),
+                        ("`multi_preprojected`, both launches", pre, None),
+                        ("`multi_preprojected`, search only (keys projected once, "
+                         f"{us(pre['details.preprojection_sim_time_ps'])} µs)", pre, search)):
+        t = col(r, "sim_time_ps") if t is None else t
+        rows.append([label, f"{us(t)} µs", f"{sig3(pairs(r, t) / 1e9)} G",
+                     f"{ratio(t, base)}x", "-" if r is single else f"{ratio(slow, t)}x"])
+    return table(["variant", "simulated time", "pairs/s", "slower than single",
+                  "faster than per-head"], rows)
+
+
+def attention_slowdown(ctx):
+    base = col(attn(ctx, 12, "single"), "sim_time_ps")
+    return table(["heads", "`multi_per_head`", "`multi_fused`"], [
+        [h, f"{ratio(col(attn(ctx, h, 'multi_per_head'), 'sim_time_ps'), base)}x",
+         f"{ratio(col(attn(ctx, h, 'multi_fused'), 'sim_time_ps'), base)}x"] for h in (4, 8, 12)])
+
+
+def attention_noc_table(ctx):
+    rows = []
+    for bw in (128, 256, 512, 1024):
+        r = {v: row(ctx.sweep(ATTN_NOC_SWEEP),
+                    **{"system.cube.noc.link_bandwidth_GBps": bw, VARIANT: v})
+             for v in ("single", "multi_fused", "multi_per_head")}
+        t = {v: col(r[v], "sim_time_ps") for v in r}
+        rows.append([f"{bw} (default)" if bw == 512 else bw, f"{us(t['single'])} µs",
+                     f"{us(t['multi_fused'])} µs", f"{us(t['multi_per_head'])} µs",
+                     f"{ratio(t['multi_fused'], t['single'], 1)}x", busiest(r["multi_fused"])])
+    return table(["NOC GB/s", "`single`", "`multi_fused`", "`multi_per_head`", "fused / single",
+                  "busiest link (fused)"], rows)
+
+
+FIGURES += [
+    Block("whatif-attention-table", WHATIF, "cheap", attention_table),
+    Block("whatif-attention-slowdown", WHATIF, "cheap", attention_slowdown),
+    Block("whatif-attention-noc", WHATIF, "cheap", attention_noc_table),
+    Plot("what-if-attention-heads", "cheap", lambda ctx: ctx.sweep(ATTN_SWEEP),
+         columns=["index", HEADS, VARIANT, "status", "details.pairs_per_second"],
+         image="docs/img/what-if-attention-heads.svg",
+         plot_args=["--x", HEADS, "--lines", VARIANT, "--metric", "details.pairs_per_second",
+                    "--title", "attention_similarity on default"]),
+]
+
+# Study 3: router buffers and virtual channels.
+BUF_SWEEP = ("cubesim sweep specs/default.json "
+             "--vary system.cube.noc.router.input_buffer_bytes=0,24576,49152,98304,196608 "
+             "--vary kernel=vector_add,sharded_gemm,gemm_2d,softmax_rows "
+             "--vary system.cube.noc.router.virtual_channels=3,6")
+BUF, VCS = "system.cube.noc.router.input_buffer_bytes", "system.cube.noc.router.virtual_channels"
+
+
+def buf(ctx, kernel, size, vcs):
+    return col(row(ctx.sweep(BUF_SWEEP), **{BUF: size, VCS: vcs, "kernel": kernel}),
+               "sim_time_ps")
+
+
+def buffers_table(ctx):
+    cols = [(0, 6), (24576, 3), (24576, 6), (49152, 3), (49152, 6), (196608, 6)]
+    for k in ("vector_add", "sharded_gemm", "gemm_2d", "softmax_rows"):
+        if buf(ctx, k, 0, 3) != buf(ctx, k, 0, 6):
+            raise ValueError(f"{k}: unbounded buffers depend on the channels")
+    return table(["kernel", "unbounded", "24 KiB, 3 VCs (2 pkt)", "24 KiB, 6 VCs (1 pkt)",
+                  "48 KiB, 3 VCs (4 pkt)", "48 KiB, 6 VCs (2 pkt, shipped)",
+                  "192 KiB, 6 VCs (8 pkt)"],
+                 [[k] + [us(buf(ctx, k, s, v), 3) for s, v in cols]
+                  for k in ("vector_add", "sharded_gemm", "gemm_2d", "softmax_rows")])
+
+
+def buffers_prose(ctx):
+    b = lambda k, s, v: buf(ctx, k, s, v)
+    u2 = lambda k, s, v: us(b(k, s, v), 2)
+    less = lambda a, c: f"{100 * (1 - a / c):.0f}"
+    return [
+        (ratio(b("sharded_gemm", 24576, 6), b("sharded_gemm", 49152, 6)),),
+        (u2("vector_add", 49152, 6), u2("vector_add", 49152, 3),
+         u2("softmax_rows", 49152, 6), u2("softmax_rows", 49152, 3),
+         u2("sharded_gemm", 49152, 6), u2("sharded_gemm", 49152, 3),
+         u2("gemm_2d", 49152, 6), u2("gemm_2d", 49152, 3)),
+        (u2("gemm_2d", 196608, 3), u2("gemm_2d", 196608, 6)),
+        (less(b("sharded_gemm", 49152, 6), b("sharded_gemm", 0, 6)),
+         less(b("gemm_2d", 49152, 6), b("gemm_2d", 0, 6)),
+         f"{100 * (b('vector_add', 49152, 6) / b('vector_add', 0, 6) - 1):.0f}"),
+    ]
+
+
+FIGURES += [
+    Block("whatif-buffers-table", WHATIF, "cheap", buffers_table),
+    Values("whatif-buffers-prose", WHATIF, "cheap", [
+        "which loads the mesh links to 92 %, becomes {}x slower",
+        "(`vector_add` {} vs {} µs, `softmax_rows` {} vs {} µs, `sharded_gemm` {} vs {} µs, "
+        "`gemm_2d` {} vs {} µs)",
+        "`gemm_2d` with 3 channels of 16 packets takes {} µs, against {} µs with 6 of 8",
+        "`sharded_gemm` is {} % faster with the shipped buffers than with unbounded ones and "
+        "`gemm_2d` {} % (`vector_add` is {} % slower)",
+    ], buffers_prose),
+    Plot("what-if-buffers", "cheap", lambda ctx: ctx.sweep(BUF_SWEEP),
+         columns=["index", BUF, "kernel", VCS, "status", "sim_time_ps"],
+         image="docs/img/what-if-buffers.svg",
+         plot_args=["--x", BUF, "--lines", "kernel", "--panels", VCS, "--metric", "sim_time_ps",
+                    "--title", "vector_add vs sharded_gemm vs gemm_2d vs softmax_rows on default"]),
+]
+
+# Study 4: all-reduce algorithms on 8 cubes and on 8 SIPs.
+AR_VARY = ("--vary param.bytes_per_pe=4096:262144:x4 "
+           "--vary param.algorithm=ring,bidir_ring,hierarchical,mesh2d,tree "
+           "--vary param.buffer=sram,hbm")
+CUBES8 = "cubesim sweep specs/default.json allreduce --set system.sips.cubes_per_sip=8"
+SIPS8 = ("cubesim sweep specs/default.json allreduce --set system.sips.count=8 "
+         "--set system.sips.cubes_per_sip=1 --set 'system.sips.grid=[4,2]'")
+AR_SYSTEMS = [
+    ("8 cubes, UCIe ring", f"{CUBES8} --vary system.ucie.topology=ring {AR_VARY}"),
+    ("8 cubes, UCIe 4x2 mesh",
+     f"{CUBES8} --set 'system.ucie.mesh=[4,2]' --vary system.ucie.topology=mesh {AR_VARY}"),
+    ("8 cubes, UCIe 4x2 torus",
+     f"{CUBES8} --set 'system.ucie.mesh=[4,2]' --vary system.ucie.topology=torus {AR_VARY}"),
+    ("8 cubes, UCIe all-to-all", f"{CUBES8} --vary system.ucie.topology=all_to_all {AR_VARY}"),
+    ("8 SIPs, inter-SIP ring", f"{SIPS8} --vary system.inter_sip.topology=ring {AR_VARY}"),
+    ("8 SIPs, inter-SIP 4x2 mesh", f"{SIPS8} --vary system.inter_sip.topology=mesh {AR_VARY}"),
+    ("8 SIPs, inter-SIP 4x2 torus", f"{SIPS8} --vary system.inter_sip.topology=torus {AR_VARY}"),
+]
+ALGORITHMS = ["ring", "bidir_ring", "hierarchical", "mesh2d", "tree"]
+COLLECTIVE = "details.collective_time_ps"
+
+
+def ar(ctx, command, algorithm, size, buffer="sram"):
+    return row(ctx.sweep(command), **{"param.algorithm": algorithm, "param.bytes_per_pe": size,
+                                      "param.buffer": buffer})
+
+
+def ar_cell(ctx, command, algorithm, buffer="sram"):
+    return " / ".join(us(ar(ctx, command, algorithm, s, buffer)[COLLECTIVE], 2)
+                      for s in (4096, 262144))
+
+
+def allreduce_table(ctx):
+    return table(["system"] + ALGORITHMS,
+                 [[label] + [ar_cell(ctx, cmd, a) for a in ALGORITHMS]
+                  for label, cmd in AR_SYSTEMS])
+
+
+def allreduce_buffers_table(ctx):
+    cmd = AR_SYSTEMS[0][1]
+    return table(["8 cubes, UCIe ring, µs at 4 KiB / 256 KiB"] + ALGORITHMS,
+                 [[f"buffer={b}"] + [ar_cell(ctx, cmd, a, b) for a in ALGORITHMS]
+                  for b in ("sram", "hbm")])
+
+
+def allreduce_prose(ctx):
+    worst = 0.0
+    points = 0
+    for _, cmd in AR_SYSTEMS:
+        for r in ctx.sweep(cmd):
+            sim, model = col(r, COLLECTIVE), col(r, "details.model_time_ps")
+            worst = max(worst, abs(model - sim) / sim)
+            points += 1
+    return [(f"{100 * worst:.1f}", str(points))]
+
+
+def allreduce_rows(ctx, systems, buffer):
+    out = []
+    for _, cmd in systems:
+        out += [r for r in ctx.sweep(cmd) if r["param.buffer"] in buffer]
+    return out
+
+
+AR_COLUMNS = ["param.bytes_per_pe", "param.algorithm", "param.buffer", "status", COLLECTIVE,
+              "details.model_time_ps"]
+AR_PLOT = ["--x", "param.bytes_per_pe", "--lines", "param.algorithm", "--metric", COLLECTIVE,
+           "--reference", "details.model_time_ps", "--log-y"]
+FIGURES += [
+    Block("whatif-allreduce-table", WHATIF, "expensive", allreduce_table),
+    Block("whatif-allreduce-buffers-table", WHATIF, "expensive", allreduce_buffers_table),
+    Values("whatif-allreduce-model", WHATIF, "expensive",
+           ["The model stays within {} % of the simulation at every one of the {} points"],
+           allreduce_prose),
+    Plot("what-if-allreduce-ucie", "expensive",
+         lambda ctx: allreduce_rows(ctx, AR_SYSTEMS[:4], ("sram",)),
+         columns=["system.ucie.topology"] + AR_COLUMNS,
+         image="docs/img/what-if-allreduce-ucie.png",
+         plot_args=AR_PLOT + ["--panels", "system.ucie.topology",
+                              "--title", "allreduce on 8 cubes of default, data in SRAM"]),
+    Plot("what-if-allreduce-sips", "expensive",
+         lambda ctx: allreduce_rows(ctx, AR_SYSTEMS[4:], ("sram",)),
+         columns=["system.inter_sip.topology"] + AR_COLUMNS,
+         image="docs/img/what-if-allreduce-sips.png",
+         plot_args=AR_PLOT + ["--panels", "system.inter_sip.topology",
+                              "--title", "allreduce on 8 SIPs of default, data in SRAM"]),
+    Plot("what-if-allreduce-buffers", "expensive",
+         lambda ctx: allreduce_rows(ctx, AR_SYSTEMS[:1], ("sram", "hbm")),
+         columns=AR_COLUMNS, image="docs/img/what-if-allreduce-buffers.png",
+         plot_args=AR_PLOT + ["--panels", "param.buffer",
+                              "--title", "allreduce on 8 cubes of default, UCIe ring"]),
+]
