@@ -244,8 +244,9 @@ def examine(fig, ctx):
             return None
 
         def apply():
+            # The CSV is written only once its image is drawn, so a failed plot stays stale.
+            plot(fig, new)
             write(fig.file, new)
-            plot(fig)
 
         return Stale(fig, 1, list(ctx.used), old, new, apply)
 
@@ -306,13 +307,25 @@ def splice(fig, new):
     return text[:start] + new + text[end:]
 
 
-def plot(fig):
+def python_with_matplotlib():
+    """The Python `cubesim sweep --plot` uses: $CUBESIM_PYTHON, else Debian's /usr/bin/python3
+    (where python3-matplotlib installs), else this one."""
+    return os.environ.get("CUBESIM_PYTHON") or (
+        "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable)
+
+
+def plot(fig, csv_rows):
     script = os.path.join(ROOT, "tools", "plot_sweep.py")
-    p = subprocess.run([sys.executable, script, os.path.join(ROOT, fig.file),
-                        os.path.join(ROOT, fig.image)] + list(fig.plot_args),
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    with tempfile.TemporaryDirectory(prefix="doc-figures-plot-") as tmp:
+        data = os.path.join(tmp, os.path.basename(fig.file))
+        with open(data, "w", encoding="utf-8") as f:
+            f.write(csv_rows)
+        p = subprocess.run([python_with_matplotlib(), script, data,
+                            os.path.join(ROOT, fig.image)] + list(fig.plot_args),
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if p.returncode != 0:
-        raise ManifestError(f"plot of {fig.name} failed:\n{p.stdout}")
+        raise ManifestError(f"the plot {fig.image} failed (the CSV is left as it was):\n"
+                            f"{p.stdout}")
 
 
 def docs():

@@ -442,3 +442,150 @@ FIGURES += [
          plot_args=AR_PLOT + ["--panels", "param.buffer",
                               "--title", "allreduce on 8 cubes of default, UCIe ring"]),
 ]
+
+# ---------------------------------------------------------------------------------------------
+# docs/writing-kernels.md
+
+KERNELS = "docs/writing-kernels.md"
+
+
+def tp_splitk(ctx):
+    tp = ctx.report("cubesim run default tp_linear --timing-only")
+    sk = ctx.report("cubesim run default splitk_gemm --timing-only")
+    return [(us(tp["sim_time_ps"]), us(tp["details"]["sum_time_ps"]),
+             us(tp["details"]["sum_model_ps"]), us(sk["sim_time_ps"]),
+             us(sk["details"]["sum_time_ps"]))]
+
+
+def ring_attention(ctx):
+    base = ctx.report("cubesim run default ring_attention --timing-only")
+    big = ctx.report("cubesim run default ring_attention --timing-only "
+                     "--set system.messages.slot_KiB=16")
+    mean = base["details"]["mean_per_program_ps"]
+    wait = mean["recv_wait"] / sum(mean.values())
+    return [(f"{100 * wait:.0f}", us(base["sim_time_ps"], 0)),
+            (us(base["sim_time_ps"], 0), us(big["sim_time_ps"], 0))]
+
+
+def vector_add_pipeline(ctx):
+    def cell(block, pipeline):
+        r = ctx.report(f"cubesim run default vector_add -p n=16777216 -p block={block} "
+                       f"-p pipeline={pipeline} --timing-only")
+        peak = r["system"]["bandwidth_GBps"]["hbm_system"] * 1e9
+        rate = r["achieved_bytes_per_second"]
+        return (f"{us(r['sim_time_ps'], 2)} us ({rate / 1e12:.1f} TB/s, "
+                f"{100 * rate / peak:.0f} % of the {peak / 1e12:.1f} TB/s HBM peak)",
+                r["details"]["block"])
+    rows = []
+    for block in (0, 4096):
+        (none, chosen), (double, _) = cell(block, "none"), cell(block, "double")
+        label = f"0 (automatic: {chosen})" if block == 0 else str(block)
+        rows.append([label, none, double])
+    return table(["block", "`pipeline=none`", "`pipeline=double`"], rows)
+
+
+FIGURES += [
+    Values("kernels-tp-linear", KERNELS, "cheap", [
+        "`tp_linear` takes {} us, of which the sum is {} us (model {} us), and `splitk_gemm` {} "
+        "us, of which the sum is {} us"], tp_splitk),
+    Values("kernels-ring-attention", KERNELS, "cheap", [
+        "receive waits are {} % of a program's time on average; {} us with the defaults",
+        "16 KiB slots take the default run from {} to {} us"], ring_attention),
+    Block("kernels-vector-add-pipeline", KERNELS, "cheap", vector_add_pipeline),
+]
+
+# ---------------------------------------------------------------------------------------------
+# docs/performance.md: its simulated figures (the wall-clock ones are measured by hand).
+
+PERF = "docs/performance.md"
+
+
+def hbm_slots(ctx):
+    rows = []
+    for spec in ("tiny", "default"):
+        r = ctx.report(f"cubesim run {spec} allreduce -p algorithm=ring -p bytes_per_pe=16384 "
+                       "--timing-only --set system.messages.memory=hbm")
+        rows.append([f"{spec}.json", f"{us(r['details']['collective_time_ps'], 3)} us",
+                     f"{us(r['details']['model_time_ps'], 3)} us"])
+    return table(["spec", "simulated", "the collective model"], rows)
+
+
+FIGURES.append(Block("perf-hbm-slots", PERF, "cheap", hbm_slots))
+
+
+def attention_prose(ctx):
+    t = lambda h, v: col(attn(ctx, h, v), "sim_time_ps")
+    single, fused, per_head = (attn(ctx, 12, v) for v in ("single", "multi_fused",
+                                                          "multi_per_head"))
+    pre = attn(ctx, 12, "multi_preprojected")
+    search = col(pre, "details.search_sim_time_ps")
+    base = col(single, "sim_time_ps")
+    noc = lambda bw, v: col(row(ctx.sweep(ATTN_NOC_SWEEP),
+                                **{"system.cube.noc.link_bandwidth_GBps": bw, VARIANT: v}),
+                            "sim_time_ps")
+    return [
+        (us(per_head["sim_time_ps"]),),
+        (sig3(pairs(fused, fused["sim_time_ps"]) / 1e9),),
+        (ratio(t(12, "multi_fused"), base), ratio(search, base)),
+        (ratio(t(12, "multi_per_head"), t(12, "multi_fused")), ratio(t(12, "multi_per_head"), search)),
+        (f"{col(fused, 'useful_flops') / 1e9:.1f}", f"{col(single, 'useful_flops') / 1e9:.2f}",
+         ratio(fused["noc_bytes"], single["noc_bytes"], 1),
+         f"{col(fused, 'noc_bytes') / 2**30:.1f}", f"{col(single, 'noc_bytes') / 2**20:.0f}"),
+        (f"{col(fused, 'achieved_flops_per_second') / 1e12:.0f}",
+         f"{col(single, 'achieved_flops_per_second') / 1e12:.0f}", pct(fused["busiest_link_utilisation"]),
+         pct(single["busiest_link_utilisation"])),
+        (ratio(t(12, "multi_per_head"), base, 1),),
+        (ratio(t(12, "multi_per_head"), t(12, "multi_fused")), ratio(t(12, "multi_per_head"), search)),
+        (ratio(noc(128, "multi_fused"), noc(128, "single"), 1),
+         ratio(noc(512, "multi_fused"), noc(512, "single"), 1)),
+    ]
+
+
+FIGURES.append(Values("whatif-attention-prose", WHATIF, "cheap", [
+    "`multi_per_head` moved most: 151.9 to {} µs at 12 heads",
+    "| > 2 M pairs/s | {} G pairs/s (fused)",
+    "| < 2x | {}x fused, {}x pre-projected search |",
+    "| 3x or more | {}x fused, {}x pre-projected search (over per-head)",
+    "so the useful work is 12x ({} GFLOP against {} GFLOP) and the bytes moved over the NOC are "
+    "{}x ({} GiB against {} MiB)",
+    "better than the single head ({} against {} TFLOP/s) and is held by a NOC link {} % busy; the "
+    "single head is latency-bound (its busiest link is {} % busy)",
+    "here the per-head baseline is {}x and",
+    "as the seed intended ({}x; {}x with pre-projected keys",
+    "ratio falls as the fabric widens ({}x to {}x)",
+], attention_prose))
+
+
+def spread(times):
+    return (max(times) - min(times)) / min(times)
+
+
+def allreduce_conclusions(ctx):
+    import math
+    slots = lambda n: ctx.report(
+        "cubesim run default allreduce --set system.sips.count=8 --set system.sips.cubes_per_sip=1 "
+        f"-p algorithm=ring -p bytes_per_pe=4096 --set system.messages.slots={n} --timing-only"
+    )["details"]["collective_time_ps"]
+    t = lambda i, a, n, b="sram": col(ar(ctx, AR_SYSTEMS[i][1], a, n, b), COLLECTIVE)
+    within = lambda algorithms: math.ceil(100 * max(
+        spread([t(i, a, n) for i in group]) for group in (range(4), range(4, 7))
+        for a in algorithms for n in (4096, 16384, 65536, 262144)))
+    rings = [t(0, a, n, "hbm") / t(0, a, n) for a in ALGORITHMS[:4] for n in (4096, 262144)]
+    return [
+        (str(within(["ring", "bidir_ring"])), str(within(["hierarchical", "mesh2d"]))),
+        (us(slots(2)), us(slots(8)), us(slots(16)), f"{t(4, 'ring', 4096) / t(4, 'hierarchical', 4096):.0f}"),
+        (us(t(0, "tree", 4096), 2), us(t(4, "tree", 4096))),
+        (f"{min(rings):.0f}", f"{max(rings):.0f}"),
+        (f"{t(0, 'tree', 4096, 'hbm') / t(0, 'tree', 4096):.0f}",),
+    ]
+
+
+FIGURES.append(Values("whatif-allreduce-conclusions", WHATIF, "expensive", [
+    "give the flat rings (`ring`, `bidir_ring`) the same times to {} %, and the hierarchical and "
+    "mesh2d rings, whose cube-level steps share the mesh with the rest, to {} %",
+    "(measured: 2 slots {} µs, 8 slots {} µs, 16 slots {} µs). Hierarchical and mesh2d keep the "
+    "long links to 14 steps: {}x faster",
+    "**Small vectors want the tree** ({} µs at 4 KiB on cubes, {} µs on SIPs",
+    "**HBM-resident data costs {}-{}x for the rings**",
+    "the tree, with few large pieces, loses only {}x at 4 KiB",
+], allreduce_conclusions))
