@@ -408,6 +408,10 @@ def main(argv=None):
             except ManifestError as e:
                 broken.append(f"{fig.name}: {e}")
                 continue
+            except Exception as e:  # a render function's own error: name the figure, go on
+                broken.append(f"{fig.name}: its render function failed: "
+                              f"{type(e).__name__}: {e}")
+                continue
             if s is None:
                 continue
             stale.append(s)

@@ -37,6 +37,8 @@ def row(rows, **where):
     found = [r for r in rows if all(r.get(k) == v for k, v in want.items())]
     if len(found) != 1:
         raise ValueError(f"{len(found)} rows match {want}")
+    if found[0]["status"] != "ok":
+        raise ValueError(f"the point {want} is {found[0]['status']}: {found[0]['error']}")
     return found[0]
 
 
