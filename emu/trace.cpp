@@ -201,9 +201,10 @@ void TraceWriter::counter(std::string_view group, std::string_view name, Tick at
 void TraceWriter::flow_event(char phase, Track track, std::uint64_t id, Tick at) {
   if (file_ == nullptr) throw std::logic_error("trace '" + path_.string() + "' is closed");
   if (!wants(at, at)) return;
+  // "bp":"e" binds the end to the slice that encloses it, as the start and steps are bound.
   emit(fmt::format(R"({{"ph":"{}","pid":{},"tid":{},"ts":{},"id":{},"name":"transfer",)"
-                   R"("cat":"flow"}})",
-                   phase, track.pid, track.tid, micros(at), id),
+                   R"("cat":"flow"{}}})",
+                   phase, track.pid, track.tid, micros(at), id, phase == 'f' ? R"(,"bp":"e")" : ""),
        at);
 }
 
@@ -213,6 +214,10 @@ void TraceWriter::flow_start(Track track, std::uint64_t id, Tick at) {
 
 void TraceWriter::flow_step(Track track, std::uint64_t id, Tick at) {
   flow_event('t', track, id, at);
+}
+
+void TraceWriter::flow_end(Track track, std::uint64_t id, Tick at) {
+  flow_event('f', track, id, at);
 }
 
 void TraceWriter::finish_file() {

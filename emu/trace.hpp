@@ -73,13 +73,15 @@ class TraceWriter {
   // A counter track under `group`, e.g. a link's utilisation over time.
   void counter(std::string_view group, std::string_view name, Tick at, double value);
 
-  // Flow arrows between slices (phases "s" and "t"): flow_start binds flow `id` to the slice of
-  // `track` that encloses `at`; each flow_step continues it to the slice enclosing `at` on
-  // another track, in time order. Write a flow_start after the slice it binds to, at a time
-  // inside it, and each step at a time later than the start.
+  // Flow arrows between slices (phases "s", "t" and "f"): flow_start binds flow `id` to the
+  // slice of `track` that encloses `at`; each flow_step continues it to the slice enclosing `at`
+  // on another track, in time order; flow_end ends it at the slice enclosing `at`. Write a
+  // flow_start after the slice it binds to, at a time inside it, each step at a time later than
+  // the start and the end after them all.
   std::uint64_t new_flow_id() { return ++last_flow_id_; }
   void flow_start(Track track, std::uint64_t id, Tick at);
   void flow_step(Track track, std::uint64_t id, Tick at);
+  void flow_end(Track track, std::uint64_t id, Tick at);
 
   // Ends the JSON document, closes the file and renames it over the target; throws if anything
   // failed to write.
@@ -100,7 +102,7 @@ class TraceWriter {
   static void remove_unfinished() noexcept;
 
  private:
-  void flow_event(char phase, Track track, std::uint64_t id, Tick at);  // "s" or "t"
+  void flow_event(char phase, Track track, std::uint64_t id, Tick at);  // "s", "t" or "f"
   std::uint32_t group_pid(std::string_view group);
   // Writes one event (without the separator); false when a cap is reached at simulated time
   // `at`, after which nothing more is written.

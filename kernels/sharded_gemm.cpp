@@ -86,7 +86,11 @@ Outcome run_sharded_gemm(Simulation& sim, const Params& p) {
   std::string a_mode;
   if (block_m == 0 ? a_bytes <= sram : block_m >= M) {
     a_mode = "A loaded whole (" + std::to_string(a_bytes) + " bytes)";
-    require_sram(cfg, a_bytes, "A (M x K)", "use a smaller M or K");
+    // Only an explicit block_m >= M asks for A whole where it does not fit: blocks of rows
+    // that do fit are the fix that keeps M and K.
+    require_sram(cfg, a_bytes, "block_m = " + std::to_string(block_m) + " >= M: A (M x K) whole",
+                 "use block_m <= " + std::to_string(sram / row_bytes) +
+                     " (A in blocks of rows) or 0 (automatic)");
   } else {
     const std::int64_t rows =
         block_m > 0 ? block_m : static_cast<std::int64_t>(sram / 2 / row_bytes);

@@ -138,13 +138,14 @@ Coverage coverage(const AccessLog& log, Ptr region, std::uint64_t bytes) {
   std::multiset<std::uint32_t> active;
   std::uint64_t pos = lo;
   std::size_t i = 0;
+  std::optional<std::uint32_t> ended;  // a program whose write ended at `pos`
   auto emit = [&](std::uint64_t from, std::uint64_t to) {
     if (from >= to) return;
     if (active.empty()) {
       if (!c.gaps.empty() && c.gaps.back().end == from)
         c.gaps.back().end = to;
       else
-        c.gaps.push_back({from, to});
+        c.gaps.push_back({{from, to}, ended, std::nullopt});
     } else if (active.size() > 1) {
       std::vector<std::uint32_t> progs(active.begin(), active.end());
       if (!c.overlaps.empty() && c.overlaps.back().range.end == from &&
@@ -158,11 +159,16 @@ Coverage coverage(const AccessLog& log, Ptr region, std::uint64_t bytes) {
     const std::uint64_t at = edges[i].at;
     emit(pos, at);
     pos = at;
+    ended.reset();
     for (; i < edges.size() && edges[i].at == at; ++i) {
-      if (edges[i].delta > 0)
+      if (edges[i].delta > 0) {
         active.insert(edges[i].program);
-      else
+        if (!c.gaps.empty() && c.gaps.back().end == at && !c.gaps.back().before_write_of)
+          c.gaps.back().before_write_of = edges[i].program;
+      } else {
         active.erase(active.find(edges[i].program));
+        ended = edges[i].program;
+      }
     }
   }
   emit(pos, hi);
@@ -271,8 +277,19 @@ std::string describe(const Coverage& c, Ptr region, const std::vector<ProgramCoo
   std::string s;
   if (!c.gaps.empty()) {
     s += std::to_string(c.gaps.size()) + " gap(s) nobody wrote:";
-    for (std::size_t i = 0; i < c.gaps.size() && i < max_items; ++i)
-      s += "\n  " + range_str(c.gaps[i], region);
+    for (std::size_t i = 0; i < c.gaps.size() && i < max_items; ++i) {
+      const auto& g = c.gaps[i];
+      s += "\n  " + range_str(g, region);
+      // Whose shares it lies between: a kernel's sharding usually leaves its gap at the edge
+      // of one program's share.
+      if (g.after_write_of && g.before_write_of)
+        s += ", between the writes of " + program_str(*g.after_write_of, coords) + " and " +
+             program_str(*g.before_write_of, coords);
+      else if (g.after_write_of)
+        s += ", after the write of " + program_str(*g.after_write_of, coords);
+      else if (g.before_write_of)
+        s += ", before the write of " + program_str(*g.before_write_of, coords);
+    }
     if (c.gaps.size() > max_items) s += "\n  ...";
   }
   if (!c.overlaps.empty()) {

@@ -22,6 +22,7 @@
 // and stores are what coverage counts, not atomics.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -127,7 +128,12 @@ struct Coverage {
     ByteRange range;
     std::vector<std::uint32_t> programs;  // every program that wrote it (a program may repeat)
   };
-  std::vector<ByteRange> gaps;    // bytes of the region nobody wrote
+  // Bytes of the region nobody wrote, with the programs whose writes end where a gap begins and
+  // begin where it ends (none at the region's edges): the shares it lies between.
+  struct Gap : ByteRange {
+    std::optional<std::uint32_t> after_write_of, before_write_of;
+  };
+  std::vector<Gap> gaps;
   std::vector<Overlap> overlaps;  // bytes written more than once
   bool exactly_once() const { return gaps.empty() && overlaps.empty(); }
 };

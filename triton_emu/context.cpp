@@ -69,16 +69,30 @@ void Context::fault(const std::string& what) const {
 
 void Context::charge_vector(std::uint64_t elements, components::VectorOp op) {
   pending_ += launch_.sys.vector_unit().time(elements, op);
+  pending_elements_ += elements;
+  pending_ops_ |= static_cast<std::uint8_t>(1u << static_cast<unsigned>(op));
 }
 
 void Context::sync() {
   if (pending_ == 0) return;
   const emu::Tick t = pending_;
   const emu::Tick start = launch_.sched.now();
+  const std::uint64_t elements = pending_elements_;
+  const std::uint8_t ops = pending_ops_;
   pending_ = 0;
+  pending_elements_ = 0;
+  pending_ops_ = 0;
   pe_.vector_busy += t;
   launch_.sched.wait_for(t);
-  launch_.trace_slice(pe_, false, "vector", start, start + t);
+  if (launch_.tracing(pe_)) {
+    // The work paid for since the last sync: its elements and the kinds of op among them.
+    std::string names;
+    for (const auto op : components::kAllVectorOps)
+      if (ops & (1u << static_cast<unsigned>(op)))
+        names += (names.empty() ? "" : ", ") + std::string(components::vector_op_name(op));
+    launch_.trace_slice(pe_, false, "vector", start, start + t,
+                        fmt::format(R"({{"elements":{},"ops":"{}"}})", elements, names));
+  }
 }
 
 std::uint64_t Context::tile_bytes(const char* what, const Shape& shape, DType dtype) const {
@@ -747,14 +761,18 @@ void Context::barrier(Scope scope) {
       : scope == Scope::cube
           ? fmt::format("barrier(cube) {} of cube ({}, {})", generation, me[1], me[2])
           : fmt::format("barrier(sip) {} of SIP {}", generation, me[2]);
-  emu::Completion& c = launch_.barrier(level, group, generation, members, name);
+  emu::Completion& c = launch_.barrier(level, group, generation, members, name, program_);
   if (launch_.trace_calls) emu::log().trace("{}: arrives at {}", pe_.name, name);
   ++epoch_;
   if (launch_.log)
     launch_.log->barrier(program_, level, group, generation, static_cast<std::uint32_t>(members));
+  const emu::Tick arrived = launch_.sched.now();
   c.arrive();
   c.wait();
   if (launch_.log) launch_.log->returned(program_);
+  if (launch_.tracing(pe_))
+    launch_.trace_slice(pe_, false, "barrier", arrived, launch_.sched.now(),
+                        fmt::format(R"({{"barrier":"{}","members":{}}})", name, members));
 }
 
 // ---- Atomics ----------------------------------------------------------------------------------
@@ -913,15 +931,19 @@ void Context::send(const Peer& dst, const Tile& tile) {
     emu::log().trace("{}: send {} bytes to {}", pe_.name, tile.bytes(), dst.str());
   const emu::Tick t0 = launch_.sched.now();
   if (launch_.log) launch_.log->sent(program_, to);
-  m.send(*this, program_, to, tile);
+  m.send(*this, program_, to, tile, launch_.tracing(pe_) ? &launch_ : nullptr);
   pe_.send_wait += launch_.sched.now() - t0;
+  // A send takes time on the program's own track only while it waits for a free slot.
+  if (launch_.tracing(pe_))
+    launch_.trace_slice(pe_, false, "send (waiting for a slot)", t0, launch_.sched.now(),
+                        fmt::format(R"({{"to":"{}","bytes":{}}})", m.pe_name(to), tile.bytes()));
   ++pe_.messages_sent;
   pe_.bytes_sent += tile.bytes();
 }
 
 Tile Context::recv(const Peer& src, Shape shape, DType dtype) {
   RecvHandle h = recv_async(src, shape, dtype);
-  return wait(h);
+  return wait_recv(h, "recv");
 }
 
 RecvHandle Context::recv_async(const Peer& src, Shape shape, DType dtype) {
@@ -939,6 +961,10 @@ RecvHandle Context::recv_async(const Peer& src, Shape shape, DType dtype) {
 }
 
 Tile Context::wait(RecvHandle& handle) {
+  return wait_recv(handle, "recv_async wait");
+}
+
+Tile Context::wait_recv(RecvHandle& handle, const char* what) {
   sync();
   if (!handle.valid()) fault("wait on " + pe_.name + ": the RecvHandle came from no recv_async");
   detail::Receipt& r = *handle.state_;
@@ -954,6 +980,11 @@ Tile Context::wait(RecvHandle& handle) {
   pe_.recv_wait += launch_.sched.now() - t0;
   if (!r.error.empty()) fault("recv on " + pe_.name + ": " + r.error);
   Tile t = r.tile;
+  if (launch_.tracing(pe_))
+    launch_.trace_slice(pe_, false, what, t0, launch_.sched.now(),
+                        fmt::format(R"({{"from":"{}","bytes":{},"channel":"{}","seq":{}}})",
+                                    launch_.messages->pe_name(r.from), t.bytes(),
+                                    launch_.messages->channel_name(r.channel), r.seq));
   ++pe_.messages_received;
   pe_.bytes_received += t.bytes();
   if (!r.values.empty() && t.data_ && !t.data_->bytes.empty())

@@ -343,6 +343,7 @@ class Context {
   void sync();  // pay accumulated vector time
   // A fault naming `what` when the launch runs in several waves (nothing may wait for a
   // program of another wave).
+  Tile wait_recv(RecvHandle& handle, const char* what);  // recv's and wait's blocking part
   void require_one_wave(const std::string& what) const;
   std::shared_ptr<HandleState> issue(Op op, const Operand& a, const Operand& b,
                                      const detail::GemmOut& out, const CompositeOptions& options);
@@ -416,6 +417,8 @@ class Context {
   detail::PeState& pe_;
   std::uint32_t program_;                         // index within the launch
   emu::Tick pending_ = 0;                         // vector time not yet paid
+  std::uint64_t pending_elements_ = 0;            // elements of that work, for the trace
+  std::uint8_t pending_ops_ = 0;                  // its ops, a bit per components::VectorOp
   std::uint32_t epoch_ = 0;                       // barriers passed, of any scope
   std::uint32_t scoped_barriers_[3] = {0, 0, 0};  // barriers passed per Scope
   std::vector<detail::AccessSegment> segments_;   // scratch of load/store, reused

@@ -113,10 +113,22 @@ struct LaunchState {
   emu::Tick start = 0;
   bool trace_calls = false;  // log every TL call (--log-level trace), read once per launch
 
+  // The programs that arrived at each barrier, for a deadlock's report of those that did not.
+  struct BarrierArrivals {
+    std::string name;
+    std::size_t members = 0;
+    std::vector<std::uint32_t> programs;
+  };
+  std::map<std::tuple<int, std::int64_t, std::uint32_t>, BarrierArrivals> barrier_arrivals{};
+
   emu::Completion& barrier(int scope, std::int64_t group, std::uint32_t generation,
-                           std::size_t members, const std::string& name) {
+                           std::size_t members, const std::string& name, std::uint32_t program) {
     auto& c = barriers[{scope, group, generation}];
     if (!c) c = std::make_unique<emu::Completion>(sched, name, members);
+    auto& a = barrier_arrivals[{scope, group, generation}];
+    a.name = name;
+    a.members = members;
+    a.programs.push_back(program);
     return *c;
   }
   bool trace_flows = false;

@@ -70,44 +70,52 @@ std::string Messages::CreditGate::describe() const {
       name(), slots_ - credits_, slots_);
 }
 
-std::string Messages::describe_blocked() const {
-  std::string out;
-  // Each blocked program waits for one other: a sender for its receiver to free a slot, a
-  // receiver for its sender to send.
-  std::vector<std::int64_t> waits_for(blocked_.size(), -1);
+std::map<std::string, std::string> Messages::blocked_by_pe() const {
+  std::map<std::string, std::string> out;
   for (std::size_t p = 0; p < blocked_.size(); ++p) {
     const Blocked& b = blocked_[p];
     if (!b.on) continue;
     const Channel& c = channels_[b.channel];
-    waits_for[p] = b.sending ? c.to : c.from;
-    out += b.sending ? fmt::format(
-                           "\n  {} waits to send to {}: all {} slots of channel {} are "
-                           "full",
-                           pe_name(c.from), pe_name(c.to), cfg_.slots, c.name)
-                     : fmt::format(
-                           "\n  {} waits to receive from {} on channel {}: message {} "
-                           "has not been sent",
-                           pe_name(c.to), pe_name(c.from), c.name, c.sent + 1);
+    out[pe_name(static_cast<std::uint32_t>(p))] =
+        b.sending ? fmt::format("waits to send to {}: all {} slots of channel {} are full",
+                                pe_name(c.to), cfg_.slots, c.name)
+                  : fmt::format(
+                        "waits to receive from {} on channel {}: message {} has not "
+                        "been sent",
+                        pe_name(c.from), c.name, c.sent + 1);
   }
-  // A cycle: from some blocked program, follow whom each waits for until a program repeats.
-  for (std::size_t start = 0; start < waits_for.size(); ++start) {
-    std::vector<bool> seen(waits_for.size(), false);
+  return out;
+}
+
+std::vector<std::string> Messages::blocked_cycles() const {
+  // Each blocked program waits for one other: a sender for its receiver to free a slot, a
+  // receiver for its sender to send. Following the waits from every program finds each cycle
+  // once: a walk stops at the first program an earlier walk (or this one) visited.
+  const std::size_t n = blocked_.size();
+  std::vector<std::int64_t> waits_for(n, -1);
+  for (std::size_t p = 0; p < n; ++p)
+    if (blocked_[p].on) {
+      const Channel& c = channels_[blocked_[p].channel];
+      waits_for[p] = blocked_[p].sending ? c.to : c.from;
+    }
+  std::vector<std::size_t> walk_of(n, 0);  // 0: not visited; else the walk (1-based)
+  std::vector<std::string> cycles;
+  for (std::size_t start = 0; start < n; ++start) {
     std::int64_t p = static_cast<std::int64_t>(start);
-    while (p >= 0 && !seen[static_cast<std::size_t>(p)]) {
-      seen[static_cast<std::size_t>(p)] = true;
+    while (p >= 0 && walk_of[static_cast<std::size_t>(p)] == 0) {
+      walk_of[static_cast<std::size_t>(p)] = start + 1;
       p = waits_for[static_cast<std::size_t>(p)];
     }
-    if (p < 0) continue;
+    if (p < 0 || walk_of[static_cast<std::size_t>(p)] != start + 1) continue;
     std::string cycle = pe_name(static_cast<std::uint32_t>(p));
     for (std::int64_t q = waits_for[static_cast<std::size_t>(p)];;
          q = waits_for[static_cast<std::size_t>(q)]) {
       cycle += " -> " + pe_name(static_cast<std::uint32_t>(q));
       if (q == p) break;
     }
-    out += "\n  a cycle, each waiting on the next: " + cycle;
-    break;
+    cycles.push_back(std::move(cycle));
   }
-  return out;
+  return cycles;
 }
 
 std::uint32_t Messages::resolve(tl::Context& ctx, std::uint32_t self, const tl::Peer& peer,
@@ -230,7 +238,8 @@ std::uint32_t Messages::channel_used(tl::Context& ctx, std::uint32_t self, bool 
   return last.id;
 }
 
-void Messages::send(tl::Context& ctx, std::uint32_t from, std::uint32_t to, const tl::Tile& tile) {
+void Messages::send(tl::Context& ctx, std::uint32_t from, std::uint32_t to, const tl::Tile& tile,
+                    LaunchState* trace) {
   const std::uint32_t id = channel_used(ctx, from, true, to);
   Channel& c = channels_[id];
   const std::uint64_t bytes = tile.bytes();
@@ -254,12 +263,35 @@ void Messages::send(tl::Context& ctx, std::uint32_t from, std::uint32_t to, cons
   e.dtype = tile.dtype();
   if (const std::byte* v = tile.raw(); v != nullptr) e.payload.assign(v, v + bytes);
   if (e.receipt) e.receipt->error = mismatch(e, *e.receipt, c);
-  const auto done = [this, &e] { arrived(e); };
+  auto done = [this, &e] { arrived(e); };
+  if (trace == nullptr) {
+    post(from, to, c, seq, bytes, std::move(done));
+    return;
+  }
+  // Traced: the transfer is a slice on one of the sender's DMA lanes, from the send to the
+  // payload's arrival, with flow arrows through the links it took.
+  PeState& pe = *programs_[from];
+  const int lane = trace->take_copy_lane(pe);
+  const std::uint64_t flow = trace->begin_trace_flow(pe);
+  const emu::Tick issued = sys_.scheduler().now();
+  post(from, to, c, seq, bytes, [this, &pe, trace, lane, flow, issued, id, to, seq, bytes, done] {
+    done();
+    trace->trace_copy(pe, lane, "send", issued, sys_.scheduler().now(),
+                      fmt::format(R"({{"to":"{}","bytes":{},"channel":"{}","seq":{}}})",
+                                  pe_name(to), bytes, channels_[id].name, seq),
+                      flow);
+    trace->release_copy_lane(pe, lane);
+  });
+  trace->end_trace_flow(flow);
+}
+
+void Messages::post(std::uint32_t from, std::uint32_t to, const Channel& c, std::uint64_t seq,
+                    std::uint64_t bytes, std::function<void()> done) {
   if (cfg_.memory == SlotMemory::hbm)
     sys_.network().write(pe_of(from), c.slot_base + (seq % cfg_.slots) * cfg_.slot_bytes, bytes,
-                         done);
+                         std::move(done));
   else
-    sys_.network().send(pe_of(from), pe_of(to), bytes, done);
+    sys_.network().send(pe_of(from), pe_of(to), bytes, std::move(done));
 }
 
 std::string Messages::mismatch(const Entry& e, const Receipt& r, const Channel& c) {

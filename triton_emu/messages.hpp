@@ -33,6 +33,7 @@
 namespace cubesim::detail {
 
 struct PeState;
+struct LaunchState;
 
 // What a recv's program waits on until its message has been read out of its slot. Named only
 // when a deadlock report asks (a recv is a hot path: no name is built per message).
@@ -85,13 +86,22 @@ class Messages {
   std::string leftovers() const;
   // The launch is over (either way): slot memory given back, channels forgotten.
   void end();
-  // For a deadlock report: each program blocked on a channel, and a cycle among them if any.
-  std::string describe_blocked() const;
+  // For a deadlock report: what the program on each PE blocked on a channel waits for (by PE
+  // name), and every cycle of programs each waiting on the next (they are disjoint: a blocked
+  // program waits on one other).
+  std::map<std::string, std::string> blocked_by_pe() const;
+  std::vector<std::string> blocked_cycles() const;
 
   // The program that `peer` names as seen from program `self` (a fault via `ctx` if none).
   std::uint32_t resolve(tl::Context& ctx, std::uint32_t self, const tl::Peer& peer,
                         const char* call) const;
-  void send(tl::Context& ctx, std::uint32_t from, std::uint32_t to, const tl::Tile& tile);
+  // `trace`: the launch when the sender's PE is traced (the transfer gets a slice on a DMA lane
+  // and flow arrows), else null.
+  void send(tl::Context& ctx, std::uint32_t from, std::uint32_t to, const tl::Tile& tile,
+            LaunchState* trace);
+  // For traces and messages: the PE that runs a program, and a channel's name.
+  const std::string& pe_name(std::uint32_t program) const;
+  const std::string& channel_name(std::uint32_t channel) const { return channels_[channel].name; }
   // Posts a recv of the next message of channel from -> to into `tile` (made by the caller).
   std::shared_ptr<Receipt> recv(tl::Context& ctx, std::uint32_t to, std::uint32_t from,
                                 tl::Tile tile);
@@ -161,8 +171,10 @@ class Messages {
   // talking to one peer at a time reuses without a lookup.
   std::uint32_t channel_used(tl::Context& ctx, std::uint32_t self, bool sending,
                              std::uint32_t peer);
-  const std::string& pe_name(std::uint32_t program) const;
   std::uint32_t pe_of(std::uint32_t program) const;
+  // Puts the payload of message `seq` of channel `c` on the network.
+  void post(std::uint32_t from, std::uint32_t to, const Channel& c, std::uint64_t seq,
+            std::uint64_t bytes, std::function<void()> done);
   // The network delivered e's payload: it is visible once the slot's memory has taken it.
   void arrived(Entry& e);
   // e has arrived and its recv is posted: it is read out from when it is visible, and the

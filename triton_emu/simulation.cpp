@@ -1,7 +1,7 @@
 #include "triton_emu/simulation.hpp"
 
+#include <fmt/format.h>
 #include <fnmatch.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -9,6 +9,7 @@
 
 #include "emu/errors.hpp"
 #include "emu/log.hpp"
+#include "emu/progress.hpp"
 #include "triton_emu/atomics.hpp"
 #include "triton_emu/backends/gemm_backend.hpp"
 #include "triton_emu/gemm_engine.hpp"
@@ -33,8 +34,12 @@ void LaunchState::trace_slice(PeState& pe, bool on_gemm_engine, const char* name
   }
   const auto track = on_gemm_engine ? pe.gemm_track : pe.track;
   trace->complete_json_args(track, name, start_at, end_at - start_at, "sim", args_json);
-  // After the slice, at its start: the viewer binds the flow to it, before the link steps.
-  if (flow != 0) trace->flow_start(track, flow, start_at);
+  // After the slice, at its start: the viewer binds the flow to it, before the link steps; it
+  // ends inside the slice's last picosecond, when the transfer is done.
+  if (flow != 0) {
+    trace->flow_start(track, flow, start_at);
+    trace->flow_end(track, flow, end_at - 1);
+  }
 }
 
 int LaunchState::take_copy_lane(PeState& pe) {
@@ -54,7 +59,10 @@ void LaunchState::trace_copy(PeState& pe, int lane, const char* name, emu::Tick 
   if (!tracing(pe) || end_at <= start_at) return;
   const auto track = pe.copy_tracks[static_cast<std::size_t>(lane)];
   trace->complete_json_args(track, name, start_at, end_at - start_at, "sim", args_json);
-  if (flow != 0) trace->flow_start(track, flow, start_at);
+  if (flow != 0) {
+    trace->flow_start(track, flow, start_at);
+    trace->flow_end(track, flow, end_at - 1);
+  }
 }
 
 std::uint64_t LaunchState::begin_trace_flow(const PeState& pe) {
@@ -278,6 +286,36 @@ KernelError composite_failure(emu::Tick when, const std::string& cause) {
 // every event, so queued GEMMs and transfers in flight would wait forever (their callbacks point
 // into the stopped programs' stacks). A failure here is not reported: the error that stopped
 // the run is the one to see.
+// For a deadlock: each barrier that some of its members never reached, and those members (the
+// program, its PE, and whether it finished or waits elsewhere).
+std::string barriers_not_reached(const detail::LaunchState& L,
+                                 const std::vector<detail::PeState*>& pe_of_program,
+                                 const std::vector<std::string>& blocked) {
+  std::string out;
+  for (const auto& [key, a] : L.barrier_arrivals) {
+    if (a.programs.size() >= a.members) continue;
+    const auto& [scope, group, generation] = key;
+    std::vector<bool> arrived(L.coords.size(), false);
+    for (const auto p : a.programs) arrived[p] = true;
+    std::vector<std::string> missing;
+    for (std::size_t p = 0; p < L.coords.size(); ++p) {
+      const auto& id = L.coords[p].id;
+      // The groups of Context::barrier: by cube (scope 0), by SIP (1), or all (2).
+      const std::int64_t g = scope == 0 ? id[2] * L.grid[1] + id[1] : scope == 1 ? id[2] : 0;
+      if (g != group || arrived[p]) continue;
+      const std::string& pe = pe_of_program[p]->name;
+      const bool waits = std::find(blocked.begin(), blocked.end(), pe) != blocked.end();
+      missing.push_back(fmt::format("program ({}, {}, {}) on {} ({})", id[0], id[1], id[2], pe,
+                                    waits ? "waits elsewhere, above" : "finished without it"));
+    }
+    out += fmt::format("\n  {}: {} of {} members arrived; not arrived:", a.name, a.programs.size(),
+                       a.members);
+    for (std::size_t k = 0; k < missing.size() && k < 16; ++k) out += "\n    " + missing[k];
+    if (missing.size() > 16) out += fmt::format("\n    ... and {} more", missing.size() - 16);
+  }
+  return out;
+}
+
 void recover_after_abort(detail::SimulationImpl& I) {
   if (I.gemm.held) {
     I.gemm.held->drop_incomplete();
@@ -439,26 +477,18 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
 
   const auto wall0 = std::chrono::steady_clock::now();
   const std::uint64_t events0 = I.sched.events_executed();
-  const bool progress = isatty(STDERR_FILENO) != 0;
   try {
-    // Run in slices so a long run can show progress on a terminal.
-    for (;;) {
-      const auto r =
-          I.sched.run(emu::RunLimits{emu::kTickMax, I.sched.events_executed() + 4'000'000, false});
-      if (r.reason != emu::StopReason::event_limit) break;
-      const double wall =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-      if (progress && wall > 2.0) {
-        std::uint64_t done = 0;
-        for (auto* pe : used) done += pe->programs_run;
-        std::fprintf(stderr, "\r  simulated %s, %llu of %llu programs finished, %.1f s   ",
-                     emu::format_time(I.sched.now() - L.start).c_str(),
-                     static_cast<unsigned long long>(done),
-                     static_cast<unsigned long long>(plan.programs), wall);
-      }
-    }
-    if (progress && std::chrono::steady_clock::now() - wall0 > std::chrono::seconds(2))
-      std::fprintf(stderr, "\r%80s\r", "");
+    emu::run_reporting(I.sched, {.report = &I.options.progress,
+                                 .what = I.kernel_name,
+                                 .unit = "programs",
+                                 .total = plan.programs,
+                                 .done =
+                                     [&used] {
+                                       std::uint64_t done = 0;
+                                       for (const auto* pe : used) done += pe->programs_run;
+                                       return done;
+                                     },
+                                 .interval = I.options.progress_interval});
     // The products still held: memory shows every result once the launch returns.
     if (I.gemm.held) {
       try {
@@ -486,14 +516,28 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
   } catch (const emu::DeadlockError& e) {
     recover_after_abort(I);
     std::vector<std::string> blocked;
+    const auto on_channels = I.messages->blocked_by_pe();
     std::string msg = "deadlock at " + emu::format_time(e.time()) + ": " +
                       std::to_string(e.blocked().size()) +
                       " program(s) wait on something that can never happen:";
+    // Each blocked program once, with the most precise account of its wait there is.
+    constexpr std::size_t kListed = 64;
     for (const auto& b : e.blocked()) {
+      if (blocked.size() < kListed) {
+        const auto it = on_channels.find(b.process);
+        msg += "\n  " + b.process + " " +
+               (it != on_channels.end() ? it->second : "waits on " + b.waits_on);
+      }
       blocked.push_back(b.process);
-      msg += "\n  " + b.process + " waits on " + b.waits_on;
     }
-    msg += I.messages->describe_blocked();
+    if (blocked.size() > kListed)
+      msg += "\n  ... and " + std::to_string(blocked.size() - kListed) + " more";
+    const auto cycles = I.messages->blocked_cycles();
+    for (std::size_t k = 0; k < cycles.size() && k < 8; ++k)
+      msg += "\n  a cycle, each waiting on the next: " + cycles[k];
+    if (cycles.size() > 8)
+      msg += "\n  ... and " + std::to_string(cycles.size() - 8) + " more cycles";
+    msg += barriers_not_reached(L, pe_of_program, blocked);
     msg +=
         "\nEvery program must reach every barrier(), wait() only on handles its own "
         "composite() returned, and recv only what its peer sends (a send blocks while the "

@@ -16,6 +16,7 @@
 // launch() throw KernelError (exit 3) or DeadlockError (exit 4) naming the PE and the simulated
 // time.
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -28,6 +29,7 @@
 
 #include "components/spec/spec.hpp"
 #include "components/system/system.hpp"
+#include "emu/progress.hpp"
 #include "emu/trace.hpp"
 #include "triton_emu/access_log.hpp"
 #include "triton_emu/context.hpp"
@@ -95,6 +97,11 @@ struct SimOptions {
   // The grid launch() uses (launch_on names its own): the hardware grid unless set (the CLI's
   // --grid sets it for the kernels that take a logical grid).
   Grid grid{};
+  // Called a few times a second while a launch runs long enough, and once when it ends
+  // (emu/progress.hpp): simulated time, events, events/s, programs finished. The CLI draws it
+  // on a terminal; empty: no reports.
+  emu::ProgressFn progress{};
+  std::chrono::milliseconds progress_interval{200};  // the least time between two reports
 };
 
 // Where alloc() puts a buffer.

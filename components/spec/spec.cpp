@@ -586,4 +586,16 @@ Spec Spec::with_assignments(std::span<const std::string> assignments) const {
   return with_patches(std::move(overrides));
 }
 
+Spec Spec::with_assignments(std::initializer_list<std::string_view> assignments) const {
+  std::vector<std::pair<std::string, nlohmann::json>> overrides;
+  for (const std::string_view a : assignments) overrides.push_back(parse_assignment(a, origin_));
+  return with_patches(std::move(overrides));
+}
+
+Spec Spec::with(std::initializer_list<std::pair<std::string_view, nlohmann::json>> fields) const {
+  std::vector<std::pair<std::string, nlohmann::json>> overrides;
+  for (const auto& [path, value] : fields) overrides.emplace_back(std::string(path), value);
+  return with_patches(std::move(overrides));
+}
+
 }  // namespace cubesim::components

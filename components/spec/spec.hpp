@@ -4,6 +4,7 @@
 // into a SystemConfig. The field reference is docs/spec-reference.md.
 
 #include <filesystem>
+#include <initializer_list>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <span>
@@ -54,12 +55,17 @@ class Spec {
   // is applied as a JSON merge patch at that path: an object merges into the object there,
   // null restores the default. A path the schema does not know is a SpecError.
   Spec with(std::string_view dotted_path, const nlohmann::json& value) const;
+  // Several fields set together, then validated once, for fields that must change together:
+  //   spec.with({{"system.ucie.topology", "mesh"}, {"system.ucie.mesh", {2, 2}}})
+  // (a chain of one-field with() calls validates after each, so it cannot get there).
+  Spec with(std::initializer_list<std::pair<std::string_view, nlohmann::json>> fields) const;
   // "PATH=VALUE"; VALUE is parsed as JSON when it parses, else taken as a string
   // ("system.ucie.topology=ring").
   Spec with_assignment(std::string_view assignment) const;
   // Several assignments applied together, then validated once, so fields that must change
   // together can (ucie.topology=mesh with ucie.mesh=[2,2]).
   Spec with_assignments(std::span<const std::string> assignments) const;
+  Spec with_assignments(std::initializer_list<std::string_view> assignments) const;  // {"a=1"}
 
   const nlohmann::json& json() const { return json_; }  // merged, defaults filled in
   const SystemConfig& config() const { return config_; }

@@ -254,7 +254,11 @@ TrafficResult run_traffic(emu::Scheduler& scheduler, Network& network, const Tra
     for (std::uint32_t i = 0; i < n; ++i)
       for (std::uint32_t w = 0; w < o.window; ++w) g.send(i);
   }
-  scheduler.run();  // open loop stops generating at window_end; everything in flight drains
+  // Open loop stops generating at window_end; everything in flight drains.
+  emu::run_reporting(scheduler, {.report = &o.progress,
+                                 .what = "traffic",
+                                 .unit = "messages measured",
+                                 .done = [&g] { return std::uint64_t{g.latencies.size()}; }});
   TrafficResult r;
   r.messages = g.latencies.size();
   if (!g.latencies.empty()) {

@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "components/network/network.hpp"
+#include "emu/progress.hpp"
 #include "emu/scheduler.hpp"
 
 namespace cubesim::components {
@@ -43,6 +44,7 @@ struct TrafficOptions {
   Tick warmup = 0;
   Tick measure = 0;
   std::uint64_t seed = 1;
+  emu::ProgressFn progress{};  // reports while the run goes (emu/progress.hpp)
 };
 
 // The nodes of a scope: global PE indices [first, first + count).

@@ -252,6 +252,28 @@ double expected(Collective c, std::uint64_t seed, std::int64_t n, std::int64_t b
   return ref;
 }
 
+// The most channels any cube receives on: every (sender, receiver) pair of the schedule whose
+// receiver is on that cube (global program g runs on cube g / pes_per_cube).
+std::uint64_t most_channels_into_a_cube(const Schedule& schedule, std::int64_t pes_per_cube) {
+  std::vector<std::int64_t> peers;
+  Step step;
+  std::uint64_t most = 0, cube_channels = 0;
+  for (std::int64_t g = 0; g < schedule.programs(); ++g) {
+    if (g % pes_per_cube == 0) cube_channels = 0;
+    peers.clear();
+    for (std::int64_t k = 0; k < schedule.steps(g); ++k) {
+      schedule.step(g, k, step);
+      for (const Op& op : step)
+        if (op.kind != OpKind::send) peers.push_back(op.peer);
+    }
+    std::sort(peers.begin(), peers.end());
+    cube_channels +=
+        static_cast<std::uint64_t>(std::unique(peers.begin(), peers.end()) - peers.begin());
+    most = std::max(most, cube_channels);
+  }
+  return most;
+}
+
 Outcome run_collective(Simulation& sim, const Params& p, Collective collective) {
   require_hardware_grid(sim, collective_name(collective),
                         "a collective moves data between the programs of every PE");
@@ -291,6 +313,11 @@ Outcome run_collective(Simulation& sim, const Params& p, Collective collective) 
   const std::int64_t elems = bytes / 4;
   const std::int64_t in_elems = collective == Collective::all_gather ? block : elems;
   const std::int64_t out_elems = collective == Collective::reduce_scatter ? block : elems;
+  if (m.memory != components::SlotMemory::pe_sram)
+    require_message_slots(cfg, most_channels_into_a_cube(*plan.schedule, grid.pes),
+                          static_cast<std::uint64_t>(grid.pes * (in_elems + out_elems)) * 4,
+                          std::string(collective_name(collective)) +
+                              " with algorithm=" + algorithm + " and slots in " + slot_memory(m));
   // Each program's data on its own cube's HBM, as a collective's buffers would be.
   std::vector<Ptr> in(static_cast<std::size_t>(n)), out(in.size());
   for (std::int64_t cube = 0; cube < grid.cubes * grid.sips; ++cube) {

@@ -173,6 +173,11 @@ TEST_F(CliErrors, ASystemTooLargeForTheHostIsRefusedBeforeItIsBuilt) {
   EXPECT_THAT(bad.err, HasSubstr("CUBESIM_MEMORY_LIMIT lots: not a size"));
   const auto ok = run_cubesim({"run", tiny, "vector_add"}, dir_, {"CUBESIM_MEMORY_LIMIT=1G"});
   EXPECT_EQ(ok.code, 0) << show(ok);
+  // info builds the system too: the same check, before it does.
+  const auto info = run_cubesim({"info", tiny}, dir_, {"CUBESIM_MEMORY_LIMIT=1M"});
+  EXPECT_EQ(info.code, 2) << show(info);
+  EXPECT_THAT(info.err, HasSubstr("and 1 MiB is available (CUBESIM_MEMORY_LIMIT)"));
+  EXPECT_EQ(run_cubesim({"info", tiny}, dir_, {"CUBESIM_MEMORY_LIMIT=1G"}).code, 0);
 }
 
 TEST_F(CliErrors, RunningOutOfHostMemorySaysWhatWasBeingDone) {

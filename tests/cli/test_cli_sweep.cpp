@@ -282,6 +282,18 @@ TEST_F(CliSweep, BadInputIsAnErrorBeforeAnyPointRuns) {
   EXPECT_THAT(r.err, HasSubstr("cannot create the folder"));
 }
 
+TEST_F(CliSweep, ProgressCountsPointsDoneRunningAndLeftWhenAskedFor) {
+  std::vector<std::string> args = small_sweep({"--jobs", "1"});
+  const auto quiet = cubesim(args);  // stderr is not a terminal: no progress
+  ASSERT_EQ(quiet.code, 0) << show(quiet);
+  EXPECT_THAT(quiet.err, Not(HasSubstr("points, ")));
+  args.insert(args.begin(), "--progress");
+  const auto shown = cubesim(args);
+  ASSERT_EQ(shown.code, 0) << show(shown);
+  // The first line comes at once: nothing done yet, one running, the rest left.
+  EXPECT_THAT(shown.err, HasSubstr("] 0/6 points, 1 running, 5 left, ")) << shown.err;
+}
+
 TEST_F(CliSweep, ResumeSkipsFinishedPoints) {
   const std::string out = path("study").string();
   const auto first = cubesim(small_sweep({"--out", out}));
@@ -291,9 +303,11 @@ TEST_F(CliSweep, ResumeSkipsFinishedPoints) {
   const auto rows_before = lines_of(read_text(fs::path(out) / "results.jsonl"));
 
   // The same sweep again runs nothing: every row (wall time included) comes back from disk.
-  const auto again = cubesim(small_sweep({"--out", out}));
+  const auto again = cubesim(small_sweep({"--out", out, "--jobs", "3"}));
   ASSERT_EQ(again.code, 0) << show(again);
   EXPECT_THAT(again.out, HasSubstr("6 of 6 points (3 x 2) finished; 6 kept from " + out));
+  // It had 3 jobs to run nothing with, and says so.
+  EXPECT_THAT(again.out, HasSubstr(" on 1 job (3 given; 0 points were left to run)"));
   EXPECT_EQ(lines_of(read_text(fs::path(out) / "results.jsonl")), rows_before);
 
   // One more bandwidth: only its two points run; the others keep their rows.
@@ -302,6 +316,7 @@ TEST_F(CliSweep, ResumeSkipsFinishedPoints) {
                "--vary", "param.n=1000,20000", "--out", out});
   ASSERT_EQ(wider.code, 0) << show(wider);
   EXPECT_THAT(wider.out, HasSubstr("8 of 8 points (4 x 2) finished; 6 kept from " + out));
+  EXPECT_THAT(wider.out, Not(HasSubstr(" given; ")));  // --jobs unset: as many as points left
   const auto rows_after = lines_of(read_text(fs::path(out) / "results.jsonl"));
   ASSERT_EQ(rows_after.size(), 8u);
   for (std::size_t i = 0; i < 6; ++i) EXPECT_EQ(rows_after[i], rows_before[i]) << i;

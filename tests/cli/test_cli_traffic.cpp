@@ -12,6 +12,7 @@
 namespace cubesim::test {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -86,6 +87,29 @@ TEST_F(CliTraffic, ASweepPlotsLatencyAgainstLoad) {
   }
   EXPECT_GT(measured, 0);
   EXPECT_THAT(svg, Not(HasSubstr("mathdefault")));  // no 10^k labels: plain numbers
+}
+
+// stderr is a pipe here, so progress shows only when asked for with --progress: a line a
+// second (the first at once) saying what runs, its simulated time and its event rate.
+TEST_F(CliTraffic, ProgressShowsOnlyWhenAskedOffATerminalAndNeverWhenQuiet) {
+  const std::vector<std::string> args = {"traffic", spec,  "--pattern", "uniform",
+                                         "--load",  "0.5", "--cycles",  "200000"};
+  auto with = [&](std::vector<std::string> flags) {
+    flags.insert(flags.end(), args.begin(), args.end());
+    return cubesim(flags);
+  };
+  const auto shown = with({"--progress"});
+  ASSERT_EQ(shown.code, 0) << show(shown);
+  EXPECT_THAT(shown.err, AllOf(HasSubstr("load 0.5 traffic: simulated "), HasSubstr(" events at "),
+                               HasSubstr("/s, "), HasSubstr(" messages measured")));
+  EXPECT_THAT(shown.err, Not(HasSubstr("\r"))) << "off a terminal, lines are not redrawn";
+  for (const auto& flags : {std::vector<std::string>{}, std::vector<std::string>{"--quiet"}}) {
+    const auto r = with(flags);
+    ASSERT_EQ(r.code, 0) << show(r);
+    EXPECT_EQ(r.err, "") << show(r);
+    EXPECT_EQ(r.out, shown.out);  // the same run and report either way
+  }
+  expect_usage_error({"--quiet", "--progress", "traffic", spec, "--load", "0.5"}, "--quiet");
 }
 
 TEST_F(CliTraffic, BadInputIsAnErrorBeforeAnythingRuns) {

@@ -240,16 +240,23 @@ TEST(TraceWriter, FlowEventsShareIdCategoryAndNameSoViewersJoinThem) {
     t.flow_start(pe, id, 100);
     t.complete(link, "busy", 100, 500);
     t.flow_step(link, id, 350);
+    t.flow_end(pe, id, 1'099);
   }
   const nlohmann::json j = read_json(file);
   std::vector<nlohmann::json> flow;
   for (const auto& e : j["traceEvents"])
-    if (e["ph"] == "s" || e["ph"] == "t") flow.push_back(e);
-  ASSERT_EQ(flow.size(), 2u);
-  EXPECT_EQ(flow[0]["id"], flow[1]["id"]);
-  EXPECT_EQ(flow[0]["cat"], flow[1]["cat"]);
-  EXPECT_EQ(flow[0]["name"], flow[1]["name"]);
+    if (e["ph"] == "s" || e["ph"] == "t" || e["ph"] == "f") flow.push_back(e);
+  ASSERT_EQ(flow.size(), 3u);
+  for (const auto& e : flow) {
+    EXPECT_EQ(e["id"], flow[0]["id"]);
+    EXPECT_EQ(e["cat"], flow[0]["cat"]);
+    EXPECT_EQ(e["name"], flow[0]["name"]);
+  }
   EXPECT_NE(flow[0]["tid"], flow[1]["tid"]);
   EXPECT_DOUBLE_EQ(flow[1]["ts"].get<double>(), 0.00035);
+  // The end binds to the slice that encloses it (the load), not to the next one to begin.
+  EXPECT_EQ(flow[2]["ph"], "f");
+  EXPECT_EQ(flow[2]["bp"], "e");
+  EXPECT_EQ(flow[2]["tid"], flow[0]["tid"]);
   fs::remove(file);
 }

@@ -341,6 +341,41 @@ TEST(Collectives, SlotsThatDoNotFitThePeAreUsageErrors) {
               HasSubstr("system.messages.memory=cube_sram or hbm"));
 }
 
+// Slots in the cube's shared SRAM: the schedule's channels into the busiest cube, counted
+// exactly. A capacity of exactly their slots runs; a KiB less is refused before the run (it
+// would fault when the last channel is first used), naming the capacity's field.
+TEST(Collectives, SlotsThatDoNotFitTheCubesSramAreRefusedBeforeTheRun) {
+  struct Case {
+    const char* kernel;
+    const char* algorithm;
+    std::uint64_t channels;  // into one cube of tiny.json (2 cubes of 4 PEs, 8 programs)
+  };
+  // A ring of the 8 programs: each receives from one; pairwise all-to-all: from the 7 others.
+  for (const Case c : {Case{"allreduce", "ring", 4}, Case{"alltoall", "pairwise", 4 * 7}}) {
+    const Spec base = Spec::load(spec_path("tiny.json"));
+    const auto& m = base.config().messages;
+    const std::uint64_t kib = c.channels * m.slots * m.slot_bytes / 1024;
+    for (const std::uint64_t capacity : {kib, kib - 1}) {
+      const Spec spec = base.with("system.messages.memory", "cube_sram")
+                            .with("system.messages.cube_sram.capacity_KiB", capacity);
+      auto go = [&] {
+        Simulation sim(spec, {.timing_only = true});
+        const KernelInfo& k = find_kernel(c.kernel);
+        return k.run(sim, parse_params(k, {std::string("algorithm=") + c.algorithm,
+                                           "bytes_per_pe=" + std::to_string(8 * 4 * 64)}));
+      };
+      if (capacity == kib) {
+        EXPECT_NO_THROW(go()) << c.kernel;
+      } else {
+        EXPECT_THAT(error_of<UsageError>(go),
+                    AllOf(HasSubstr(std::to_string(c.channels) + " channels into one cube"),
+                          HasSubstr("system.messages.cube_sram.capacity_KiB")))
+            << c.kernel;
+      }
+    }
+  }
+}
+
 TEST(Collectives, BandwidthsFollowNcclsDefinitions) {
   const Outcome o = run("tiny.json", "allreduce", "ring", 8 * 4 * 64, "sram", true);
   const double t = o.details["collective_time_ps"].get<double>() * 1e-12;

@@ -214,6 +214,17 @@ TEST(ShardedGemm, LaunchedDirectlyWithABadNItFaultsSayingWhy) {
 
 TEST(ShardedGemm, ABlockTooLargeForSramIsAUsageError) {
   EXPECT_THROW(run_harness(tiny(), {"M=1024", "K=1024", "N=8", "block_m=512"}, true), UsageError);
+  // block_m >= M asks for A whole; the hint is the block size that fits, and it runs.
+  const std::uint64_t sram = tiny().config().pe.sram_bytes, row = 1024 * 2;  // K f16 elements
+  try {
+    run_harness(tiny(), {"M=1024", "K=1024", "N=8", "block_m=1024"}, true);
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("use block_m <= " + std::to_string(sram / row) +
+                                    " (A in blocks of rows) or 0 (automatic)"));
+  }
+  EXPECT_NO_THROW(run_harness(
+      tiny(), {"M=1024", "K=1024", "N=8", "block_m=" + std::to_string(sram / row)}, true));
 }
 
 }  // namespace

@@ -83,7 +83,9 @@ TEST(BarrierScope, AProgramThatSkipsItsCubesBarrierDeadlocksThatCube) {
     FAIL();
   } catch (const DeadlockError& e) {
     EXPECT_EQ(e.blocked().size(), 3u);  // cube 0's programs got through
-    EXPECT_THAT(e.what(), AllOf(HasSubstr("barrier(cube) 0 of cube (1, 0)"), HasSubstr("3 of 4")));
+    EXPECT_THAT(e.what(), AllOf(HasSubstr("barrier(cube) 0 of cube (1, 0)"), HasSubstr("3 of 4"),
+                                HasSubstr("not arrived:\n    program (3, 1, 0) on sip0.cube1.pe3 "
+                                          "(finished without it)")));
   }
 }
 

@@ -290,6 +290,32 @@ TEST(Messages, TwoProgramsThatBothReceiveFirstDeadlockAndTheCycleIsNamed) {
   }
 }
 
+// Two pairs of programs, each pair receiving from the other first: each blocked program is
+// listed once, and both cycles are named.
+TEST(Messages, ADeadlockListsEachProgramOnceAndEveryIndependentCycle) {
+  Simulation sim(tiny_with({}), {.timing_only = true});
+  try {
+    sim.launch_on(Grid{.pes = 4, .cubes = 1}, [&](tl::Context& tl) {
+      const tl::Peer other = tl.program_id(0) % 2 == 0 ? tl::east : tl::west;
+      (void)tl.recv(other, {4}, DType::f32);
+      tl.send(other, tl.full({4}, 1.0, DType::f32));
+    });
+    FAIL();
+  } catch (const DeadlockError& e) {
+    const std::string what = e.what();
+    for (int pe = 0; pe < 4; ++pe) {
+      const std::string line = "\n  sip0.cube0.pe" + std::to_string(pe) + " ";
+      const std::size_t at = what.find(line);
+      ASSERT_NE(at, std::string::npos) << what;
+      EXPECT_EQ(what.find(line, at + 1), std::string::npos) << "listed twice: " << what;
+    }
+    EXPECT_THAT(what, AllOf(HasSubstr("a cycle, each waiting on the next: sip0.cube0.pe0 -> "
+                                      "sip0.cube0.pe1 -> sip0.cube0.pe0"),
+                            HasSubstr("a cycle, each waiting on the next: sip0.cube0.pe2 -> "
+                                      "sip0.cube0.pe3 -> sip0.cube0.pe2")));
+  }
+}
+
 TEST(Messages, SendersBlockedOnFullChannelsInACycleAreNamed) {
   Simulation sim(tiny_with({{"slots", 1}}), {.timing_only = true});
   try {
@@ -305,7 +331,7 @@ TEST(Messages, SendersBlockedOnFullChannelsInACycleAreNamed) {
   } catch (const DeadlockError& e) {
     EXPECT_THAT(e.what(),
                 AllOf(HasSubstr("sip0.cube0.pe0 waits to send to sip0.cube0.pe1: all 1 slots"),
-                      HasSubstr("a free slot of channel sip0.cube0.pe0 -> sip0.cube0.pe1"),
+                      HasSubstr("all 1 slots of channel sip0.cube0.pe0 -> sip0.cube0.pe1 are full"),
                       HasSubstr("a cycle")));
   }
 }

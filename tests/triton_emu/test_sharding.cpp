@@ -10,6 +10,7 @@
 namespace cubesim {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 constexpr std::int64_t kPer = 256;  // f32 elements per program
@@ -66,6 +67,14 @@ TEST_F(Sharding, AGappyKernelIsReported) {
   ASSERT_EQ(c.gaps.size(), 8u);
   EXPECT_EQ(c.gaps[0].end - c.gaps[0].begin, 4u);
   EXPECT_THAT(r.describe(c, out), HasSubstr("8 gap(s)"));
+  // Each gap ends one program's share and lies before the next program's; the last ends the
+  // region.
+  EXPECT_THAT(r.describe(c, out),
+              AllOf(HasSubstr("of the region), between the writes of program (0, 0, 0) and "
+                              "program (1, 0, 0)\n"),
+                    HasSubstr("of the region), between the writes of program (3, 0, 0) and "
+                              "program (0, 1, 0)\n"),
+                    HasSubstr("of the region), after the write of program (3, 1, 0)")));
 }
 
 TEST_F(Sharding, AReadOfAnotherProgramsOutputNeedsABarrier) {

@@ -234,5 +234,104 @@ TEST(TraceOptions, FlowsJoinLoadsAndStoresToTheLinkSlicesTheyOccupy) {
   EXPECT_GT(continued.size(), starts.size() / 2);
 }
 
+// Communication shows in the trace: each send's transfer on a DMA lane of its sender, recv and
+// recv_async waits, barrier waits and atomics on the PE tracks, each with its peer and bytes;
+// vector work says how many elements of which ops it paid for; every flow ends ("f").
+TEST(TraceOptions, SendsRecvsBarriersAndAtomicsShowWithTheirPeersAndBytes) {
+  constexpr std::int64_t kLen = 256;  // f32 elements per message
+  const fs::path file =
+      fs::temp_directory_path() / ("trace-messages-" + std::to_string(::getpid()) + ".json");
+  std::int64_t programs = 0, per_cube = 0;
+  std::vector<std::string> pe_names;
+  {
+    Simulation sim(Spec::load(spec_path("tiny.json")),
+                   {.trace_path = file.string(), .trace_flows = true});
+    per_cube = sim.config().cube.pes;
+    programs = per_cube * sim.config().cubes_per_sip;
+    const Ptr in = sim.alloc(programs * kLen * 4), out = sim.alloc(programs * kLen * 4),
+              counter = sim.alloc(8);
+    sim.launch([&](tl::Context& tl) {
+      const std::int64_t me = tl.program_id(0), cube = tl.program_id(1), n = tl.num_programs(0);
+      const std::int64_t at = (cube * n + me) * kLen * 4;
+      const tl::Peer next = tl::program((me + 1) % n, cube),
+                     prev = tl::program((me + n - 1) % n, cube);
+      tl.send(next, tl.load(in + at, {kLen}, DType::f32) * 2.0);
+      tl::RecvHandle h = tl.recv_async(prev, {kLen}, DType::f32);
+      tl.send(next, tl.wait(h));
+      const tl::Tile z = tl.recv(prev, {kLen}, DType::f32);
+      if (me == 0 && cube == 0) tl.store(out + at, z * 3.0);  // the others wait at the barrier
+      tl.barrier(tl::Scope::all);
+      tl.atomic_add(counter, std::int64_t{1});
+      tl.store(out + at, z);
+    });
+  }
+  std::ifstream in(file);
+  const nlohmann::json trace = nlohmann::json::parse(in);
+  fs::remove(file);
+
+  // The PE that runs program (pe, cube), as the trace names it: "sip0.cube<cube>.pe<pe>".
+  auto pe_name = [](std::int64_t pe, std::int64_t cube) {
+    return "sip0.cube" + std::to_string(cube) + ".pe" + std::to_string(pe);
+  };
+  int sends = 0, recvs = 0, async_waits = 0, barriers = 0, atomics = 0, vectors = 0;
+  for (const auto& e : events(trace, "X")) {
+    const std::string track = e["track"];
+    const std::string name = e["name"];
+    if (name == "send") {
+      ++sends;
+      ASSERT_TRUE(in_group(e, "DMA (async copies)")) << e.dump();
+      EXPECT_EQ(e["args"]["bytes"], kLen * 4);
+      // The sender's lane ("sip0.cube1.pe2.dma0") sends to the next PE of its cube.
+      const std::string sender =
+          track.substr(track.find('/') + 1, track.rfind(".dma") - track.find('/') - 1);
+      const std::int64_t cube = sender[9] - '0', pe = std::stoll(sender.substr(13));
+      EXPECT_EQ(e["args"]["to"], pe_name((pe + 1) % per_cube, cube)) << e.dump();
+      EXPECT_THAT(e["args"]["channel"].get<std::string>(), HasSubstr(sender + " -> "));
+    } else if (name == "recv" || name == "recv_async wait") {
+      ++(name == "recv" ? recvs : async_waits);
+      ASSERT_TRUE(in_group(e, "PEs")) << e.dump();
+      const std::string receiver = track.substr(4);
+      const std::int64_t cube = receiver[9] - '0', pe = std::stoll(receiver.substr(13));
+      EXPECT_EQ(e["args"]["from"], pe_name((pe + per_cube - 1) % per_cube, cube)) << e.dump();
+      EXPECT_EQ(e["args"]["bytes"], kLen * 4);
+      EXPECT_EQ(e["args"]["seq"], name == "recv" ? 1 : 0);
+    } else if (name == "barrier") {
+      ++barriers;
+      EXPECT_TRUE(in_group(e, "PEs"));
+      EXPECT_EQ(e["args"]["members"], programs);
+      EXPECT_NE(track, "PEs/" + pe_name(0, 0)) << "the last to arrive does not wait";
+    } else if (name == "atomic_add") {
+      ++atomics;
+      EXPECT_EQ(e["args"]["bytes"], 8);
+      EXPECT_EQ(e["args"]["type"], "i64");
+    } else if (name == "vector" && in_group(e, "PEs")) {
+      ++vectors;
+      EXPECT_EQ(e["args"]["elements"], kLen) << e.dump();
+      EXPECT_EQ(e["args"]["ops"], "simple") << e.dump();
+    }
+  }
+  EXPECT_EQ(sends, 2 * programs);
+  EXPECT_EQ(recvs, programs);
+  EXPECT_EQ(async_waits, programs);
+  EXPECT_EQ(barriers, programs - 1);
+  EXPECT_EQ(atomics, programs);
+  EXPECT_EQ(vectors, programs + 1);  // x 2.0 on every program, x 3.0 on one
+
+  // Every flow that starts ends, later, on the track it started on.
+  std::map<std::uint64_t, nlohmann::json> starts;
+  for (const auto& e : events(trace, "s")) starts[e["id"]] = e;
+  const auto ends = events(trace, "f");
+  EXPECT_EQ(ends.size(), starts.size());
+  for (const auto& f : ends) {
+    ASSERT_TRUE(starts.count(f["id"])) << f.dump();
+    EXPECT_EQ(f["track"], starts.at(f["id"])["track"]);
+    EXPECT_GT(ps(f["ts"]), ps(starts.at(f["id"])["ts"]));
+    EXPECT_EQ(f["bp"], "e");
+  }
+  int send_flows = 0;
+  for (const auto& [id, s] : starts) send_flows += in_group(s, "DMA (async copies)");
+  EXPECT_EQ(send_flows, 2 * programs);
+}
+
 }  // namespace
 }  // namespace cubesim

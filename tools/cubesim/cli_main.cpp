@@ -15,6 +15,7 @@
 #include "emu/log.hpp"
 #include "kernels/plugin.hpp"
 #include "tools/cubesim/common.hpp"
+#include "tools/cubesim/progress_line.hpp"
 #include "tools/cubesim/sweep_mpi.hpp"
 #include "triton_emu/errors.hpp"
 
@@ -112,6 +113,12 @@ int cubesim::cli::cubesim_main(int argc, char** argv,
                  "run SPEC mykernel; docs/writing-kernels.md says how to build one")
       ->type_name("FILE")
       ->allow_extra_args(false);
+  bool quiet_flag = false, progress_flag = false;
+  app.add_flag("--quiet,-q", quiet_flag,
+               "No progress line on stderr (it is drawn only on a terminal anyway)");
+  app.add_flag("--progress", progress_flag,
+               "Report progress on stderr even when it is not a terminal: a line a second")
+      ->excludes("--quiet");
   // Global options may also follow the subcommand (cubesim run ... --log-level debug).
   app.fallthrough();
   app.require_subcommand(1);
@@ -141,6 +148,9 @@ int cubesim::cli::cubesim_main(int argc, char** argv,
   }
   try {
     cubesim::emu::set_log_level(log_level);
+    cubesim::cli::set_progress_mode(quiet_flag      ? cubesim::cli::ProgressMode::never
+                                    : progress_flag ? cubesim::cli::ProgressMode::always
+                                                    : cubesim::cli::ProgressMode::automatic);
     add_kernels(built_in, plugins);
     if (app.got_subcommand(worker.app)) return worker.run();
     for (const auto& c : commands)

@@ -396,11 +396,17 @@ void write_json_file(const std::string& path, const nlohmann::json& j) {
   write_file(path, [&](std::ostream& out) { out << to_pretty_json(j); });
 }
 
+std::uint64_t memory_limit_from_environment() {
+  if (const char* limit = std::getenv("CUBESIM_MEMORY_LIMIT"); limit != nullptr && *limit != '\0')
+    return parse_byte_size(limit, "CUBESIM_MEMORY_LIMIT");
+  return 0;
+}
+
 std::unique_ptr<Simulation> make_simulation(const components::Spec& spec,
                                             const SimOptions& options) {
   SimOptions o = options;
-  if (const char* limit = std::getenv("CUBESIM_MEMORY_LIMIT"); limit != nullptr && *limit != '\0')
-    o.host_memory_limit = parse_byte_size(limit, "CUBESIM_MEMORY_LIMIT");
+  if (const std::uint64_t limit = memory_limit_from_environment(); limit != 0)
+    o.host_memory_limit = limit;
   try {
     return std::make_unique<Simulation>(spec, o);
   } catch (const Error&) {

@@ -114,6 +114,8 @@ void write_json_file(const std::string& path, const nlohmann::json& j);
 // trace file that cannot be opened, a backend that cannot start) becomes a UsageError.
 std::unique_ptr<Simulation> make_simulation(const components::Spec& spec,
                                             const SimOptions& options);
+// CUBESIM_MEMORY_LIMIT as bytes (0 when unset): the host memory a system may take.
+std::uint64_t memory_limit_from_environment();
 
 // A 2-space-indented dump with a trailing newline.
 std::string to_pretty_json(const nlohmann::json& j);

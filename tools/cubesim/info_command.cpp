@@ -103,6 +103,9 @@ std::string describe_messages(const nlohmann::json& d) {
 
 int info(const InfoArgs& a) {
   const components::Spec spec = load_spec(a.spec, a.sets);
+  // Refused as `run` would refuse it, before building: a system too large for the host
+  // would otherwise take it down while being described.
+  check_host_memory(spec.config(), SimOptions{}.stack_size, memory_limit_from_environment());
   // A timing-only system: describe() needs the built topology, not functional memory.
   emu::Scheduler scheduler;
   const components::System system(spec.config(), scheduler, components::SystemOptions{true});

@@ -14,6 +14,7 @@
 #include "kernels/registry.hpp"
 #include "tools/cubesim/common.hpp"
 #include "tools/cubesim/format.hpp"
+#include "tools/cubesim/progress_line.hpp"
 #include "tools/cubesim/report.hpp"
 #include "tools/cubesim/summary.hpp"
 #include "triton_emu/simulation.hpp"
@@ -146,6 +147,8 @@ int run(const RunArgs& a) {
   options.trace_flows = a.trace_flows;
   options.network = components::parse_network_model(a.network);
   options.record_accesses = false;  // the access log serves sharding checks in tests, not runs
+  ProgressLine progress;
+  options.progress = draw_progress(progress);
   auto interrupt = std::make_unique<InterruptCleanup>(a.trace_file);  // before the trace exists
   set_phase("building the system of " + std::to_string(spec.config().total_pes()) + " PEs");
   const std::unique_ptr<Simulation> sim = make_simulation(spec, options);

@@ -171,7 +171,7 @@ json failed_row(const Point& point, const std::string& status, int exit_code,
   return row;
 }
 
-json run_point(const json& request) {
+json run_point(const json& request, emu::ProgressFn progress) {
   json row = base_row(request);
   json report = nullptr;
   try {
@@ -193,6 +193,7 @@ json run_point(const json& request) {
     options.stack_size = request.at("stack_size").get<std::uint64_t>();
     options.grid = parse_grid(request.value("grid", "hardware"));
     options.record_accesses = false;  // sharding checks are for tests, not sweeps
+    options.progress = std::move(progress);
     set_phase("building the system of " + std::to_string(spec.config().total_pes()) + " PEs");
     const std::unique_ptr<Simulation> sim = make_simulation(spec, options);
     sim->set_kernel_name(kernel.name);

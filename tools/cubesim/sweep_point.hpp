@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "emu/progress.hpp"
 #include "tools/cubesim/sweep_expand.hpp"
 
 namespace cubesim::cli::sweep {
@@ -22,7 +23,8 @@ nlohmann::json point_request(const Definition& def, const Point& point, bool wan
 // included), overrides (the --set assignments), status (ok, verification_failed, usage_error,
 // kernel_fault, deadlock, crashed), exit_code (as `cubesim run` would exit), error ("" when ok),
 // then the metrics (metric_columns()) and details.NAME for each number the harness reported.
-nlohmann::json run_point(const nlohmann::json& request);
+// `progress` receives the launches' reports (emu/progress.hpp).
+nlohmann::json run_point(const nlohmann::json& request, emu::ProgressFn progress = {});
 
 // The row of a point whose worker process died before it answered.
 nlohmann::json failed_row(const Point& point, const std::string& status, int exit_code,

@@ -1,5 +1,6 @@
 #include "tools/cubesim/sweep_run.hpp"
 
+#include <fmt/format.h>
 #include <sched.h>
 #include <signal.h>
 #include <unistd.h>
@@ -11,9 +12,11 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "tools/cubesim/common.hpp"
 #include "tools/cubesim/format.hpp"
+#include "tools/cubesim/progress_line.hpp"
 #include "tools/cubesim/sweep_mpi.hpp"
 #include "tools/cubesim/sweep_output.hpp"
 #include "tools/cubesim/sweep_point.hpp"
@@ -74,60 +77,41 @@ std::string clock_text(double seconds) {
   return buf;
 }
 
-// One line on stderr, redrawn in place, only on a terminal.
+// The sweep's progress line: points finished, running and left, and what the longest-running
+// point is doing.
 class Progress {
  public:
-  Progress(bool enabled, std::uint64_t total, std::uint64_t already)
-      : enabled_(enabled), total_(total), already_(already), start_(Clock::now()) {}
-  ~Progress() { clear(); }
-  Progress(const Progress&) = delete;
-  Progress& operator=(const Progress&) = delete;
+  Progress(std::uint64_t total, std::uint64_t already) : total_(total), already_(already) {}
 
-  void update(std::uint64_t finished, std::uint64_t failed, int running, bool force = false) {
-    if (!enabled_) return;
-    const auto now = Clock::now();
-    if (!force && now - last_ < std::chrono::milliseconds(100)) return;
-    last_ = now;
-    const double elapsed = std::chrono::duration<double>(now - start_).count();
+  bool enabled() const { return line_.enabled(); }
+  void update(std::uint64_t finished, std::uint64_t failed, int running,
+              const std::optional<WorkerPool::Running>& longest) {
+    if (!line_.enabled()) return;
+    const double elapsed = line_.elapsed_s();
     const std::uint64_t ran = finished - std::min(finished, already_);
-    const std::uint64_t left = total_ - std::min(total_, finished);
+    const std::uint64_t done = std::min(total_, finished);
+    const std::uint64_t left = total_ - done - std::min<std::uint64_t>(total_ - done, running);
     std::string eta = "--:--";
-    if (ran > 0) eta = clock_text(elapsed / static_cast<double>(ran) * static_cast<double>(left));
+    if (ran > 0)
+      eta = clock_text(elapsed / static_cast<double>(ran) * static_cast<double>(total_ - done));
     constexpr int kWidth = 28;
     const int filled =
-        total_ == 0 ? kWidth
-                    : static_cast<int>(kWidth * finished / std::max<std::uint64_t>(1, total_));
+        total_ == 0 ? kWidth : static_cast<int>(kWidth * done / std::max<std::uint64_t>(1, total_));
     std::string bar(static_cast<std::size_t>(filled), '#');
     bar.resize(kWidth, '.');
-    char line[256];
-    std::snprintf(line, sizeof line, "\r[%s] %llu/%llu points, %d running%s, %s elapsed, ETA %s",
-                  bar.c_str(), static_cast<unsigned long long>(finished),
-                  static_cast<unsigned long long>(total_), running,
-                  failed ? (", " + std::to_string(failed) + " failed").c_str() : "",
-                  clock_text(elapsed).c_str(), eta.c_str());
-    std::fputs(line, stderr);
-    std::fputs("\033[K", stderr);
-    std::fflush(stderr);
-    shown_ = true;
+    std::string text = fmt::format(
+        "[{}] {}/{} points, {} running, {} left{}, {} elapsed, ETA {}", bar, finished, total_,
+        running, left, failed ? fmt::format(", {} failed", failed) : "", clock_text(elapsed), eta);
+    if (longest) text += fmt::format(" | point {}: {}", longest->point, longest->progress);
+    line_.show(text);
   }
-  void clear() {
-    if (!shown_) return;
-    std::fputs("\r\033[K", stderr);
-    std::fflush(stderr);
-    shown_ = false;
-  }
+  void clear() { line_.clear(); }
   // A line of a worker's log, above the bar.
-  void log(const std::string& text) {
-    clear();
-    std::fputs((text + "\n").c_str(), stderr);
-    last_ = {};
-  }
+  void log(const std::string& text) { line_.log(text); }
 
  private:
-  bool enabled_;
+  ProgressLine line_;
   std::uint64_t total_, already_;
-  Clock::time_point start_, last_{};
-  bool shown_ = false;
 };
 
 // A worker loads the sweep's plugins too, so it knows their kernels.
@@ -333,7 +317,7 @@ int run_sweep(const Options& o) {
   const int jobs = static_cast<int>(std::min<std::uint64_t>(
       default_jobs(o, link.get()), std::max<std::uint64_t>(1, pending.size())));
   const bool want_report = store != nullptr;
-  Progress progress(isatty(STDERR_FILENO) != 0, total, resumed);
+  Progress progress(total, resumed);
   WorkerPool pool(jobs, worker_args(o), worker_env(o, jobs * (link ? link->local_size() : 1)),
                   [&progress](std::uint64_t point, const std::string& line) {
                     progress.log("[point " + std::to_string(point) + "] " + line);
@@ -353,10 +337,12 @@ int run_sweep(const Options& o) {
   while (g_stop == 0) {
     while (pool.idle_slots() > 0 && next < pending.size()) {
       const Point p = make_point(def, pending[next++]);
-      pool.start(p, point_request(def, p, want_report));
+      json request = point_request(def, p, want_report);
+      if (progress.enabled()) request["progress"] = true;
+      pool.start(p, request);
     }
     if (next >= pending.size() && pool.busy() == 0 && followers == 0) break;
-    progress.update(rows.finished(), rows.failed(), pool.busy());
+    progress.update(rows.finished(), rows.failed(), pool.busy(), pool.longest_running());
     for (auto& f : pool.wait(link ? 2 : 250)) {
       if (link) f.row["rank"] = 0;
       record(f.index, f.row, f.report);
@@ -391,6 +377,10 @@ int run_sweep(const Options& o) {
   if (rows.failed() > 0) note << ", " << rows.failed() << " failed";
   if (resumed > 0) note << "; " << resumed << " kept from " << o.out_dir;
   note << "; " << format_seconds(wall) << " on " << jobs << (jobs == 1 ? " job" : " jobs");
+  // A resumed sweep may have fewer points left than jobs: say so rather than seem to ignore -j.
+  if (o.jobs > 0 && jobs < o.jobs)
+    note << " (" << o.jobs << " given; " << pending.size()
+         << (pending.size() == 1 ? " point was" : " points were") << " left to run)";
   if (link) note << " per rank x " << link->size() << " ranks";
   note << "\n";
   note.flush();

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "tools/cubesim/progress_line.hpp"
 #include "tools/cubesim/sweep_point.hpp"
 #include "triton_emu/errors.hpp"
 
@@ -197,6 +198,8 @@ void WorkerPool::start(const Point& point, const json& request) {
     if (w->pid <= 0) spawn(*w);
     w->log_tail.clear();
     w->current = point;
+    w->since = std::chrono::steady_clock::now();
+    w->progress.clear();
     if (write_all(w->in_fd, line)) return;
     // The worker had died while idle: reap it quietly and start another.
     w->current.reset();
@@ -296,7 +299,12 @@ std::vector<Finished> WorkerPool::wait(int timeout_ms) {
       const std::string line = w.out_buf.substr(0, nl);
       w.out_buf.erase(0, nl + 1);
       json answer = json::parse(line, nullptr, false);
-      if (answer.is_discarded() || !answer.contains("row") || !w.current) continue;
+      if (answer.is_discarded() || !w.current) continue;
+      if (answer.contains("progress") && answer["progress"].is_string()) {
+        w.progress = answer["progress"].get<std::string>();
+        continue;
+      }
+      if (!answer.contains("row")) continue;
       read_log(w, false);  // lines written during the point belong to it
       finished.push_back(
           {w.current->index, std::move(answer["row"]), answer.value("report", json(nullptr))});
@@ -321,6 +329,15 @@ void WorkerPool::kill_all() {
   }
 }
 
+std::optional<WorkerPool::Running> WorkerPool::longest_running() const {
+  const Worker* oldest = nullptr;
+  for (const auto& w : workers_)
+    if (w.current && !w.progress.empty() && (oldest == nullptr || w.since < oldest->since))
+      oldest = &w;
+  if (oldest == nullptr) return std::nullopt;
+  return Running{oldest->current->index, oldest->progress};
+}
+
 int worker_main(long parent) {
   // Die with the sweep, even when it is killed outright (an mpirun abort, kill -9).
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -338,7 +355,19 @@ int worker_main(long parent) {
     if (const char* crash = std::getenv("CUBESIM_SWEEP_TEST_CRASH_POINT");
         crash != nullptr && request["index"].dump() == crash)
       ::raise(SIGKILL);
-    json answer = run_point(request);
+    // Reports while the point runs, when the sweep draws them: a line on the result channel
+    // every half second or so.
+    emu::ProgressFn report;
+    auto last = std::chrono::steady_clock::now();
+    if (request.value("progress", false))
+      report = [&last](const emu::Progress& p) {
+        const auto now = std::chrono::steady_clock::now();
+        if (p.finished || now - last < std::chrono::milliseconds(500)) return;
+        last = now;
+        const json report_line = {{"progress", std::string(p.what) + ": " + describe_progress(p)}};
+        write_all(kResultFd, report_line.dump() + "\n");
+      };
+    json answer = run_point(request, report);
     answer["index"] = request["index"];
     const int code = answer["row"].value("exit_code", 0);
     answer["last"] = code >= 2;

@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -52,12 +53,22 @@ class WorkerPool {
   // Ends every worker at once (SIGKILL) and forgets the points they ran.
   void kill_all();
 
+  // The point that has run longest and its last progress report (a request with "progress":
+  // true asks its worker for them), or nullopt when none is running or has reported.
+  struct Running {
+    std::uint64_t point = 0;
+    std::string progress;
+  };
+  std::optional<Running> longest_running() const;
+
  private:
   struct Worker {
     pid_t pid = -1;
     int in_fd = -1, out_fd = -1, log_fd = -1;
     std::string out_buf, log_buf, log_tail;
     std::optional<Point> current;
+    std::chrono::steady_clock::time_point since{};  // when `current` started
+    std::string progress;                           // its last report ("" before one)
   };
   void spawn(Worker& w);
   void reap(Worker& w, std::vector<Finished>& finished);

@@ -19,6 +19,7 @@
 #include "emu/scheduler.hpp"
 #include "tools/cubesim/common.hpp"
 #include "tools/cubesim/format.hpp"
+#include "tools/cubesim/progress_line.hpp"
 #include "tools/cubesim/sweep_output.hpp"
 #include "triton_emu/errors.hpp"
 
@@ -72,13 +73,15 @@ struct Point {
 };
 
 Point run_point(const components::Spec& spec, components::TrafficOptions o, double load,
-                const components::TrafficBound& bound, components::NetworkModel network) {
+                const components::TrafficBound& bound, components::NetworkModel network,
+                ProgressLine& progress) {
   emu::Scheduler sched;
   components::System sys(spec.config(), sched, components::SystemOptions{true, network});
   o.offered_load = load * bound.fraction_of_link;
   Point p;
   p.load = load;
   p.bound = bound.fraction_of_link;
+  o.progress = draw_progress(progress, fmt::format("load {:.3g} ", load));
   p.r = components::run_traffic(sched, sys.network(), o);
   return p;
 }
@@ -156,11 +159,14 @@ int traffic(const TrafficArgs& a) {
         a.load, a.load, bound.fraction_of_link, most));
 
   std::vector<Point> points;
-  if (a.sweep) {
-    for (const double l : kSweepLoads)
-      if (l <= most) points.push_back(run_point(spec, o, l, bound, network));
-  } else {
-    points.push_back(run_point(spec, o, a.load, bound, network));
+  {
+    ProgressLine progress;
+    if (a.sweep) {
+      for (const double l : kSweepLoads)
+        if (l <= most) points.push_back(run_point(spec, o, l, bound, network, progress));
+    } else {
+      points.push_back(run_point(spec, o, a.load, bound, network, progress));
+    }
   }
 
   const components::TrafficNodes nodes = components::traffic_nodes(probe.topology(), o.scope);

@@ -451,6 +451,20 @@ TEST(SpecOverride, AssignmentsThatMustChangeTogetherApplyTogether) {
   const Spec m = s.with_assignments(both);
   EXPECT_EQ(m.config().ucie.topology, GraphKind::mesh);
   EXPECT_EQ(m.config().ucie.mesh_x, 2u);
+  // The same as a braced list, and as typed values set together: a chain of with() calls
+  // validates after each and is refused at the first.
+  const Spec braced = s.with_assignments({"system.ucie.topology=torus", "system.ucie.mesh=[2,2]"});
+  EXPECT_EQ(braced.config().ucie.topology, GraphKind::torus);
+  EXPECT_THROW(s.with("system.ucie.topology", "mesh").with("system.ucie.mesh", {2, 2}), SpecError);
+  const Spec together = s.with({{"system.ucie.topology", "mesh"}, {"system.ucie.mesh", {1, 4}}});
+  EXPECT_EQ(together.config().ucie.topology, GraphKind::mesh);
+  EXPECT_EQ(together.config().ucie.mesh_x, 1u);
+  EXPECT_EQ(together.config().ucie.mesh_y, 4u);
+  // Validated once, together: a bad pair is still refused, naming both overrides' field.
+  EXPECT_THAT(error_from([&] {
+                s.with({{"system.ucie.topology", "mesh"}, {"system.ucie.mesh", {3, 3}}});
+              }).what(),
+              HasSubstr("/system/ucie/mesh"));
 }
 
 TEST(SpecOverride, AssignmentWithoutEqualsIsRefused) {
