@@ -6,8 +6,8 @@ namespace cubesim::kernels {
 namespace {
 
 constexpr const char* kFindIt =
-    "run the same command under gdb (gdb --args cubesim ..., then 'run' and 'bt') to see the "
-    "faulting line; build with -g for line numbers";
+    "to see the faulting line, run the same command under gdb (gdb --args cubesim ..., then "
+    "'run' and 'bt'), with the code built with -g";
 
 }  // namespace
 
@@ -39,7 +39,7 @@ emu::LastWords plugin_last_words(const std::string& shown, const std::string& st
   w.fix =
       "Fix: the plugin crashed before cubesim could use it, so none of its kernels was "
       "added; " +
-      std::string(kFindIt) + " of the plugin, and rebuild it against this cubesim.";
+      std::string(kFindIt) + ".";
   return w;
 }
 
