@@ -52,6 +52,10 @@ void set_log_level(std::string_view level) {
   log().set_level(parsed);
 }
 
+const Tick* log_clock() {
+  return t_clock;
+}
+
 LogClockScope::LogClockScope(const Tick* clock) : previous_(t_clock) {
   t_clock = clock;
 }

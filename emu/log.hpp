@@ -26,6 +26,9 @@ class LogClockScope {
   const Tick* previous_;
 };
 
+// The clock the innermost LogClockScope of this thread shows (nullptr outside a run).
+const Tick* log_clock();
+
 // The pattern every cubesim sink uses; "%*" is the simulated time. Exposed for tests.
 std::unique_ptr<spdlog::formatter> make_log_formatter();
 

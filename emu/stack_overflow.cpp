@@ -2,14 +2,11 @@
 
 #include <pthread.h>
 #include <signal.h>
-#include <ucontext.h>
 #include <unistd.h>
 
-#include <cstdlib>
-#include <cstring>
 #include <mutex>
 
-#include "emu/fiber.hpp"
+#include "emu/signal_text.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
@@ -21,24 +18,6 @@ namespace {
 
 constexpr std::size_t kMaxRegions = 1 << 16;
 GuardedRegion g_regions[kMaxRegions];
-struct sigaction g_previous {};
-
-// Async-signal-safe text building: no allocation, no stdio.
-struct Message {
-  char text[1024];
-  std::size_t len = 0;
-  void add(const char* s) {
-    while (*s && len + 1 < sizeof text) text[len++] = *s++;
-  }
-  void add(std::uint64_t v) {
-    char digits[24];
-    int n = 0;
-    do digits[n++] = static_cast<char>('0' + v % 10);
-    while ((v /= 10) != 0);
-    while (n > 0 && len + 1 < sizeof text) text[len++] = digits[--n];
-  }
-};
-
 thread_local OverflowRecovery* t_recovery = nullptr;
 
 struct SlotHit {
@@ -57,77 +36,7 @@ SlotHit find_slot(std::uintptr_t addr) {
   return {};
 }
 
-std::uintptr_t stack_pointer_of(void* context) {
-  const auto* uc = static_cast<const ucontext_t*>(context);
-#if defined(__x86_64__)
-  return static_cast<std::uintptr_t>(uc->uc_mcontext.gregs[REG_RSP]);
-#elif defined(__aarch64__)
-  return static_cast<std::uintptr_t>(uc->uc_mcontext.sp);
-#else
-  (void)uc;
-  return 0;  // unknown: no fault is attributed
-#endif
-}
-
-void on_segv(int sig, siginfo_t* info, void* context) {
-  const FaultAttribution f =
-      attribute_fault(reinterpret_cast<std::uintptr_t>(info->si_addr), stack_pointer_of(context),
-                      Fiber::running_stack_bottom());
-  if (f.overflow) {
-    if (OverflowRecovery* r = t_recovery) {
-      t_recovery = nullptr;  // one jump per arming
-      r->fault = f;
-      siglongjmp(r->env, 1);
-    }
-    report_stack_overflow(f.label, f.stack_size,
-                          f.guard_hit ? "it touched the guard page below the stack"
-                                      : "it ran past the end of its stack");
-  }
-  // Not an overflow we can attribute: hand the fault to whoever handled it before (default:
-  // core dump).
-  if (g_previous.sa_flags & SA_SIGINFO) {
-    if (g_previous.sa_sigaction) return g_previous.sa_sigaction(sig, info, context);
-  } else if (g_previous.sa_handler != SIG_DFL && g_previous.sa_handler != SIG_IGN) {
-    return g_previous.sa_handler(sig);
-  }
-  signal(sig, SIG_DFL);  // returning re-runs the faulting instruction, which now dumps core
-}
-
-struct AltStack {
-  void* memory = nullptr;
-  AltStack() {
-    constexpr std::size_t size = 64 * 1024;
-    memory = std::malloc(size);
-    stack_t ss{};
-    ss.ss_sp = memory;
-    ss.ss_size = size;
-    if (memory == nullptr || sigaltstack(&ss, nullptr) != 0) {
-      std::free(memory);
-      memory = nullptr;
-    }
-  }
-  ~AltStack() {
-    if (memory == nullptr) return;
-    stack_t ss{};
-    ss.ss_flags = SS_DISABLE;
-    sigaltstack(&ss, nullptr);
-    std::free(memory);
-  }
-};
-
 }  // namespace
-
-void install_stack_overflow_handler() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    struct sigaction sa {};
-    sa.sa_sigaction = on_segv;
-    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGSEGV, &sa, &g_previous);
-  });
-  thread_local AltStack alt_stack;
-}
 
 FaultAttribution attribute_fault(std::uintptr_t fault_addr, std::uintptr_t stack_pointer,
                                  const void* running_stack_bottom) {
@@ -204,8 +113,24 @@ void unregister_region(GuardedRegion* region) {
   if (region) region->base.store(0, std::memory_order_release);
 }
 
+void on_stack_overflow(const FaultAttribution& f) {
+  if (OverflowRecovery* r = t_recovery) {
+    t_recovery = nullptr;  // one jump per arming
+    r->fault = f;
+    siglongjmp(r->env, 1);
+  }
+  report_stack_overflow(f.label, f.stack_size,
+                        f.guard_hit ? "it touched the guard page below the stack"
+                                    : "it ran past the end of its stack");
+}
+
+const char* stack_owner(const void* bottom) {
+  const SlotHit at = find_slot(reinterpret_cast<std::uintptr_t>(bottom));
+  return at.region ? at.region->owners[at.slot].load(std::memory_order_relaxed) : nullptr;
+}
+
 void report_stack_overflow(const char* label, std::size_t stack_size, const char* how) {
-  Message m;
+  SignalText m;
   m.add("cubesim: stack overflow in process '");
   m.add(label ? label : "(unnamed)");
   m.add("': it needs more than its ");
@@ -216,8 +141,7 @@ void report_stack_overflow(const char* label, std::size_t stack_size, const char
       ").\nFix: raise the stack size (the CLI's --stack-size BYTES, e.g. --stack-size 256K; "
       "SimOptions::stack_size in the library) or move large local arrays and deep recursion "
       "off the stack.\n");
-  ssize_t ignored = write(STDERR_FILENO, m.text, m.len);
-  (void)ignored;
+  m.write_to_stderr();
   _exit(kStackOverflowExitCode);
 }
 

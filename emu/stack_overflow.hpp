@@ -1,7 +1,8 @@
 #pragma once
 // Turns a fiber's stack overflow into an error naming the process, instead of a bare segfault.
-// Internal to emu/: StackPool registers its slabs here, and Scheduler::run() arms a recovery
-// point, so an overflow ends the run with an exception and the program lives on.
+// Internal to emu/: StackPool registers its slabs here, Scheduler::run() arms a recovery point,
+// and the fatal-signal handler (emu/fatal_signal.hpp) asks attribute_fault about each SIGSEGV,
+// so an overflow ends the run with an exception and the program lives on.
 //
 // Attribution: an overflow can only happen on the stack of the fiber that is running, so the
 // handler names that fiber (Fiber::running_stack_bottom()), and only when the faulting stack
@@ -29,9 +30,6 @@ struct GuardedRegion {
   std::atomic<const char*>* owners = nullptr;  // one label per slot
 };
 
-// Installs the SIGSEGV handler (once per process) and an alternate signal stack for the calling
-// thread (once per thread), so the handler can run although the faulting stack is exhausted.
-void install_stack_overflow_handler();
 GuardedRegion* register_region(std::uintptr_t base, std::size_t stride, std::size_t guard,
                                bool guarded, std::size_t stack_size, std::uint32_t slots,
                                std::atomic<const char*>* owners);
@@ -74,5 +72,12 @@ void back_on_thread_stack(const void* live_frame);
 // Writes the overflow report for `label` and ends the program: for an overflow outside any run
 // (no recovery point armed).
 [[noreturn]] void report_stack_overflow(const char* label, std::size_t stack_size, const char* how);
+
+// For the fatal-signal handler (emu/fatal_signal.cpp), which catches the SIGSEGV: an overflow
+// jumps to the recovery point armed on this thread, or is reported and ends the program.
+[[noreturn]] void on_stack_overflow(const FaultAttribution& fault);
+// The label of the stack whose lowest usable address is `bottom` (its process's name), or
+// nullptr for a stack no pool registered.
+const char* stack_owner(const void* bottom);
 
 }  // namespace cubesim::emu::detail

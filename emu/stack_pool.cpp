@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "emu/fatal_signal.hpp"
 #include "emu/log.hpp"
 #include "emu/stack_overflow.hpp"
 
@@ -39,7 +40,7 @@ StackPool::StackPool(std::size_t stack_size) {
   if (stack_size < kMinStack) stack_size = kMinStack;
   usable_ = (stack_size + page_ - 1) / page_ * page_;
   stride_ = usable_ + page_;
-  detail::install_stack_overflow_handler();
+  install_fatal_signal_handler();
 }
 
 StackPool::~StackPool() {

@@ -7,7 +7,7 @@
 // which walks the tops through the L2 sets, and each top is lowered by a slot-dependent colour
 // (a multiple of 256 bytes within the top page) to spread them over the L1 sets too.
 //
-// Overflow: a write into a guard page raises SIGSEGV; the handler (emu/stack_overflow.cpp) names
+// Overflow: a write into a guard page raises SIGSEGV; the handler (emu/fatal_signal.cpp) names
 // the process whose fiber was running and the stack size, and Scheduler::run() turns it into an
 // error. When the kernel refuses more guard pages (vm.max_map_count; 2 mappings per guard),
 // further slabs go unguarded: an overflow there that faults is still named by the running

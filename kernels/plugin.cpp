@@ -7,6 +7,9 @@
 #include <string>
 #include <system_error>
 
+#include "emu/fatal_signal.hpp"
+#include "kernels/last_words.hpp"
+#include "kernels/plugin_file.hpp"
 #include "triton_emu/errors.hpp"
 
 namespace cubesim::kernels {
@@ -65,9 +68,21 @@ void load_plugin(const fs::path& file, Registry& registry) {
   const auto& loaded = registry.plugins();
   if (std::find(loaded.begin(), loaded.end(), key) != loaded.end()) return;
 
+  check_plugin_file(key, shown);
+  // From here the plugin's own code runs (initialisers, entry points): a fatal signal in it ends
+  // cubesim with a message naming the plugin and the stage.
+  const auto fatal_signal_in = [&](const std::string& stage) {
+    return plugin_last_words("plugin " + key.string(), stage);
+  };
+
   // RTLD_NOW: a symbol the plugin needs and this cubesim lacks is reported here, not mid-run.
   // The library is never closed: the registry keeps pointers into its code.
-  void* handle = ::dlopen(key.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* handle = nullptr;
+  {
+    const emu::FatalSignalScope loading(
+        fatal_signal_in("while dlopen ran its initialisers (constructors of its static objects)"));
+    handle = ::dlopen(key.c_str(), RTLD_NOW | RTLD_LOCAL);
+  }
   if (handle == nullptr) {
     const char* why = ::dlerror();
     throw UsageError(shown + " cannot be loaded: " + (why ? why : "unknown dlopen error") +
@@ -85,20 +100,36 @@ void load_plugin(const fs::path& file, Registry& registry) {
                      "(kernels/plugin.hpp) to one of its sources and " +
                      kHowToBuild);
   static constexpr PluginAbi here = CUBESIM_PLUGIN_ABI_HERE;
-  const PluginAbi* theirs = abi_function();
   const std::string rebuild = "; rebuild the plugin against this cubesim's package (find_package(" +
                               std::string("cubesim ") + here.version + " EXACT CONFIG))";
-  // Only `version` is read from a plugin of another version: the rest may be laid out otherwise.
-  if (std::string(theirs->version) != here.version)
-    throw UsageError(shown + " was built against cubesim " + theirs->version +
-                     ", but this is cubesim " + here.version + rebuild);
-  if (!same(*theirs, here))
-    throw UsageError(shown + " was built against different cubesim headers: " + describe(*theirs) +
-                     ", but this is " + describe(here) + rebuild);
+  const std::string not_made_by_macro =
+      ": CUBESIM_PLUGIN(your_register_function) (kernels/plugin.hpp) writes it; use it and " +
+      std::string(kHowToBuild);
+  {
+    const emu::FatalSignalScope asking(
+        fatal_signal_in("in cubesim_plugin_abi() or reading what it answered"));
+    const PluginAbi* theirs = abi_function();
+    if (theirs == nullptr)
+      throw UsageError(shown + "'s cubesim_plugin_abi() answered a null pointer" +
+                       not_made_by_macro);
+    if (theirs->version == nullptr)
+      throw UsageError(shown + "'s cubesim_plugin_abi() answered no version (a null string)" +
+                       not_made_by_macro);
+    // Only `version` is read from a plugin of another version: the rest may be laid out
+    // otherwise.
+    if (std::string(theirs->version) != here.version)
+      throw UsageError(shown + " was built against cubesim " + theirs->version +
+                       ", but this is cubesim " + here.version + rebuild);
+    if (!same(*theirs, here))
+      throw UsageError(shown + " was built against different cubesim headers: " +
+                       describe(*theirs) + ", but this is " + describe(here) + rebuild);
+  }
 
   const std::size_t before = registry.kernels().size();
   {
     AddingFrom scope(registry.adding_from_, "plugin " + key.string());
+    const emu::FatalSignalScope registering(
+        fatal_signal_in("in its registration function (cubesim_register_kernels)"));
     try {
       register_function(registry);
     } catch (const UsageError&) {

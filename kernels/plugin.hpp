@@ -43,9 +43,13 @@ struct PluginAbi {
   }
 
 // Loads a plugin into `registry` and calls its registration function. Loading the same file
-// again does nothing. UsageError naming the file and the fix for a missing file, one dlopen
-// refuses (with dlerror's reason), a library without the entry points, one built against
-// another cubesim, a registration the registry refuses, or a plugin that registers no kernel.
+// again does nothing. UsageError naming the file and the fix for a missing or unreadable file,
+// one that is not an ELF shared library of this machine or is truncated (checked before dlopen:
+// kernels/plugin_file.hpp), one dlopen refuses (with dlerror's reason), a library without the
+// entry points or whose ABI answer is null, one built against another cubesim, a registration
+// the registry refuses, or a plugin that registers no kernel. A fatal signal in the plugin's
+// code meanwhile (its initialisers, its entry points) ends the program with exit 2 and a
+// message naming the plugin and the stage (kernels/last_words.hpp).
 void load_plugin(const std::filesystem::path& file, Registry& registry);
 
 }  // namespace cubesim::kernels

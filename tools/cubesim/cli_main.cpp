@@ -126,7 +126,8 @@ int cubesim::cli::cubesim_main(int argc, char** argv,
       "Run 'cubesim SUBCOMMAND --help' for a subcommand's options; docs/cli.md has the full "
       "reference.\n"
       "Exit codes: 0 ok, 1 verification failed, 2 usage or spec error, 3 kernel fault "
-      "(out-of-bounds or misaligned address, SRAM overflow, stack overflow, bad axis), "
+      "(out-of-bounds or misaligned address, SRAM overflow, stack overflow, bad axis, a kernel "
+      "that dies of a signal), "
       "4 deadlock.");
 
   const std::vector<cubesim::cli::Command> commands = {

@@ -14,6 +14,8 @@
 #include <set>
 #include <system_error>
 
+#include "emu/fatal_signal.hpp"
+#include "kernels/last_words.hpp"
 #include "triton_emu/errors.hpp"
 
 namespace cubesim::cli {
@@ -414,6 +416,13 @@ std::unique_ptr<Simulation> make_simulation(const components::Spec& spec,
   } catch (const std::runtime_error& e) {
     throw UsageError(e.what());
   }
+}
+
+kernels::Outcome run_kernel(const kernels::KernelInfo& kernel, Simulation& sim,
+                            const kernels::Params& params) {
+  const emu::FatalSignalScope last_words(
+      kernels::kernel_last_words(kernel, kernels::kernel_registry().origin(kernel.name)));
+  return kernel.run(sim, params);
 }
 
 }  // namespace cubesim::cli

@@ -117,6 +117,12 @@ std::unique_ptr<Simulation> make_simulation(const components::Spec& spec,
 // CUBESIM_MEMORY_LIMIT as bytes (0 when unset): the host memory a system may take.
 std::uint64_t memory_limit_from_environment();
 
+// kernel.run(sim, params), with cubesim's last words ready should the kernel's code die of a
+// signal (a segfault, an abort): they name the kernel, the plugin it came from and the PE whose
+// program ran, and the exit code is 3 (kernels/last_words.hpp).
+kernels::Outcome run_kernel(const kernels::KernelInfo& kernel, Simulation& sim,
+                            const kernels::Params& params);
+
 // A 2-space-indented dump with a trailing newline.
 std::string to_pretty_json(const nlohmann::json& j);
 

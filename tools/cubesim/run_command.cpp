@@ -156,7 +156,7 @@ int run(const RunArgs& a) {
 
   set_phase("running " + kernel.name + " (its inputs, launches and checks)");
   const auto wall0 = std::chrono::steady_clock::now();
-  const kernels::Outcome outcome = kernel.run(*sim, params);
+  const kernels::Outcome outcome = run_kernel(kernel, *sim, params);
   try {
     sim->close_trace();
   } catch (const std::runtime_error& e) {

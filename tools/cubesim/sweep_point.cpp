@@ -199,7 +199,7 @@ json run_point(const json& request, emu::ProgressFn progress) {
     sim->set_kernel_name(kernel.name);
     set_phase("running " + kernel.name + " (its inputs, launches and checks)");
     const auto wall0 = std::chrono::steady_clock::now();
-    const kernels::Outcome outcome = kernel.run(*sim, params);
+    const kernels::Outcome outcome = run_kernel(kernel, *sim, params);
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     RunRequest run_request{spec_file,          sets, kernel.name, params, options.seed,
