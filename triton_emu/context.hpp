@@ -114,14 +114,16 @@ enum class Activation : std::uint8_t { none, relu, gelu };
 // rounds the f32 value to out_dtype. Each step that changes a value (alpha != 1, beta != 1,
 // bias, activation) is an epilogue step on the engine (docs/hardware-model.md).
 struct CompositeOptions {
-  bool trans_a = false;              // a holds K x M
-  bool trans_b = false;              // b holds N x K
-  std::optional<DType> out_dtype{};  // default: the accumulator tile's dtype, else a's
-  bool accumulate = false;           // add beta * (what out holds)
-  std::int64_t out_row_stride = 0;   // memory output: elements between its rows; 0 = N
-  double alpha = 1.0;                // scales a . b
-  double beta = 1.0;                 // scales the accumulator (needs accumulate)
-  // N values (shape [N] or [1, N]; f32, f16 or bf16) added to every row: a tile, or a ref the
+  bool trans_a = false;  // a holds K x M
+  bool trans_b = false;  // b holds N x K
+  // Default: the accumulator tile's dtype, else a's (i8: i32, f8: f32); docs/writing-kernels.md
+  // lists the pairs.
+  std::optional<DType> out_dtype{};
+  bool accumulate = false;          // add beta * (what out holds)
+  std::int64_t out_row_stride = 0;  // memory output: elements between its rows; 0 = N
+  double alpha = 1.0;               // scales a . b
+  double beta = 1.0;                // scales the accumulator (needs accumulate)
+  // N values (shape [N] or [1, N]; any float dtype) added to every row: a tile, or a ref the
   // engine streams in.
   std::optional<std::variant<Tile, Ref>> bias{};
   Activation activation = Activation::none;

@@ -8,6 +8,7 @@
 #include <future>
 #include <numbers>
 #include <optional>
+#include <stdexcept>
 #include <vector>
 
 #include "triton_emu/backends/cpu_convert.hpp"
@@ -164,6 +165,7 @@ std::shared_ptr<HeldProduct> hold(const GemmJob& job, FunctionalMemory& mem, Hel
   p.k = job.depth();
   p.out = job.out.addr;
   p.out_dtype = job.out_dtype;
+  p.pe = job.pe->name;
   return held.hold(std::move(p));
 }
 
@@ -304,7 +306,14 @@ void GemmJob::on_finish(emu::Tick started, emu::Tick ended) {
   if (held) {
     L.gemm->held->complete(*held);
   } else if (numerics.valid()) {
-    numerics.get();  // rethrows a backend error into this callback
+    try {
+      numerics.get();
+    } catch (const std::exception& e) {  // a backend error, told with the composite it ended
+      throw std::runtime_error(
+          fmt::format("composite gemm on {} ({} x {} x {}, {} inputs, {} "
+                      "result): {}",
+                      pe->name, m, n, k, dtype_name(dtype), dtype_name(out_dtype), e.what()));
+    }
     if (out_tile.valid()) {
       // The tile is this job's alone until wait() hands it out (or a later job in this
       // engine's FIFO takes it as its accumulator), so its values are written here.
@@ -407,7 +416,15 @@ std::shared_ptr<tl::HandleState> start_gemm(LaunchState& launch, PeState& pe, tl
   if (ka != kb)
     ctx.fault("composite gemm: inner dimensions differ: a gives K = " + std::to_string(ka) +
               " but b gives K = " + std::to_string(kb) + " (check the shapes and trans_a/trans_b)");
-  const bool ints = ai.dtype == DType::i32;
+  if (!backends::gemm_input_supported(ai.dtype)) {
+    std::optional<DType> asked = options.out_dtype;
+    if (!asked && out.acc && out.acc->valid()) asked = out.acc->dtype();
+    ctx.fault("composite gemm: a and b are " + name(ai.dtype) +
+              (asked ? " (for a " + name(*asked) + " result)" : std::string()) +
+              "; the GEMM engine multiplies no " + name(ai.dtype) +
+              " masks: cast them to i8 (tile.to(DType::i8)) for an i32 count");
+  }
+  const bool ints = is_integer(ai.dtype);
   bool in_place = false;
   std::optional<tl::Tile> acc;
   if (out.to_tile) {
@@ -417,12 +434,17 @@ std::shared_ptr<tl::HandleState> start_gemm(LaunchState& launch, PeState& pe, tl
           "leave it 0");
     acc = accumulator(ctx, out, options, in_place);
   }
-  if (acc && ints != (acc->dtype() == DType::i32))
+  if (acc && !backends::gemm_pair_supported(ai.dtype, acc->dtype()))
     ctx.fault("composite gemm: the accumulator tile is " + name(acc->dtype()) + " but a is " +
-              name(ai.dtype) + "; " + (ints ? "use an i32" : "use an f32") + " accumulator");
-  const DType out_dtype = options.out_dtype.value_or(acc ? acc->dtype() : ai.dtype);
-  if (ints != (out_dtype == DType::i32))
-    ctx.fault("composite gemm: i32 inputs need an i32 result and float inputs a float result");
+              name(ai.dtype) + "; use an " +
+              (ints ? name(backends::gemm_default_out(ai.dtype)) : std::string("f32")) +
+              " accumulator");
+  const DType out_dtype =
+      options.out_dtype.value_or(acc ? acc->dtype() : backends::gemm_default_out(ai.dtype));
+  if (!backends::gemm_pair_supported(ai.dtype, out_dtype))
+    ctx.fault("composite gemm: " + name(ai.dtype) + " inputs cannot give a " + name(out_dtype) +
+              " result; " + name(ai.dtype) + " inputs take a result of " +
+              backends::gemm_outputs_for(ai.dtype) + " (set CompositeOptions::out_dtype)");
   if (acc) {
     if (acc->shape().rows() != m || acc->shape().cols() != n)
       ctx.fault("composite gemm: the accumulator tile has shape " + acc->shape().str() +
@@ -453,16 +475,16 @@ std::shared_ptr<tl::HandleState> start_gemm(LaunchState& launch, PeState& pe, tl
                 " but the result has N = " + std::to_string(n) +
                 " columns; pass a bias of shape [" + std::to_string(n) + "] (or [1, " +
                 std::to_string(n) + "])");
-    if (bias.dtype == DType::i32)
-      ctx.fault(
-          "composite gemm: an i32 bias is not supported; cast it to f32, f16 or bf16 "
-          "(tile.to(DType::f32))");
+    if (is_integer(bias.dtype))
+      ctx.fault("composite gemm: the bias is " + name(bias.dtype) +
+                ": an integer bias is not supported; cast it to f32, f16 or bf16 "
+                "(tile.to(DType::f32))");
   }
   const std::uint32_t steps = epilogue_steps(options);
   if (ints && steps != 0)
-    ctx.fault(
-        "composite gemm: an i32 GEMM has no epilogue (alpha, beta, bias, activation); "
-        "compute it on the vector unit after the GEMM");
+    ctx.fault("composite gemm: an integer GEMM (" + name(ai.dtype) + " inputs, " + name(out_dtype) +
+              " result) has no epilogue (alpha, beta, bias, activation); compute it on the "
+              "vector unit after the GEMM");
   const std::uint32_t out_size = dtype_size(out_dtype);
   const std::int64_t out_stride = options.out_row_stride != 0 ? options.out_row_stride : n;
   tl::Ref out_mem{out.ptr, tl::Shape{m, n}, out_dtype, out_stride};

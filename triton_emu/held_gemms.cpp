@@ -5,6 +5,8 @@
 #include <exception>
 #include <future>
 #include <map>
+#include <stdexcept>
+#include <string>
 #include <tuple>
 #include <utility>
 
@@ -98,6 +100,17 @@ void scatter(Rectangle& r) {
           std::memcpy(p->result.data() + static_cast<std::size_t>(row) * row_bytes,
                       r.c.data() + ((r.row0[i] + row) * r.d.N + r.col0[j]) * size, row_bytes);
       }
+}
+
+// The rectangle's composites, for an error: the PE of the first, how many others, the dtypes.
+std::string describe(const Rectangle& r) {
+  std::size_t count = 0;
+  for (const auto& ps : r.products) count += ps.size();
+  const HeldProduct& first = *r.products.front().front();
+  std::string s = "composite gemm on " + first.pe;
+  if (count > 1) s += " (computed with " + std::to_string(count - 1) + " other composite(s))";
+  return s + " (" + std::string(dtype_name(r.d.in_dtype)) + " inputs, " +
+         std::string(dtype_name(r.d.out_dtype)) + " result)";
 }
 
 }  // namespace
@@ -236,7 +249,13 @@ void HeldGemms::compute(const std::vector<std::shared_ptr<HeldProduct>>& batch) 
   try {
     for (Rectangle& r : rects) {
       gather(memory_, r);
-      running.push_back(pool_.submit([backend = &backend_, d = r.d] { backend->gemm(d); }));
+      running.push_back(pool_.submit([backend = &backend_, d = r.d, &r] {
+        try {
+          backend->gemm(d);
+        } catch (const std::exception& e) {
+          throw std::runtime_error(describe(r) + ": " + e.what());
+        }
+      }));
       ++gemm_calls_;
     }
   } catch (...) {

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <memory>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "components/dtype.hpp"
@@ -44,6 +45,7 @@ struct HeldProduct {
   std::int64_t m = 0, n = 0, k = 0;
   std::uint64_t out = 0;
   DType out_dtype = DType::f32;
+  std::string pe;  // the PE that issued it ("sip0.cube1.pe5"), for errors
 
   enum class State : std::uint8_t { held, computing, computed, written, dropped };
   State state = State::held;

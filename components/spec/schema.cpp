@@ -296,8 +296,11 @@ std::vector<SpecField> build_schema() {
   }
   add(object("system.pe.gemm").desc("The GEMM engine that runs composite ops asynchronously."));
   add(latency("system.pe.gemm.startup_ns").def(0.0).desc("Fixed cost of each composite GEMM."));
-  add(object("system.pe.gemm.peak_TFLOPS").desc("Peak rate per input dtype, in 10^12 FLOP/s."));
+  add(object("system.pe.gemm.peak_TFLOPS")
+          .desc("Peak rate per input dtype, in 10^12 FLOP/s. bool has none: a composite GEMM "
+                "multiplies no masks (cast them to i8)."));
   for (DType t : kAllDTypes) {
+    if (t == DType::boolean) continue;
     auto f = number(fmt::format("system.pe.gemm.peak_TFLOPS.{}", dtype_name(t)), "TFLOP/s")
                  .above(0, kMaxPeakTflops)
                  .desc(fmt::format("Peak GEMM rate with {} inputs.", dtype_name(t)));

@@ -73,6 +73,7 @@ nlohmann::json System::describe() const {
   const auto& c = config_;
   nlohmann::json peak = nlohmann::json::object();
   for (DType t : kAllDTypes) {
+    if (t == DType::boolean) continue;  // no GEMM dtype: the spec has no rate for it
     const double per_pe = static_cast<double>(gemm_.peak_flops_per_s(t));
     peak[std::string(dtype_name(t))] = {{"per_pe", per_pe},
                                         {"system", per_pe * static_cast<double>(c.total_pes())}};

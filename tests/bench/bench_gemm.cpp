@@ -163,13 +163,23 @@ void run_convert(benchmark::State& state, DType from, DType to, ConvertIsa isa) 
                          benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
-void run_i32(benchmark::State& state) {
-  CpuGemmBackend be;
+// An integer GEMM, 1024^3, on the blocked loop (through CpuOpenblasGemm) or on CpuOnednnGemm
+// (oneDNN's s8 matmul for i8 where it is exact, else the same loop).
+void run_integer(benchmark::State& state, DType in, bool onednn) {
+  std::unique_ptr<GemmBackend> be;
+  if (onednn)
+    be = std::make_unique<CpuOnednnGemm>();
+  else
+    be = std::make_unique<CpuOpenblasGemm>();
   const std::int64_t n = 1024;
-  std::vector<std::int32_t> a(static_cast<std::size_t>(n * n), 3), b = a, c = a;
-  GemmDesc d{DType::i32, DType::i32, n,        n, n,        false, false,
-             a.data(),   n,          b.data(), n, c.data(), n,     false};
-  for (auto _ : state) be.gemm(d);
+  const DType out = gemm_default_out(in);
+  // Bytes 0x01..0x7f repeating: nonzero values of every integer width.
+  std::vector<unsigned char> a(static_cast<std::size_t>(n * n) * dtype_size(in));
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<unsigned char>(1 + i % 127);
+  const std::vector<unsigned char> b = a;
+  std::vector<unsigned char> c(static_cast<std::size_t>(n * n) * dtype_size(out));
+  GemmDesc d{in, out, n, n, n, false, false, a.data(), n, b.data(), n, c.data(), n, false};
+  for (auto _ : state) be->gemm(d);
   state.counters["GOPs"] = benchmark::Counter(
       2e-9 * static_cast<double>(n * n * n) * static_cast<double>(state.iterations()),
       benchmark::Counter::kIsRate);
@@ -194,7 +204,11 @@ void register_all() {
     if (isa == ConvertIsa::avx2_f16c && best_convert_isa() != isa) continue;
     for (auto [from, to] :
          {std::pair{DType::f16, DType::f32}, std::pair{DType::f32, DType::f16},
-          std::pair{DType::bf16, DType::f32}, std::pair{DType::f32, DType::bf16}}) {
+          std::pair{DType::bf16, DType::f32}, std::pair{DType::f32, DType::bf16},
+          std::pair{DType::f8e4m3, DType::f32}, std::pair{DType::f32, DType::f8e4m3}}) {
+      // f8 converts the same way on every ISA (a table, float8::encode): measured once.
+      const bool f8 = from == DType::f8e4m3 || to == DType::f8e4m3;
+      if (f8 && isa != best_convert_isa()) continue;
       const std::string name = std::string("convert/") + std::string(dtype_name(from)) + "_to_" +
                                std::string(dtype_name(to)) + "/" +
                                std::string(convert_isa_name(isa));
@@ -203,9 +217,16 @@ void register_all() {
       })->Unit(benchmark::kMillisecond);
     }
   }
-  benchmark::RegisterBenchmark("gemm/cpu/i32/square1024/serial", run_i32)
-      ->UseRealTime()
-      ->Unit(benchmark::kMillisecond);
+  for (DType in : {DType::i8, DType::i32, DType::i64})
+    for (bool onednn : {false, true}) {
+      if (onednn && in != DType::i8) continue;  // the loop either way
+      const std::string name = std::string("gemm/") + (onednn ? "onednn" : "loop") + "/" +
+                               std::string(dtype_name(in)) + "/square1024/serial";
+      benchmark::RegisterBenchmark(
+          name.c_str(), [in, onednn](benchmark::State& s) { run_integer(s, in, onednn); })
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond);
+    }
 }
 
 }  // namespace

@@ -120,6 +120,21 @@ TEST_F(CliInfo, Text) {
   EXPECT_THAT(r.out, HasSubstr("messages    "));
 }
 
+TEST_F(CliInfo, ListsARateForEveryGemmDtypeButBoolAndIntegerRatesInOps) {
+  const auto r = cubesim(
+      {"info", spec_file("tiny.json"), "--set", "system.pe.gemm.peak_TFLOPS.i8=2", "--json"});
+  ASSERT_EQ(r.code, 0) << show(r);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(j["peak_flops_per_s"].contains("bool"));  // a GEMM multiplies no masks
+  EXPECT_DOUBLE_EQ(j["peak_flops_per_s"]["i8"]["per_pe"].get<double>(), 2e12);
+  const auto t =
+      cubesim({"info", spec_file("tiny.json"), "--set", "system.pe.gemm.peak_TFLOPS.i8=2"});
+  ASSERT_EQ(t.code, 0) << show(t);
+  EXPECT_THAT(t.out, HasSubstr("i8      2.00 TOP/s      16.0 TOP/s"));
+  EXPECT_THAT(t.out, HasSubstr("i64     0 OP/s"));
+  EXPECT_THAT(t.out, Not(HasSubstr("bool")));
+}
+
 TEST_F(CliInfo, JsonWithOverride) {
   const auto r =
       cubesim({"info", spec_file("tiny.json"), "--set", "system.sips.cubes_per_sip=4", "--json"});

@@ -497,7 +497,8 @@ TEST(CompositeOutputs, AnEpilogueOrAccumulatorThatDoesNotFitIsAKernelFault) {
                 o.bias = tl.ref(p, {12}, DType::i32);
                 (void)tl.composite(Op::gemm, a(tl, p), b(tl, p), tl::to_tile, o);
               }),
-              AllOf(HasSubstr("i32 bias is not supported"), HasSubstr("cast it to f32")));
+              AllOf(HasSubstr("the bias is i32: an integer bias is not supported"),
+                    HasSubstr("cast it to f32")));
   EXPECT_THAT(fault_of([&](tl::Context& tl, Ptr p) {
                 (void)tl.composite(Op::gemm, a(tl, p), b(tl, p), tl.zeros({8, 10}, DType::f32),
                                    {.accumulate = true});
@@ -531,7 +532,7 @@ TEST(CompositeOutputs, AnEpilogueOrAccumulatorThatDoesNotFitIsAKernelFault) {
                                    tl.ref(p, {16, 12}, DType::i32), tl::to_tile,
                                    {.activation = tl::Activation::relu});
               }),
-              HasSubstr("i32 GEMM has no epilogue"));
+              HasSubstr("integer GEMM (i32 inputs, i32 result) has no epilogue"));
   EXPECT_THAT(fault_of([&](tl::Context& tl, Ptr p) {
                 (void)tl.composite(Op::gemm, a(tl, p), b(tl, p), p, {.out_row_stride = 11});
               }),

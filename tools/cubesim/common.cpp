@@ -14,6 +14,7 @@
 #include <set>
 #include <system_error>
 
+#include "components/dtype.hpp"
 #include "emu/fatal_signal.hpp"
 #include "kernels/last_words.hpp"
 #include "triton_emu/errors.hpp"
@@ -32,7 +33,8 @@ nlohmann::json describe_system(const components::System& system) {
 }
 
 std::string ops_unit(std::string_view dtype) {
-  return dtype == "i32" ? "OP" : "FLOP";
+  const auto t = dtype_from_name(dtype);
+  return t && is_integer(*t) ? "OP" : "FLOP";
 }
 
 components::Spec load_spec(const std::string& file, const std::vector<std::string>& sets) {

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "triton_emu/backends/cpu_i32_gemm.hpp"
+#include "triton_emu/backends/cpu_integer_gemm.hpp"
 #include "triton_emu/backends/cpu_threads.hpp"
 
 namespace cubesim::backends {
@@ -13,8 +13,8 @@ std::string_view cpu_gemm_path_name(CpuGemmPath path) {
       return "openblas";
     case CpuGemmPath::onednn:
       return "onednn";
-    case CpuGemmPath::i32_loop:
-      return "i32-loop";
+    case CpuGemmPath::integer_loop:
+      return "integer-loop";
   }
   return "?";
 }
@@ -24,9 +24,14 @@ CpuGemmBackend::CpuGemmBackend() {
   paths_[static_cast<std::size_t>(DType::f16)] = CpuGemmPath::openblas;
   // Measured faster only on AMX; on AVX512-BF16 without AMX it is unmeasured, so the known path.
   const bool onednn_bf16 = CpuOnednnGemm::uses_amx() && onednn_.supports(DType::bf16);
-  paths_[static_cast<std::size_t>(DType::bf16)] =
-      onednn_bf16 ? CpuGemmPath::onednn : CpuGemmPath::openblas;
-  paths_[static_cast<std::size_t>(DType::i32)] = CpuGemmPath::i32_loop;
+  const CpuGemmPath bf16 = onednn_bf16 ? CpuGemmPath::onednn : CpuGemmPath::openblas;
+  paths_[static_cast<std::size_t>(DType::bf16)] = bf16;
+  paths_[static_cast<std::size_t>(DType::f8e4m3)] = bf16;
+  paths_[static_cast<std::size_t>(DType::f8e5m2)] = bf16;
+  paths_[static_cast<std::size_t>(DType::i8)] =
+      CpuOnednnGemm::exact_int8() ? CpuGemmPath::onednn : CpuGemmPath::integer_loop;
+  paths_[static_cast<std::size_t>(DType::i32)] = CpuGemmPath::integer_loop;
+  paths_[static_cast<std::size_t>(DType::i64)] = CpuGemmPath::integer_loop;
 }
 
 void CpuGemmBackend::gemm(const GemmDesc& d) {
@@ -37,8 +42,8 @@ void CpuGemmBackend::gemm(const GemmDesc& d) {
       return openblas_.gemm_on_threads(d, scope.threads());
     case CpuGemmPath::onednn:
       return onednn_.gemm_on_threads(d, scope.threads());
-    case CpuGemmPath::i32_loop:
-      return cpu_i32_gemm(d, scope.threads());
+    case CpuGemmPath::integer_loop:
+      return cpu_integer_gemm(d, scope.threads());
   }
 }
 
@@ -48,10 +53,11 @@ int CpuGemmBackend::preferred_concurrency() const {
 
 std::string CpuGemmBackend::describe() const {
   std::string s = "cpu:";
-  for (DType t : {DType::f16, DType::bf16, DType::f32, DType::i32}) {  // the dtypes it takes
+  for (DType t : kAllDTypes) {
+    if (!gemm_input_supported(t)) continue;
     s += std::string(" ") + std::string(dtype_name(t)) + "=" +
          std::string(cpu_gemm_path_name(path(t)));
-    if (path(t) == CpuGemmPath::openblas && t != DType::f32)
+    if (path(t) == CpuGemmPath::openblas && (t == DType::f16 || t == DType::bf16))
       s += "+" + std::string(convert_isa_name(best_convert_isa()));
   }
   const int fixed = threads_.fixed();

@@ -6,7 +6,10 @@
 //   bf16 -> oneDNN matmul where it runs on AMX (400-615 GFLOP/s on 2 cores against sgemm's
 //           156-169, TOOLCHAIN.md), else conversion + sgemm (without AVX512-BF16 / AMX
 //           oneDNN 2.6 has no bf16 matmul at all)
-//   i32  -> the blocked integer loop (cpu_i32_gemm.hpp)
+//   f8e4m3, f8e5m2 -> as bf16: oneDNN on the bf16 operands they convert to exactly, where bf16
+//           goes to oneDNN; else table conversion to f32 + sgemm
+//   i8   -> oneDNN's s8 matmul where it is exact (VNNI or AMX, cpu_onednn.hpp), else the loop
+//   i32, i64 -> the blocked integer loop (cpu_integer_gemm.hpp)
 
 #include <array>
 #include <cstdint>
@@ -17,7 +20,7 @@
 
 namespace cubesim::backends {
 
-enum class CpuGemmPath : std::uint8_t { openblas, onednn, i32_loop };
+enum class CpuGemmPath : std::uint8_t { openblas, onednn, integer_loop };
 
 std::string_view cpu_gemm_path_name(CpuGemmPath path);
 

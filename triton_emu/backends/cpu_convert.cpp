@@ -4,10 +4,13 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstring>
 #include <stdexcept>
 #include <string>
+
+#include "components/float8.hpp"
 
 namespace cubesim::backends {
 namespace {
@@ -97,21 +100,76 @@ CUBESIM_AVX2 void f32_to_bf16_avx2(const float* s, std::uint16_t* d, std::int64_
 
 #undef CUBESIM_AVX2
 
+// ---- f8: a table lookup to f32 (256 values), rounding from f32 by float8::encode ----
+
+std::array<float, 256> f8_table(const float8::Format& f) {
+  std::array<float, 256> t{};
+  for (std::size_t i = 0; i < t.size(); ++i) t[i] = float8::decode(f, static_cast<std::uint8_t>(i));
+  return t;
+}
+
+void f8_to_f32(const std::array<float, 256>& table, const void* s, float* d, std::int64_t n) {
+  const auto* b = static_cast<const std::uint8_t*>(s);
+  for (std::int64_t i = 0; i < n; ++i) d[i] = table[b[i]];
+}
+
+void e4m3_to_f32(const void* s, float* d, std::int64_t n) {
+  static const std::array<float, 256> table = f8_table(float8::kE4M3);
+  f8_to_f32(table, s, d, n);
+}
+void e5m2_to_f32(const void* s, float* d, std::int64_t n) {
+  static const std::array<float, 256> table = f8_table(float8::kE5M2);
+  f8_to_f32(table, s, d, n);
+}
+void f32_to_e4m3(const float* s, void* d, std::int64_t n) {
+  auto* b = static_cast<std::uint8_t*>(d);
+  for (std::int64_t i = 0; i < n; ++i) b[i] = float8::encode(float8::kE4M3, s[i]);
+}
+void f32_to_e5m2(const float* s, void* d, std::int64_t n) {
+  auto* b = static_cast<std::uint8_t*>(d);
+  for (std::int64_t i = 0; i < n; ++i) b[i] = float8::encode(float8::kE5M2, s[i]);
+}
+
 // ---- dispatch ----
 
-using ToF32 = void (*)(const std::uint16_t*, float*, std::int64_t);
-using FromF32 = void (*)(const float*, std::uint16_t*, std::int64_t);
+using ToF32 = void (*)(const void*, float*, std::int64_t);
+using FromF32 = void (*)(const float*, void*, std::int64_t);
+
+template <void (*F)(const std::uint16_t*, float*, std::int64_t)>
+void from_u16(const void* s, float* d, std::int64_t n) {
+  F(static_cast<const std::uint16_t*>(s), d, n);
+}
+template <void (*F)(const float*, std::uint16_t*, std::int64_t)>
+void to_u16(const float* s, void* d, std::int64_t n) {
+  F(s, static_cast<std::uint16_t*>(d), n);
+}
 
 ToF32 to_f32_row(DType from, ConvertIsa isa) {
   const bool avx2 = isa == ConvertIsa::avx2_f16c;
-  if (from == DType::f16) return avx2 ? f16_to_f32_avx2 : f16_to_f32_scalar;
-  return avx2 ? bf16_to_f32_avx2 : bf16_to_f32_scalar;
+  switch (from) {
+    case DType::f16:
+      return avx2 ? from_u16<f16_to_f32_avx2> : from_u16<f16_to_f32_scalar>;
+    case DType::bf16:
+      return avx2 ? from_u16<bf16_to_f32_avx2> : from_u16<bf16_to_f32_scalar>;
+    case DType::f8e4m3:
+      return e4m3_to_f32;
+    default:  // f8e5m2 (convert_block checked the dtype)
+      return e5m2_to_f32;
+  }
 }
 
 FromF32 from_f32_row(DType to, ConvertIsa isa) {
   const bool avx2 = isa == ConvertIsa::avx2_f16c;
-  if (to == DType::f16) return avx2 ? f32_to_f16_avx2 : f32_to_f16_scalar;
-  return avx2 ? f32_to_bf16_avx2 : f32_to_bf16_scalar;
+  switch (to) {
+    case DType::f16:
+      return avx2 ? to_u16<f32_to_f16_avx2> : to_u16<f32_to_f16_scalar>;
+    case DType::bf16:
+      return avx2 ? to_u16<f32_to_bf16_avx2> : to_u16<f32_to_bf16_scalar>;
+    case DType::f8e4m3:
+      return f32_to_e4m3;
+    default:  // f8e5m2
+      return f32_to_e5m2;
+  }
 }
 
 ConvertIsa detect_isa() {
@@ -141,12 +199,9 @@ std::string_view convert_isa_name(ConvertIsa isa) {
 
 void convert_block(DType from, const void* src, std::int64_t ld_src, DType to, void* dst,
                    std::int64_t ld_dst, std::int64_t rows, std::int64_t cols, ConvertIsa isa) {
-  const auto vectorised = [](DType t) {
-    return t == DType::f16 || t == DType::bf16 || t == DType::f32;
-  };
-  if (!vectorised(from) || !vectorised(to))
-    throw std::invalid_argument("convert_block: converts f16, bf16 and f32 only, not " +
-                                std::string(dtype_name(vectorised(from) ? to : from)));
+  if (!is_floating(from) || !is_floating(to))
+    throw std::invalid_argument("convert_block: converts float dtypes only, not " +
+                                std::string(dtype_name(is_floating(from) ? to : from)));
   if (rows <= 0 || cols <= 0) return;
   const auto* s = static_cast<const unsigned char*>(src);
   auto* d = static_cast<unsigned char*>(dst);
@@ -161,29 +216,28 @@ void convert_block(DType from, const void* src, std::int64_t ld_src, DType to, v
   if (to == DType::f32) {
     const ToF32 row = to_f32_row(from, isa);
     for (std::int64_t r = 0; r < rows; ++r)
-      row(reinterpret_cast<const std::uint16_t*>(s + r * s_row),
-          reinterpret_cast<float*>(d + r * d_row), cols);
+      row(s + r * s_row, reinterpret_cast<float*>(d + r * d_row), cols);
     return;
   }
   if (from == DType::f32) {
     const FromF32 row = from_f32_row(to, isa);
     for (std::int64_t r = 0; r < rows; ++r)
-      row(reinterpret_cast<const float*>(s + r * s_row),
-          reinterpret_cast<std::uint16_t*>(d + r * d_row), cols);
+      row(reinterpret_cast<const float*>(s + r * s_row), d + r * d_row, cols);
     return;
   }
-  // f16 <-> bf16: through f32 in cache-sized pieces.
+  // Between two narrow dtypes: through f32 in cache-sized pieces.
   const ToF32 in = to_f32_row(from, isa);
   const FromF32 out = from_f32_row(to, isa);
   constexpr std::int64_t kChunk = 512;
   float tmp[kChunk];
+  const std::int64_t s_size = dtype_size(from), d_size = dtype_size(to);
   for (std::int64_t r = 0; r < rows; ++r) {
-    const auto* srow = reinterpret_cast<const std::uint16_t*>(s + r * s_row);
-    auto* drow = reinterpret_cast<std::uint16_t*>(d + r * d_row);
+    const unsigned char* srow = s + r * s_row;
+    unsigned char* drow = d + r * d_row;
     for (std::int64_t c = 0; c < cols; c += kChunk) {
       const std::int64_t n = std::min(kChunk, cols - c);
-      in(srow + c, tmp, n);
-      out(tmp, drow + c, n);
+      in(srow + c * s_size, tmp, n);
+      out(tmp, drow + c * d_size, n);
     }
   }
 }

@@ -8,9 +8,10 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "triton_emu/backends/cpu_convert.hpp"
-#include "triton_emu/backends/cpu_i32_gemm.hpp"
+#include "triton_emu/backends/cpu_integer_gemm.hpp"
 #include "triton_emu/backends/cpu_threads.hpp"
 
 namespace cubesim::backends {
@@ -56,7 +57,9 @@ memory::data_type dnnl_type(DType t) {
       return memory::data_type::f32;
     case DType::i32:
       return memory::data_type::s32;
-    default:  // the GEMM paths take f16, bf16, f32 and i32 only (validate_gemm_desc)
+    case DType::i8:
+      return memory::data_type::s8;
+    default:  // f8 is converted to bf16 first, i64 never reaches oneDNN
       return memory::data_type::undef;
   }
   return memory::data_type::undef;
@@ -83,8 +86,9 @@ std::shared_ptr<const Entry> make_entry(const Key& k, const dnnl::engine& engine
       return nullptr;
     }
   };
-  if (auto e = try_make(memory::desc({k.M, k.N}, dnnl_type(k.out), {k.ldc, 1}))) return e;
-  if (k.out != DType::f32) {
+  if (dnnl_type(k.out) != memory::data_type::undef)  // f8: only through f32
+    if (auto e = try_make(memory::desc({k.M, k.N}, dnnl_type(k.out), {k.ldc, 1}))) return e;
+  if (k.out != DType::f32 && is_floating(k.out)) {
     if (auto e = try_make(memory::desc({k.M, k.N}, memory::data_type::f32, {k.N, 1}))) {
       auto via = std::make_shared<Entry>(*e);
       via->dst_via_f32 = true;
@@ -95,6 +99,24 @@ std::shared_ptr<const Entry> make_entry(const Key& k, const dnnl::engine& engine
                            "." + std::to_string(dnnl::version()->minor) + " has no matmul for " +
                            std::string(dtype_name(k.in)) + " inputs on this CPU (ISA " +
                            CpuOnednnGemm::isa_name() + ")");
+}
+
+// Runs `e` on these buffers with a team of `threads`.
+void execute(const Entry& e, const dnnl::engine& engine, const void* a, const void* b, void* c,
+             int threads) {
+  const std::size_t scratch_bytes = e.scratch.get_size();
+  auto scratch = std::make_unique_for_overwrite<std::byte[]>(scratch_bytes);
+  dnnl::stream stream(engine);
+  // oneDNN only reads src and weights; its memory objects take non-const handles.
+  std::unordered_map<int, memory> args{
+      {DNNL_ARG_SRC, memory(e.a, engine, const_cast<void*>(a))},
+      {DNNL_ARG_WEIGHTS, memory(e.b, engine, const_cast<void*>(b))},
+      {DNNL_ARG_DST, memory(e.c, engine, c)}};
+  if (scratch_bytes > 0)
+    args.emplace(DNNL_ARG_SCRATCHPAD, memory(e.scratch, engine, scratch.get()));
+  set_openmp_threads_for_this_thread(threads);
+  e.prim.execute(stream, args);
+  stream.wait();
 }
 
 }  // namespace
@@ -128,7 +150,8 @@ int CpuOnednnGemm::preferred_concurrency() const {
 }
 
 bool CpuOnednnGemm::supports(DType in) const {
-  if (in == DType::i32) return true;
+  if (is_integer(in)) return true;
+  if (in == DType::f8e4m3 || in == DType::f8e5m2) return supports(DType::bf16);
   const auto i = static_cast<std::size_t>(in);
   std::call_once(impl_->probed[i], [&] {
     const Key probe{in, DType::f32, 16, 16, 16, 16, 16, 16, false, false, false};
@@ -140,6 +163,17 @@ bool CpuOnednnGemm::supports(DType in) const {
     }
   });
   return impl_->supported[i];
+}
+
+bool CpuOnednnGemm::exact_int8() {
+  switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::avx512_core_vnni:
+    case dnnl::cpu_isa::avx512_core_bf16:
+    case dnnl::cpu_isa::avx512_core_amx:
+      return true;
+    default:
+      return false;
+  }
 }
 
 bool CpuOnednnGemm::uses_amx() {
@@ -181,7 +215,9 @@ std::size_t CpuOnednnGemm::cached_primitives() const {
 
 std::string CpuOnednnGemm::describe() const {
   const int fixed = threads_.fixed();
-  return "oneDNN matmul (ISA " + isa_name() + "); i32: blocked loop; threads per call: " +
+  return "oneDNN matmul (ISA " + isa_name() +
+         "); f8: converted to bf16; i8: " + (exact_int8() ? "s8 matmul" : "blocked loop") +
+         "; i32/i64: blocked loop; threads per call: " +
          (fixed > 0 ? std::to_string(fixed) : "cores / calls in flight");
 }
 
@@ -192,7 +228,13 @@ void CpuOnednnGemm::gemm(const GemmDesc& d) {
 }
 
 void CpuOnednnGemm::gemm_on_threads(const GemmDesc& d, int threads) {
-  if (d.in_dtype == DType::i32) return cpu_i32_gemm(d, threads);
+  if (is_integer(d.in_dtype)) {
+    if (d.in_dtype == DType::i8 && exact_int8() && d.K <= kMaxExactInt8K && d.M > 0 && d.N > 0 &&
+        d.K > 0)
+      return gemm_int8(d, threads);
+    return cpu_integer_gemm(d, threads);
+  }
+  if (d.in_dtype == DType::f8e4m3 || d.in_dtype == DType::f8e5m2) return gemm_f8(d, threads);
   if (d.M == 0 || d.N == 0) return;
   if (d.K == 0) {       // oneDNN rejects empty reductions; op(A) op(B) is zero
     if (!d.accumulate)  // +0 is all-zero bits in every dtype
@@ -213,22 +255,49 @@ void CpuOnednnGemm::gemm_on_threads(const GemmDesc& d, int threads) {
       convert_block(d.out_dtype, d.c, d.ldc, DType::f32, c_f32.get(), d.N, d.M, d.N);
     c = c_f32.get();
   }
-  const std::size_t scratch_bytes = e->scratch.get_size();
-  auto scratch = std::make_unique_for_overwrite<std::byte[]>(scratch_bytes);
-
-  const dnnl::engine& engine = impl_->engine;
-  dnnl::stream stream(engine);
-  // oneDNN only reads src and weights; its memory objects take non-const handles.
-  std::unordered_map<int, memory> args{
-      {DNNL_ARG_SRC, memory(e->a, engine, const_cast<void*>(d.a))},
-      {DNNL_ARG_WEIGHTS, memory(e->b, engine, const_cast<void*>(d.b))},
-      {DNNL_ARG_DST, memory(e->c, engine, c)}};
-  if (scratch_bytes > 0)
-    args.emplace(DNNL_ARG_SCRATCHPAD, memory(e->scratch, engine, scratch.get()));
-  set_openmp_threads_for_this_thread(threads);
-  e->prim.execute(stream, args);
-  stream.wait();
+  execute(*e, impl_->engine, d.a, d.b, c, threads);
   if (e->dst_via_f32) convert_block(DType::f32, c, d.N, d.out_dtype, d.c, d.ldc, d.M, d.N);
+}
+
+void CpuOnednnGemm::gemm_f8(const GemmDesc& d, int threads) {
+  // Every f8 value is a bf16 value (3 and 2 mantissa bits against bf16's 7, a narrower exponent
+  // range), so the bf16 matmul of the converted operands is the f8 product accumulated in f32.
+  const std::int64_t a_rows = d.trans_a ? d.K : d.M, a_cols = d.trans_a ? d.M : d.K;
+  const std::int64_t b_rows = d.trans_b ? d.N : d.K, b_cols = d.trans_b ? d.K : d.N;
+  std::vector<std::uint16_t> a(static_cast<std::size_t>(a_rows * a_cols));
+  std::vector<std::uint16_t> b(static_cast<std::size_t>(b_rows * b_cols));
+  convert_block(d.in_dtype, d.a, d.lda, DType::bf16, a.data(), a_cols, a_rows, a_cols);
+  convert_block(d.in_dtype, d.b, d.ldb, DType::bf16, b.data(), b_cols, b_rows, b_cols);
+  GemmDesc wide = d;
+  wide.in_dtype = DType::bf16;
+  wide.a = a.data();
+  wide.lda = std::max<std::int64_t>(a_cols, 1);
+  wide.b = b.data();
+  wide.ldb = std::max<std::int64_t>(b_cols, 1);
+  gemm_on_threads(wide, threads);
+}
+
+void CpuOnednnGemm::gemm_int8(const GemmDesc& d, int threads) {
+  // s8 x s8 -> s32 without a sum post-op: oneDNN may add the old C in f32, which is not exact
+  // past 2^24. With accumulate the product goes to a buffer and is added here, wrapping.
+  const Key key{d.in_dtype, DType::i32, d.M,  d.N, d.K, d.lda, d.ldb, d.accumulate ? d.N : d.ldc,
+                d.trans_a,  d.trans_b,  false};
+  const std::shared_ptr<const Entry> e = impl_->entry(key);
+  std::vector<std::int32_t> product;
+  void* c = d.c;
+  if (d.accumulate) {
+    product.resize(static_cast<std::size_t>(d.M * d.N));
+    c = product.data();
+  }
+  execute(*e, impl_->engine, d.a, d.b, c, threads);
+  if (!d.accumulate) return;
+  auto* out = static_cast<std::int32_t*>(d.c);
+  for (std::int64_t i = 0; i < d.M; ++i)
+    for (std::int64_t j = 0; j < d.N; ++j) {
+      std::int32_t& v = out[i * d.ldc + j];
+      v = static_cast<std::int32_t>(static_cast<std::uint32_t>(v) +
+                                    static_cast<std::uint32_t>(product[i * d.N + j]));
+    }
 }
 
 }  // namespace cubesim::backends

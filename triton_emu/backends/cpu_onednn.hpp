@@ -3,9 +3,13 @@
 // 400-615 GFLOP/s on 2 cores against sgemm's 156-169); on CPUs without AVX512-BF16 or AMX,
 // oneDNN 2.6 has no bf16 or f16 matmul at all, and its f16 path elsewhere converts inside at
 // 11-39 GFLOP/s. Primitives are slow to create (the implementation search), so they are cached
-// by everything that shapes them; the cache is shared by all calling threads. i32 goes to
-// cpu_i32_gemm.
+// by everything that shapes them; the cache is shared by all calling threads.
+//
+// f8 operands are converted to bf16 (exactly) for the bf16 matmul. i8 runs on oneDNN's s8 matmul
+// where it is exact (VNNI or AMX: without them oneDNN sums pairs of products in saturating 16-bit
+// lanes) and K <= kMaxExactInt8K, else on cpu_integer_gemm, as i32 and i64 always do.
 
+#include <cstdint>
 #include <memory>
 
 #include "triton_emu/backends/cpu_threads.hpp"
@@ -29,9 +33,15 @@ class CpuOnednnGemm final : public GemmBackend {
   void set_threads_per_call(int threads) override { threads_.set_fixed(threads); }
   std::string describe() const override;
 
-  // Whether gemm() computes `in` inputs on this CPU: i32 always (the loop), floating-point
-  // dtypes when oneDNN has a matmul for them here (probed once per dtype).
+  // Whether gemm() computes `in` inputs on this CPU: integers always (the loop where oneDNN has
+  // none), floating-point dtypes when oneDNN has a matmul for them here (probed once per dtype;
+  // f8 when it has bf16).
   bool supports(DType in) const;
+  // Whether oneDNN's s8 matmul is exact here (its ISA has VNNI or AMX).
+  static bool exact_int8();
+  // The longest K for which no partial sum of i8 products (even with oneDNN's +128 shift of a
+  // signed source, |255 * 128| per product) can leave 32 bits.
+  static constexpr std::int64_t kMaxExactInt8K = 65536;
   // Whether oneDNN runs on AMX here (its effective ISA is avx512_core_amx).
   static bool uses_amx();
   // oneDNN's effective ISA, for logs.
@@ -40,6 +50,9 @@ class CpuOnednnGemm final : public GemmBackend {
   std::size_t cached_primitives() const;
 
  private:
+  void gemm_f8(const GemmDesc& d, int threads);
+  void gemm_int8(const GemmDesc& d, int threads);
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
   CallThreads threads_;

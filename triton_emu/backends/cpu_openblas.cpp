@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "triton_emu/backends/cpu_i32_gemm.hpp"
+#include "triton_emu/backends/cpu_integer_gemm.hpp"
 
 namespace cubesim::backends {
 namespace {
@@ -120,7 +120,8 @@ int CpuOpenblasGemm::preferred_concurrency() const {
 std::string CpuOpenblasGemm::describe() const {
   const int fixed = threads_.fixed();
   return "f32: OpenBLAS sgemm; f16/bf16: " + std::string(convert_isa_name(options_.isa)) +
-         " conversion + sgemm; i32: blocked loop; threads per call: " +
+         " conversion + sgemm; f8: table conversion + sgemm; i8/i32/i64: blocked loop; threads "
+         "per call: " +
          (fixed > 0 ? std::to_string(fixed) : "cores / calls in flight");
 }
 
@@ -147,7 +148,7 @@ void CpuOpenblasGemm::gemm_on_threads(const GemmDesc& d, int threads) {
   const double flops =
       2.0 * static_cast<double>(d.M) * static_cast<double>(d.N) * static_cast<double>(d.K);
   threads = std::max(1, std::min<int>(threads, static_cast<int>(flops / kMinFlopsPerThread)));
-  if (d.in_dtype == DType::i32) return cpu_i32_gemm(d, threads);
+  if (is_integer(d.in_dtype)) return cpu_integer_gemm(d, threads);
   check_blas_int(d);
   if (!options_.own_threads) {
     set_openblas_threads(threads);

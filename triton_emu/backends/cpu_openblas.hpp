@@ -1,6 +1,6 @@
 #pragma once
-// GEMM on OpenBLAS's sgemm. f16 and bf16 operands are converted to f32 (vectorised, see
-// cpu_convert.hpp) and an f16 or bf16 C is converted back; i32 goes to cpu_i32_gemm.
+// GEMM on OpenBLAS's sgemm. f16, bf16 and f8 operands are converted to f32 (cpu_convert.hpp) and
+// a C of those dtypes is converted back; integer GEMMs go to cpu_integer_gemm.
 //
 // A is converted in panels of rows that stay in cache, each multiplied as soon as it is ready,
 // instead of converting all of A first: for the skinny GEMMs of a sharded problem (N = 64) a

@@ -7,11 +7,30 @@
 #include "triton_emu/backends/cpu_backend.hpp"
 
 namespace cubesim::backends {
-namespace {
 
-bool is_float(DType t) {
-  return t == DType::f16 || t == DType::bf16 || t == DType::f32;
+bool gemm_input_supported(DType in) {
+  return in != DType::boolean;
 }
+
+DType gemm_default_out(DType in) {
+  if (in == DType::i8) return DType::i32;
+  if (in == DType::f8e4m3 || in == DType::f8e5m2) return DType::f32;
+  return in;
+}
+
+bool gemm_pair_supported(DType in, DType out) {
+  if (!gemm_input_supported(in) || !gemm_input_supported(out)) return false;
+  if (is_floating(in)) return is_floating(out);
+  return out == gemm_default_out(in);  // i8 and i32 -> i32, i64 -> i64
+}
+
+std::string gemm_outputs_for(DType in) {
+  if (!gemm_input_supported(in)) return "none";
+  if (is_floating(in)) return "f16, bf16, f32, f8e4m3 or f8e5m2";
+  return std::string(dtype_name(gemm_default_out(in)));
+}
+
+namespace {
 
 std::string dtype_str(DType t) {
   return std::string(dtype_name(t));
@@ -50,13 +69,14 @@ void validate_gemm_desc(const GemmDesc& d, std::string_view backend) {
   if (d.M < 0 || d.N < 0 || d.K < 0)
     fail(backend, "sizes must be >= 0, got M = " + std::to_string(d.M) +
                       ", N = " + std::to_string(d.N) + ", K = " + std::to_string(d.K));
-  const bool floats = is_float(d.in_dtype) && is_float(d.out_dtype);
-  const bool ints = d.in_dtype == DType::i32 && d.out_dtype == DType::i32;
-  if (!floats && !ints)
+  if (!gemm_input_supported(d.in_dtype))
     fail(backend, "unsupported dtype pair: " + dtype_str(d.in_dtype) + " inputs with a " +
                       dtype_str(d.out_dtype) +
-                      " output (supported: f16/bf16/f32 inputs with an f16/bf16/f32 output, "
-                      "i32 inputs with an i32 output)");
+                      " result: a GEMM takes no bool inputs (cast masks to i8)");
+  if (!gemm_pair_supported(d.in_dtype, d.out_dtype))
+    fail(backend, "unsupported dtype pair: " + dtype_str(d.in_dtype) + " inputs with a " +
+                      dtype_str(d.out_dtype) + " result; " + dtype_str(d.in_dtype) +
+                      " inputs take a result of " + gemm_outputs_for(d.in_dtype));
   if (d.trans_a)
     check_operand(backend, "a", d.a, d.lda, d.K, d.M, d.in_dtype, "K x M (trans_a)");
   else

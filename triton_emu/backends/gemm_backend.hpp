@@ -13,9 +13,22 @@
 
 namespace cubesim::backends {
 
+// The dtype pairs every backend computes (gemm_pair_supported):
+//   float inputs (f16, bf16, f32, f8e4m3, f8e5m2) with a C of any of those five: products
+//     accumulate in f32 and C is rounded once;
+//   i8 or i32 inputs with an i32 C, i64 inputs with an i64 C: exact products summed modulo 2^32
+//     or 2^64, as an integer MAC array with an accumulator of C's width (cpu_integer_gemm.hpp).
+// bool is no GEMM dtype (a mask is cast to i8 first).
+bool gemm_pair_supported(DType in, DType out);
+// The C dtype when the caller names none: i32 for i8 inputs and f32 for f8 inputs (Triton's
+// tl.dot), else the input dtype. Only meaningful where gemm_input_supported(in).
+DType gemm_default_out(DType in);
+bool gemm_input_supported(DType in);
+// "f16, bf16, f32, f8e4m3 or f8e5m2" for float inputs, "i32" for i8 / i32, ...: the C dtypes
+// that `in` inputs take, for messages.
+std::string gemm_outputs_for(DType in);
+
 // C = op(A) op(B) (or C += ... with accumulate), all matrices row-major with a row stride.
-// Supported dtype pairs: f16/bf16/f32 inputs with an f16, bf16 or f32 C (products accumulate in
-// f32), and i32 inputs with an i32 C (exact products summed modulo 2^32, see cpu_i32_gemm.hpp).
 struct GemmDesc {
   DType in_dtype = DType::f32;   // dtype of A and B
   DType out_dtype = DType::f32;  // dtype of C
@@ -54,7 +67,8 @@ class GemmBackend {
 
 // Throws std::invalid_argument when `d` breaks the GemmDesc rules: negative sizes, a leading
 // dimension smaller than its matrix's row (BLAS's max(1, cols) rule), a null pointer for a
-// matrix with elements, or an unsupported dtype pair. `backend` prefixes the message.
+// matrix with elements, or a dtype pair outside gemm_pair_supported. `backend` prefixes the
+// message.
 void validate_gemm_desc(const GemmDesc& d, std::string_view backend);
 
 // "cpu" (always built). Unknown names, and "cuda" / "metal" when this binary was built without

@@ -116,6 +116,19 @@ TEST(SpecRules, UnknownKeyFarFromEveryFieldGetsNoSuggestion) {
   EXPECT_THAT(m, Not(HasSubstr("did you mean")));
 }
 
+TEST(SpecRules, TheGemmEngineHasARateForEveryGemmDtypeButBool) {
+  // A composite GEMM multiplies no bool masks (cast them to i8), so bool has no rate to give.
+  const std::string m = issue_at(set(tiny(), "/system/pe/gemm/peak_TFLOPS/bool", 1),
+                                 "/system/pe/gemm/peak_TFLOPS/bool");
+  EXPECT_THAT(m, HasSubstr("unknown key \"bool\""));
+  EXPECT_THAT(m, HasSubstr("allowed keys in /system/pe/gemm/peak_TFLOPS: f16, bf16, f32, i32, i8, "
+                           "i64, f8e4m3, f8e5m2"));
+  for (const char* t : {"i8", "i64", "f8e4m3", "f8e5m2"})
+    EXPECT_NO_THROW(
+        Spec::from_json(set(tiny(), std::string("/system/pe/gemm/peak_TFLOPS/") + t, 2), "t.json"))
+        << t;
+}
+
 TEST(SpecRules, UnknownTopLevelKey) {
   EXPECT_THAT(issue_at(set(tiny(), "/author", "me"), "/author"),
               HasSubstr("allowed keys at the top level: name, description, extends, system"));

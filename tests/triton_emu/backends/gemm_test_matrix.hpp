@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "components/dtype.hpp"
+#include "components/float8.hpp"
 #include "triton_emu/backends/gemm_backend.hpp"
 
 namespace cubesim::backends::testing {
@@ -26,17 +27,23 @@ class TestMatrix {
         bytes_(static_cast<std::size_t>(std::max<std::int64_t>(rows * ld, 1)) * dtype_size(t)) {}
 
   // Floats: magnitudes in [0.25, 1) with random signs, so no product vanishes and sums cancel.
-  // i32: values in +-[1, 2^20), so that K of a few hundred products overflow 32 bits and wrap.
+  // i32: values in +-[1, 2^20), so that K of a few hundred products overflow 32 bits and wrap;
+  // i64: +-[1, 2^40), which overflow 64 bits the same way; i8: all of [-128, 127] but 0.
   // The padding between rows gets a sentinel pattern that a GEMM must leave alone.
   void fill_random(std::mt19937_64& rng) {
     std::memset(bytes_.data(), 0x5A, bytes_.size());
     std::uniform_real_distribution<float> mag(0.25f, 1.0f);
-    std::uniform_int_distribution<std::int32_t> imag(1, (1 << 20) - 1);
+    const std::int64_t int_max = dtype_ == DType::i8    ? 128
+                                 : dtype_ == DType::i64 ? std::int64_t{1} << 40
+                                                        : std::int64_t{1} << 20;
+    std::uniform_int_distribution<std::int64_t> imag(1, int_max - 1);
     std::bernoulli_distribution neg(0.5);
     for (std::int64_t r = 0; r < rows_; ++r)
       for (std::int64_t c = 0; c < cols_; ++c) {
-        if (dtype_ == DType::i32)
-          set_i32(r, c, neg(rng) ? -imag(rng) : imag(rng));
+        if (dtype_ == DType::i8 && neg(rng) && neg(rng) && neg(rng))  // the one unpaired value
+          set_int(r, c, -128);
+        else if (is_integer(dtype_))
+          set_int(r, c, neg(rng) ? -imag(rng) : imag(rng));
         else
           set(r, c, neg(rng) ? -mag(rng) : mag(rng));
       }
@@ -54,14 +61,35 @@ class TestMatrix {
       case DType::f32:
         store(p, v);
         break;
+      case DType::f8e4m3:
+        store(p, float8::encode(float8::kE4M3, v));
+        break;
+      case DType::f8e5m2:
+        store(p, float8::encode(float8::kE5M2, v));
+        break;
+      default:
+        set_int(r, c, static_cast<std::int64_t>(v));
+    }
+  }
+  void set_int(std::int64_t r, std::int64_t c, std::int64_t v) {
+    unsigned char* p = ptr(r, c);
+    switch (dtype_) {
+      case DType::i8:
+        store(p, static_cast<std::int8_t>(v));
+        break;
       case DType::i32:
         store(p, static_cast<std::int32_t>(v));
         break;
+      case DType::i64:
+        store(p, v);
+        break;
+      case DType::boolean:
+        store(p, static_cast<std::uint8_t>(v != 0));
+        break;
       default:
-        throw std::invalid_argument("TestMatrix holds the GEMM dtypes only (f16, bf16, f32, i32)");
+        throw std::invalid_argument("TestMatrix: set_int on a float matrix");
     }
   }
-  void set_i32(std::int64_t r, std::int64_t c, std::int32_t v) { store(ptr(r, c), v); }
 
   double get(std::int64_t r, std::int64_t c) const {
     const unsigned char* p = ptr(r, c);
@@ -72,14 +100,28 @@ class TestMatrix {
         return static_cast<float>(std::bit_cast<Eigen::bfloat16>(load<std::uint16_t>(p)));
       case DType::f32:
         return load<float>(p);
-      case DType::i32:
-        return load<std::int32_t>(p);
+      case DType::f8e4m3:
+        return float8::decode(float8::kE4M3, load<std::uint8_t>(p));
+      case DType::f8e5m2:
+        return float8::decode(float8::kE5M2, load<std::uint8_t>(p));
       default:
-        throw std::invalid_argument("TestMatrix holds the GEMM dtypes only (f16, bf16, f32, i32)");
+        return static_cast<double>(get_int(r, c));
     }
   }
-  std::int32_t get_i32(std::int64_t r, std::int64_t c) const {
-    return load<std::int32_t>(ptr(r, c));
+  std::int64_t get_int(std::int64_t r, std::int64_t c) const {
+    const unsigned char* p = ptr(r, c);
+    switch (dtype_) {
+      case DType::i8:
+        return load<std::int8_t>(p);
+      case DType::i32:
+        return load<std::int32_t>(p);
+      case DType::i64:
+        return load<std::int64_t>(p);
+      case DType::boolean:
+        return load<std::uint8_t>(p);
+      default:
+        throw std::invalid_argument("TestMatrix: get_int on a float matrix");
+    }
   }
 
   // The padding bytes after each row's last element still hold the sentinel.

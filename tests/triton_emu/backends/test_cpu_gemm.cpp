@@ -90,7 +90,30 @@ double unit_roundoff(DType t) {
       return std::ldexp(1.0, -8);
     case DType::f32:
       return std::ldexp(1.0, -24);
-    default:  // i32 (exact); the backends take no other dtype
+    case DType::f8e4m3:
+      return std::ldexp(1.0, -4);
+    case DType::f8e5m2:
+      return std::ldexp(1.0, -3);
+    default:  // integers (exact)
+      return 0;
+  }
+}
+
+// The spacing of C's values near zero (its smallest subnormal): rounding a result below the
+// normal range errs by up to half of it, whatever the result's size. Matters for f8.
+double smallest_subnormal(DType t) {
+  switch (t) {
+    case DType::f16:
+      return std::ldexp(1.0, -24);
+    case DType::bf16:
+      return std::ldexp(1.0, -133);
+    case DType::f32:
+      return std::ldexp(1.0, -149);
+    case DType::f8e4m3:
+      return std::ldexp(1.0, -9);
+    case DType::f8e5m2:
+      return std::ldexp(1.0, -16);
+    default:
       return 0;
   }
 }
@@ -135,15 +158,19 @@ void check_case(GemmBackend& be, const Case& cs, std::uint64_t seed) {
   int failures = 0;
   for (std::int64_t i = 0; i < cs.M && failures < 5; ++i)
     for (std::int64_t j = 0; j < cs.N && failures < 5; ++j) {
-      if (cs.in == DType::i32) {
-        // Exact products summed in int64, then wrapped to 32 bits (two's complement).
-        std::int64_t sum = cs.accumulate ? c0.get_i32(i, j) : 0;
+      if (is_integer(cs.in)) {
+        // Exact products summed in 128 bits, then wrapped to C's width (two's complement).
+        __extension__ using i128 = __int128;
+        i128 sum = cs.accumulate ? c0.get_int(i, j) : 0;
         for (std::int64_t k = 0; k < cs.K; ++k)
-          sum += std::int64_t{a.get_i32(cs.trans_a ? k : i, cs.trans_a ? i : k)} *
-                 b.get_i32(cs.trans_b ? j : k, cs.trans_b ? k : j);
-        const auto want = static_cast<std::int32_t>(static_cast<std::uint32_t>(sum));
-        if (c.get_i32(i, j) != want) {
-          ADD_FAILURE() << "C(" << i << ", " << j << ") = " << c.get_i32(i, j) << ", want " << want;
+          sum += i128{a.get_int(cs.trans_a ? k : i, cs.trans_a ? i : k)} *
+                 b.get_int(cs.trans_b ? j : k, cs.trans_b ? k : j);
+        const auto wrapped = static_cast<std::uint64_t>(sum);
+        const std::int64_t want = cs.out == DType::i32
+                                      ? std::int64_t{static_cast<std::int32_t>(wrapped)}
+                                      : static_cast<std::int64_t>(wrapped);
+        if (c.get_int(i, j) != want) {
+          ADD_FAILURE() << "C(" << i << ", " << j << ") = " << c.get_int(i, j) << ", want " << want;
           ++failures;
         }
         continue;
@@ -154,13 +181,15 @@ void check_case(GemmBackend& be, const Case& cs, std::uint64_t seed) {
         ref += a_at(i, k) * b_at(k, j);
         magnitude += std::abs(a_at(i, k) * b_at(k, j));
       }
-      // Error bound. f16 and bf16 inputs are exact in f32 and so are their products (11 + 11 and
-      // 8 + 8 significant bits fit f32's 24); f32 products round once. Summing K + 1 terms in f32
-      // in any order (blocked, FMA, AMX pairs) errs by at most about (K + 1) u32 * sum |terms|
-      // (Higham's gamma_n; (K + 2) keeps a margin). Then C is rounded once to its dtype: u_out of
-      // the value. Cancellation makes |C| much smaller than sum |terms|, hence the absolute form.
+      // Error bound. f16, bf16 and f8 inputs are exact in f32 and so are their products (11 + 11,
+      // 8 + 8, 4 + 4 and 3 + 3 significant bits fit f32's 24); f32 products round once. Summing K +
+      // 1 terms in f32 in any order (blocked, FMA, AMX pairs) errs by at most about (K + 1) u32 *
+      // sum |terms| (Higham's gamma_n; (K + 2) keeps a margin). Then C is rounded once to its
+      // dtype: u_out of the value. Cancellation makes |C| much smaller than sum |terms|, hence the
+      // absolute form.
       const double acc_err = static_cast<double>(cs.K + 2) * unit_roundoff(DType::f32) * magnitude;
-      const double tol = acc_err + unit_roundoff(cs.out) * (std::abs(ref) + acc_err);
+      const double tol = acc_err + unit_roundoff(cs.out) * (std::abs(ref) + acc_err) +
+                         smallest_subnormal(cs.out) / 2;
       const double got = c.get(i, j);
       if (!(std::abs(got - ref) <= tol)) {
         ADD_FAILURE() << "C(" << i << ", " << j << ") = " << got << ", fp64 reference " << ref
@@ -213,11 +242,13 @@ TEST_P(CpuGemmNumerics, EmptyProductsLeaveOrZeroC) {
 
 std::vector<Param> all_params() {
   std::vector<Param> out;
-  const DType floats[] = {DType::f16, DType::bf16, DType::f32};
+  const DType floats[] = {DType::f16, DType::bf16, DType::f32, DType::f8e4m3, DType::f8e5m2};
   for (std::size_t i = 0; i < impls().size(); ++i) {
     for (DType in : floats)
       for (DType o : floats) out.emplace_back(i, in, o);
+    out.emplace_back(i, DType::i8, DType::i32);
     out.emplace_back(i, DType::i32, DType::i32);
+    out.emplace_back(i, DType::i64, DType::i64);
   }
   return out;
 }
@@ -268,6 +299,10 @@ TEST_P(CpuGemmImpl, LargeProductsSplitOverThreadsByRowsOrColumns) {
       {DType::bf16, DType::f32, 50, 300, 400, true, true, 0, true},
       {DType::f32, DType::bf16, 300, 100, 400, true, false, 2, true},
       {DType::i32, DType::i32, 300, 100, 400, false, true, 0, false},
+      {DType::i8, DType::i32, 100, 300, 400, true, false, 1, true},
+      {DType::i64, DType::i64, 300, 100, 400, false, false, 0, true},
+      {DType::f8e4m3, DType::f16, 300, 100, 400, false, true, 0, true},
+      {DType::f8e5m2, DType::f8e4m3, 50, 300, 400, true, false, 2, false},
   };
   std::uint64_t seed = 500;
   for (const Case& cs : cases)
@@ -289,6 +324,31 @@ TEST_P(CpuGemmImpl, I32ProductsWrapLikeA32BitAccumulator) {
   d.accumulate = true;
   backend_->gemm(d);  // + (2^31 + 4633) - 21: wraps back past zero
   EXPECT_EQ(c, 2 * 4633 - 21);
+}
+
+TEST_P(CpuGemmImpl, I8ProductsWrapLikeA32BitAccumulatorPastTheLongestExactOneDnnK) {
+  // (-128)^2 = 2^14, summed 2^17 + 3 times: 2^31 + 3 * 2^14 wraps to -2^31 + 3 * 2^14.
+  const std::int64_t K = (std::int64_t{1} << 17) + 3;
+  ASSERT_GT(K, CpuOnednnGemm::kMaxExactInt8K);
+  std::vector<std::int8_t> a(static_cast<std::size_t>(2 * K), -128), b(a);
+  std::vector<std::int32_t> c(4, 7);
+  GemmDesc d{DType::i8, DType::i32, 2,        2, K,        false, true,
+             a.data(),  K,          b.data(), K, c.data(), 2,     false};
+  backend_->gemm(d);
+  for (std::int32_t v : c) EXPECT_EQ(v, std::numeric_limits<std::int32_t>::min() + 3 * 16384);
+}
+
+TEST_P(CpuGemmImpl, I64ProductsWrapLikeA64BitAccumulator) {
+  std::vector<std::int64_t> a{std::int64_t{1} << 32, 3}, b{std::int64_t{1} << 32, -5};
+  std::int64_t c = 99;
+  GemmDesc d{DType::i64, DType::i64, 1, 1, 1, false, false, a.data(), 1, b.data(), 1, &c, 1, false};
+  backend_->gemm(d);  // 2^64 wraps to 0
+  EXPECT_EQ(c, 0);
+  d.K = 2;
+  d.lda = 2;
+  d.accumulate = true;
+  backend_->gemm(d);  // 0 + 2^64 - 15
+  EXPECT_EQ(c, -15);
 }
 
 TEST_P(CpuGemmImpl, DescribesItself) {
@@ -328,8 +388,15 @@ TEST(gemm_cpu_backend, PicksThePathMeasuredFastestPerDtype) {
   EXPECT_EQ(be.path(DType::bf16), CpuOnednnGemm::uses_amx() && onednn.supports(DType::bf16)
                                       ? CpuGemmPath::onednn
                                       : CpuGemmPath::openblas);
-  EXPECT_EQ(be.path(DType::i32), CpuGemmPath::i32_loop);
+  // f8 takes bf16's path (oneDNN converts it to bf16 exactly; OpenBLAS to f32).
+  EXPECT_EQ(be.path(DType::f8e4m3), be.path(DType::bf16));
+  EXPECT_EQ(be.path(DType::f8e5m2), be.path(DType::bf16));
+  EXPECT_EQ(be.path(DType::i8),
+            CpuOnednnGemm::exact_int8() ? CpuGemmPath::onednn : CpuGemmPath::integer_loop);
+  EXPECT_EQ(be.path(DType::i32), CpuGemmPath::integer_loop);
+  EXPECT_EQ(be.path(DType::i64), CpuGemmPath::integer_loop);
   EXPECT_THAT(be.describe(), ::testing::HasSubstr("f16=openblas"));
+  EXPECT_THAT(be.describe(), ::testing::HasSubstr("i64=integer-loop"));
 }
 
 TEST(gemm_onednn, CachesOnePrimitivePerShape) {

@@ -96,11 +96,37 @@ TEST_P(GemmValidation, NullPointersOnlyForEmptyMatrices) {
 TEST_P(GemmValidation, UnsupportedDtypePairsAreRejected) {
   GemmDesc d = valid();
   d.out_dtype = DType::i32;
-  EXPECT_INVALID(*backend_, d, HasSubstr("unsupported dtype pair: f32 inputs with a i32 output"));
+  EXPECT_INVALID(*backend_, d, HasSubstr("unsupported dtype pair: f32 inputs with a i32 result"),
+                 HasSubstr("f32 inputs take a result of f16, bf16, f32, f8e4m3 or f8e5m2"));
   d = valid();
   d.in_dtype = DType::i32;
   d.out_dtype = DType::f32;
-  EXPECT_INVALID(*backend_, d, HasSubstr("i32 inputs with a f32 output"));
+  EXPECT_INVALID(*backend_, d, HasSubstr("i32 inputs with a f32 result"),
+                 HasSubstr("i32 inputs take a result of i32"));
+  d.in_dtype = DType::i8;
+  d.out_dtype = DType::i8;
+  EXPECT_INVALID(*backend_, d, HasSubstr("i8 inputs take a result of i32"));
+  d.in_dtype = DType::i64;
+  d.out_dtype = DType::i32;
+  EXPECT_INVALID(*backend_, d, HasSubstr("i64 inputs take a result of i64"));
+  d.in_dtype = DType::boolean;
+  d.out_dtype = DType::i32;
+  EXPECT_INVALID(*backend_, d, HasSubstr("no bool inputs (cast masks to i8)"));
+}
+
+TEST(gemm_dtypes, EveryPairIsSupportedOrNotByOneRule) {
+  for (DType in : kAllDTypes)
+    for (DType out : kAllDTypes) {
+      const bool want = (is_floating(in) && is_floating(out)) ||
+                        ((in == DType::i8 || in == DType::i32) && out == DType::i32) ||
+                        (in == DType::i64 && out == DType::i64);
+      EXPECT_EQ(gemm_pair_supported(in, out), want) << dtype_name(in) << " -> " << dtype_name(out);
+    }
+  // bool is an integer dtype but no GEMM input, and the default results are Triton's.
+  EXPECT_FALSE(gemm_input_supported(DType::boolean));
+  EXPECT_EQ(gemm_default_out(DType::i8), DType::i32);
+  EXPECT_EQ(gemm_default_out(DType::f8e5m2), DType::f32);
+  EXPECT_EQ(gemm_default_out(DType::bf16), DType::bf16);
 }
 
 TEST_P(GemmValidation, MisalignedPointersAreRejected) {
