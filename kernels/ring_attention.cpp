@@ -37,7 +37,8 @@ tl::Peer peer_of(const tl::Context& tl, std::int64_t g) {
   return tl::program(g % pes, (g / pes) % cubes, g / (pes * cubes));
 }
 
-// Rows [from, from + n) of a program's block of x (seq x head_dim), as one tile.
+// Rows [from, from + n) of a program's block of x (seq x head_dim): where they lie, and loaded
+// as one tile.
 tl::Ref rows_ref(const RingAttentionProblem& p, Ptr x, RingAttentionProblem::Rows rows,
                  std::int64_t from, std::int64_t n) {
   const std::int64_t d = p.head_dim, size = dtype_size(p.dtype);
@@ -324,7 +325,6 @@ RingAttentionProblem make_ring_attention(Simulation& sim, GridShape grid, std::i
     p.position[static_cast<std::size_t>(p.ring[i])] = static_cast<std::int64_t>(i);
   const std::int64_t rows = p.max_rows();
   p.chunk_rows = std::min(rows, static_cast<std::int64_t>(cfg.messages.slot_bytes / row_bytes));
-  p.query_rows = rows;
   // Query chunks smaller than the block cost every tile two GEMM start-ups and the vector
   // unit's latency per operation; they pay off where the mask removes tiles from most blocks,
   // as with causal stripes (every block straddles the diagonal). Square tiles put the diagonal
@@ -558,7 +558,9 @@ KernelInfo ring_attention_info() {
                             std::to_string(kDefaultRowsPerProgram) + " rows per program"),
               int_param("head_dim", 64, 1, 4096,
                         "columns of Q, K, V and O; a row of K must fit a message slot"),
-              bool_param("causal", false, "query i attends to keys j <= i only"),
+              bool_param("causal", false,
+                         "query i attends to keys j <= i only; tiles that the mask removes "
+                         "entirely are skipped"),
               choice_param("layout", "contiguous", {"contiguous", "striped"},
                            "which rows a program owns: contiguous: the r-th run of seq / P "
                            "rows; striped: rows r, r + P, ... (balances causal work)"),
