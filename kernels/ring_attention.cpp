@@ -99,6 +99,37 @@ class Forward {
   std::int64_t next_ = 0;
 };
 
+// The causal masks of tiles that straddle the diagonal, made once and reused. Query and key
+// rows of a program's blocks lie `stride` apart in both layouts, so key jj of a tile (first key
+// key0) is visible to its query ii (first query query0) when key0 + stride jj <= query0 +
+// stride ii, i.e. jj - ii <= shift = floor((query0 - key0) / stride): a mask depends only on
+// the tile's shape and shift. Causal stripes meet two shifts (0 and -1: whether the key
+// block's first row comes before the query block's or not), so a few masks serve every step.
+class CausalMasks {
+ public:
+  static constexpr std::size_t kCapacity = 4;
+
+  const tl::Tile& get(tl::Context& tl, std::int64_t rows, std::int64_t cols, std::int64_t query0,
+                      std::int64_t key0, std::int64_t stride) {
+    const std::int64_t diff = query0 - key0;
+    const std::int64_t shift = diff / stride - (diff % stride < 0 ? 1 : 0);
+    for (const Entry& e : entries_)
+      if (e.rows == rows && e.cols == cols && e.shift == shift) return e.mask;
+    if (entries_.size() == kCapacity) entries_.erase(entries_.begin());
+    const tl::Tile mask =
+        tl.arange(0, cols).row() <= (tl.arange(0, rows) + static_cast<double>(shift)).column();
+    entries_.push_back({rows, cols, shift, mask});
+    return entries_.back().mask;
+  }
+
+ private:
+  struct Entry {
+    std::int64_t rows, cols, shift;
+    tl::Tile mask;
+  };
+  std::vector<Entry> entries_;
+};
+
 // A run of this program's query rows, [from, from + count) of its block: Q (scaled) and the
 // online softmax of those rows.
 struct QueryChunk {
@@ -115,7 +146,7 @@ struct QueryChunk {
 // last tile of each key chunk that had one. Returns the tiles done.
 std::int64_t attend(tl::Context& tl, const RingAttentionProblem& p,
                     RingAttentionProblem::Rows queries, RingAttentionProblem::Rows keys,
-                    const Block& block, std::vector<QueryChunk>& chunks,
+                    const Block& block, std::vector<QueryChunk>& chunks, CausalMasks& masks,
                     const std::function<void()>& after_key_chunk) {
   auto position = [](RingAttentionProblem::Rows rows, std::int64_t i) {
     return rows.first + i * rows.stride;
@@ -150,13 +181,8 @@ std::int64_t attend(tl::Context& tl, const RingAttentionProblem& p,
     const std::int64_t key0 = position(keys, static_cast<std::int64_t>(c) * p.chunk_rows);
     const std::int64_t key_last = key0 + (n - 1) * keys.stride;
     const std::int64_t query0 = position(queries, chunk.from);
-    if (p.causal && key_last > query0) {  // some key follows some query: mask
-      const tl::Tile qpos =
-          tl.arange(0, nq) * static_cast<double>(queries.stride) + static_cast<double>(query0);
-      const tl::Tile kpos =
-          tl.arange(0, n) * static_cast<double>(keys.stride) + static_cast<double>(key0);
-      s = tl::where(kpos.row() <= qpos.column(), s, kMinusInf);
-    }
+    if (p.causal && key_last > query0)  // some key follows some query: mask
+      s = tl::where(masks.get(tl, nq, n, query0, key0, keys.stride), s, kMinusInf);
     const tl::Tile m = tl::maximum(run.m, tl::max(s, 1));
     const tl::Tile alpha = tl::exp(run.m - m);  // 0 on the chunk's first tile (run.m is -inf)
     const tl::Tile e = tl::exp(s - m.column());
@@ -206,6 +232,7 @@ void ring_attention(tl::Context& tl, const RingAttentionProblem& p) {
     }
     for (std::size_t i = 0; i < q.size(); ++i) chunks[i].q = tl.wait(q[i]) * p.scale();
   }
+  CausalMasks masks;
   Block held;
   for (std::int64_t c0 = 0; c0 < nq; c0 += rc) {
     held.k.push_back(load_rows(tl, p, p.k, mine, c0, std::min(rc, nq - c0)));
@@ -224,7 +251,7 @@ void ring_attention(tl::Context& tl, const RingAttentionProblem& p) {
     }
     Forward forward(tl, next, held, times ? &send_wait : nullptr);
     if (!last) forward.send(p.window);
-    tiles += attend(tl, p, mine, p.rows((r - s + n) % n), held, chunks, [&] {
+    tiles += attend(tl, p, mine, p.rows((r - s + n) % n), held, chunks, masks, [&] {
       if (!last) forward.send(2);
     });
     if (last) break;
@@ -276,15 +303,17 @@ namespace {
 // SRAM a program holds at its peak: Q and its scaled copy, two K/V blocks (the one it holds and
 // the one arriving), acc and the pending P.V product of every query chunk with one chunk's
 // rescaled acc and its sum (f32), two tiles of scores (the one worked on and the next, which
-// the engine writes) with the mask, masked copy, shifted copy and exponentials, and the
-// previous tile's exponentials that its P.V GEMM still reads (f32 or i32 each), a few row
-// vectors, and the inbound channel's slots when they live in PE SRAM.
+// the engine writes) with the masked copy, shifted copy and exponentials, and the previous
+// tile's exponentials that its P.V GEMM still reads (f32 each), the causal masks kept (bool), a
+// few row vectors, and the inbound channel's slots when they live in PE SRAM.
 std::uint64_t sram_needed(const components::SystemConfig& cfg, std::int64_t rows,
                           std::int64_t query_rows, std::int64_t chunk_rows, std::int64_t d,
                           DType dtype) {
   const auto size = static_cast<std::int64_t>(dtype_size(dtype));
-  const std::int64_t bytes = 2 * rows * d * size + 4 * rows * d * size + 4 * rows * d * 4 +
-                             7 * query_rows * chunk_rows * 4 + 8 * rows * 4;
+  const std::int64_t bytes =
+      2 * rows * d * size + 4 * rows * d * size + 4 * rows * d * 4 +
+      7 * query_rows * chunk_rows * 4 +
+      static_cast<std::int64_t>(CausalMasks::kCapacity) * query_rows * chunk_rows + 8 * rows * 4;
   const std::uint64_t slots = cfg.messages.memory == components::SlotMemory::pe_sram
                                   ? cfg.messages.slots * cfg.messages.slot_bytes
                                   : 0;
