@@ -165,22 +165,24 @@ TEST(RingAttention, CausalTilesThatTheMaskRemovesCostNoGemmWork) {
   EXPECT_EQ(contiguous.details["tiles_attended"]["max"], p * k);
 }
 
-// On default.json with 128 rows a program (seq = 8192), causal stripes leave 10 of every 16
-// tiles of 32 x 32 and spread that work evenly, so the ring finishes sooner than without the
+// On default.json causal stripes leave (k + 1) / 2k of every block's tiles of 32 x 32 (k
+// chunks a side) and spread that work evenly, so the ring finishes sooner than without the
 // mask, and sooner than contiguous causal blocks, which leave the last program the unmasked
-// work of every block.
+// work of every block: with the default 64 rows a program (k = 2) and with 128 (k = 4).
 TEST(RingAttention, CausalStripesFinishSoonerThanTheUnmaskedRing) {
   const Spec spec = spec_named("default.json");
-  auto run = [&](bool causal, const char* layout) {
-    return run_harness(
-        spec, {"seq=8192", "head_dim=64", causal ? "causal=true" : "causal=false", layout}, true);
-  };
-  const Outcome striped = run(true, "layout=striped");
-  ASSERT_EQ(striped.details["chunk_rows"], 32);
-  ASSERT_EQ(striped.details["query_rows"], 32);
-  EXPECT_LT(striped.run.sim_time_ps, run(false, "layout=striped").run.sim_time_ps);
-  EXPECT_LT(striped.run.sim_time_ps, run(false, "layout=contiguous").run.sim_time_ps);
-  EXPECT_LT(striped.run.sim_time_ps, run(true, "layout=contiguous").run.sim_time_ps);
+  for (const char* seq : {"seq=0", "seq=8192"}) {
+    auto run = [&](bool causal, const char* layout) {
+      return run_harness(
+          spec, {seq, "head_dim=64", causal ? "causal=true" : "causal=false", layout}, true);
+    };
+    const Outcome striped = run(true, "layout=striped");
+    ASSERT_EQ(striped.details["chunk_rows"], 32);
+    ASSERT_EQ(striped.details["query_rows"], 32);
+    EXPECT_LT(striped.run.sim_time_ps, run(false, "layout=striped").run.sim_time_ps) << seq;
+    EXPECT_LT(striped.run.sim_time_ps, run(false, "layout=contiguous").run.sim_time_ps) << seq;
+    EXPECT_LT(striped.run.sim_time_ps, run(true, "layout=contiguous").run.sim_time_ps) << seq;
+  }
 }
 
 // The harness's problem on a timing-only simulation, with the ring over every PE.
