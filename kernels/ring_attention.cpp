@@ -28,10 +28,6 @@ std::int64_t RingAttentionProblem::max_rows() const {
   return rows(0).count;  // both layouts give the first positions the extra rows
 }
 
-std::uint64_t RingAttentionProblem::scratch_bytes() const {
-  return static_cast<std::uint64_t>(max_rows() * (2 * chunk_rows + head_dim)) * 4;
-}
-
 namespace {
 
 constexpr double kMinusInf = -std::numeric_limits<double>::infinity();
@@ -41,12 +37,20 @@ tl::Peer peer_of(const tl::Context& tl, std::int64_t g) {
   return tl::program(g % pes, (g / pes) % cubes, g / (pes * cubes));
 }
 
-// Rows [from, from + n) of a program's block of x (seq x head_dim), as one tile.
+// Rows [from, from + n) of a program's block of x (seq x head_dim): where they lie, and loaded
+// as one tile.
+tl::Ref rows_ref(const RingAttentionProblem& p, Ptr x, RingAttentionProblem::Rows rows,
+                 std::int64_t from, std::int64_t n) {
+  const std::int64_t d = p.head_dim, size = dtype_size(p.dtype);
+  return {x + (rows.first + from * rows.stride) * d * size,
+          {n, d},
+          p.dtype,
+          rows.stride == 1 ? 0 : rows.stride * d};
+}
 tl::Tile load_rows(tl::Context& tl, const RingAttentionProblem& p, Ptr x,
                    RingAttentionProblem::Rows rows, std::int64_t from, std::int64_t n) {
-  const std::int64_t d = p.head_dim, size = dtype_size(p.dtype);
-  return tl.load(x + (rows.first + from * rows.stride) * d * size, {n, d}, p.dtype,
-                 {.row_stride = rows.stride == 1 ? 0 : rows.stride * d});
+  const tl::Ref ref = rows_ref(p, x, rows, from, n);
+  return tl.load(ref.ptr, ref.shape, ref.dtype, {.row_stride = ref.row_stride});
 }
 
 // A K/V block as the messages carry it: chunk c is rows [c * chunk_rows, ...) of K and of V.
@@ -54,30 +58,20 @@ struct Block {
   std::vector<tl::Tile> k, v;
 };
 
-// The running softmax of this program's query rows (f32): row maxima, denominators and the
-// unnormalised output. The last chunk's P.V product is still on the GEMM engine (or in the
-// scratch): acc is brought up to date with it, and its chunk's rescaling `alpha`, only when
-// the next chunk needs acc, so that the engine computes it while the vector unit works on that
-// chunk's softmax.
+// The running softmax of some query rows (f32): row maxima, denominators and the unnormalised
+// output. The last tile's P.V product may still be on the GEMM engine: acc is brought up to
+// date with it, and its tile's rescaling `alpha`, only when the rows' next tile needs acc, so
+// that the engine computes it while the vector unit works on that tile's softmax.
 struct Running {
   tl::Tile m, l, acc;
-  tl::Handle pv;
+  tl::TileHandle pv;
   tl::Tile alpha;
 
-  void add_pending(tl::Context& tl, Ptr pv_buf, std::int64_t rows, std::int64_t d) {
+  void add_pending(tl::Context& tl) {
     if (!pv.valid()) return;
-    tl.wait(pv);
+    acc = acc * alpha.column() + tl.wait(pv);
     pv = {};
-    acc = acc * alpha.column() + tl.load(pv_buf, {rows, d}, DType::f32);
   }
-};
-
-// Where a program's scratch holds the two score buffers and the P.V product.
-struct Scratch {
-  Ptr scores[2], pv;
-  Scratch(const RingAttentionProblem& p, Ptr base)
-      : scores{base, base + p.max_rows() * p.chunk_rows * 4},
-        pv(base + 2 * p.max_rows() * p.chunk_rows * 4) {}
 };
 
 // Sends a held block to the ring successor a few messages at a time, so that a send that has
@@ -105,53 +99,100 @@ class Forward {
   std::int64_t next_ = 0;
 };
 
-// The online-softmax update of `run` with every chunk of `block` (the keys at `keys`) that
-// some query of `queries` may see; `after_chunk` runs after each. Returns the chunks done.
-std::int64_t attend(tl::Context& tl, const RingAttentionProblem& p, const tl::Tile& q,
-                    RingAttentionProblem::Rows queries, RingAttentionProblem::Rows keys,
-                    const Block& block, Running& run, const Scratch& scratch,
-                    const std::function<void()>& after_chunk) {
-  const std::int64_t nq = queries.count, d = p.head_dim;
-  const std::int64_t last_query = queries.first + (nq - 1) * queries.stride;
-  auto first_key = [&](std::size_t c) {
-    return keys.first + static_cast<std::int64_t>(c) * p.chunk_rows * keys.stride;
+// The causal masks of tiles that straddle the diagonal, made once and reused. Query and key
+// rows of a program's blocks lie `stride` apart in both layouts, so key jj of a tile (first key
+// key0) is visible to its query ii (first query query0) when key0 + stride jj <= query0 +
+// stride ii, i.e. jj - ii <= shift = floor((query0 - key0) / stride): a mask depends only on
+// the tile's shape and shift. Causal stripes meet two shifts (0 and -1: whether the key
+// block's first row comes before the query block's or not), so a few masks serve every step.
+class CausalMasks {
+ public:
+  static constexpr std::size_t kCapacity = 4;
+
+  const tl::Tile& get(tl::Context& tl, std::int64_t rows, std::int64_t cols, std::int64_t query0,
+                      std::int64_t key0, std::int64_t stride) {
+    const std::int64_t diff = query0 - key0;
+    const std::int64_t shift = diff / stride - (diff % stride < 0 ? 1 : 0);
+    for (const Entry& e : entries_)
+      if (e.rows == rows && e.cols == cols && e.shift == shift) return e.mask;
+    if (entries_.size() == kCapacity) entries_.erase(entries_.begin());
+    const tl::Tile mask =
+        tl.arange(0, cols).row() <= (tl.arange(0, rows) + static_cast<double>(shift)).column();
+    entries_.push_back({rows, cols, shift, mask});
+    return entries_.back().mask;
+  }
+
+ private:
+  struct Entry {
+    std::int64_t rows, cols, shift;
+    tl::Tile mask;
   };
-  std::vector<std::size_t> todo;
-  for (std::size_t c = 0; c < block.k.size(); ++c)
-    if (!p.causal || first_key(c) <= last_query) todo.push_back(c);
+  std::vector<Entry> entries_;
+};
+
+// A run of this program's query rows, [from, from + count) of its block: Q (scaled) and the
+// online softmax of those rows.
+struct QueryChunk {
+  std::int64_t from = 0, count = 0;
+  tl::Tile q;
+  Running run;
+};
+
+// The online-softmax update of every query chunk with every key chunk of `block` (the keys at
+// `keys`) that some query of that chunk may see: a (query chunk, key chunk) tile that causality
+// masks entirely costs nothing, neither GEMM nor load nor vector work. Tiles go key chunk by key
+// chunk, so each query chunk meets its key chunks in order and the block's first key (in step
+// 0, its own, which all its queries see) before any other. `after_key_chunk` runs after the
+// last tile of each key chunk that had one. Returns the tiles done.
+std::int64_t attend(tl::Context& tl, const RingAttentionProblem& p,
+                    RingAttentionProblem::Rows queries, RingAttentionProblem::Rows keys,
+                    const Block& block, std::vector<QueryChunk>& chunks, CausalMasks& masks,
+                    const std::function<void()>& after_key_chunk) {
+  auto position = [](RingAttentionProblem::Rows rows, std::int64_t i) {
+    return rows.first + i * rows.stride;
+  };
+  struct TileIndex {
+    std::size_t key_chunk, query_chunk;
+  };
+  std::vector<TileIndex> todo;
+  for (std::size_t c = 0; c < block.k.size(); ++c) {
+    const std::int64_t first_key = position(keys, static_cast<std::int64_t>(c) * p.chunk_rows);
+    for (std::size_t i = 0; i < chunks.size(); ++i)
+      if (!p.causal || first_key <= position(queries, chunks[i].from + chunks[i].count - 1))
+        todo.push_back({c, i});
+  }
   if (todo.empty()) return 0;
 
-  auto scores = [&](std::size_t i) {
-    return tl.composite(tl::Op::gemm, q, block.k[todo[i]], scratch.scores[i % 2],
-                        {.trans_b = true, .out_dtype = DType::f32});
+  auto scores = [&](std::size_t t) {
+    return tl.composite(tl::Op::gemm, chunks[todo[t].query_chunk].q, block.k[todo[t].key_chunk],
+                        tl::to_tile, {.trans_b = true, .out_dtype = DType::f32});
   };
-  tl::Handle pending[2];
+  tl::TileHandle pending[2];
   pending[0] = scores(0);
-  for (std::size_t i = 0; i < todo.size(); ++i) {
-    // The engine computes the next chunk's scores while the vector unit works on these.
-    if (i + 1 < todo.size()) pending[(i + 1) % 2] = scores(i + 1);
-    tl.wait(pending[i % 2]);
-    const std::size_t c = todo[i];
-    const std::int64_t n = block.k[c].shape().rows();
-    tl::Tile s = tl.load(scratch.scores[i % 2], {nq, n}, DType::f32);
-    const std::int64_t key0 = first_key(c), key_last = key0 + (n - 1) * keys.stride;
-    if (p.causal && key_last > queries.first) {  // some key follows some query: mask
-      const tl::Tile qpos = tl.arange(0, nq) * static_cast<double>(queries.stride) +
-                            static_cast<double>(queries.first);
-      const tl::Tile kpos =
-          tl.arange(0, n) * static_cast<double>(keys.stride) + static_cast<double>(key0);
-      s = tl::where(kpos.row() <= qpos.column(), s, kMinusInf);
-    }
+  for (std::size_t t = 0; t < todo.size(); ++t) {
+    // The engine computes the next tile's scores while the vector unit works on these.
+    if (t + 1 < todo.size()) pending[(t + 1) % 2] = scores(t + 1);
+    tl::Tile s = tl.wait(pending[t % 2]);
+    pending[t % 2] = {};
+    const std::size_t c = todo[t].key_chunk;
+    QueryChunk& chunk = chunks[todo[t].query_chunk];
+    Running& run = chunk.run;
+    const std::int64_t nq = chunk.count, n = block.k[c].shape().rows();
+    const std::int64_t key0 = position(keys, static_cast<std::int64_t>(c) * p.chunk_rows);
+    const std::int64_t key_last = key0 + (n - 1) * keys.stride;
+    const std::int64_t query0 = position(queries, chunk.from);
+    if (p.causal && key_last > query0)  // some key follows some query: mask
+      s = tl::where(masks.get(tl, nq, n, query0, key0, keys.stride), s, kMinusInf);
     const tl::Tile m = tl::maximum(run.m, tl::max(s, 1));
-    const tl::Tile alpha = tl::exp(run.m - m);  // 0 on the first chunk (run.m is -inf)
+    const tl::Tile alpha = tl::exp(run.m - m);  // 0 on the chunk's first tile (run.m is -inf)
     const tl::Tile e = tl::exp(s - m.column());
     run.l = run.l * alpha + tl::sum(e, 1);
-    run.add_pending(tl, scratch.pv, nq, d);  // the previous chunk's P.V, into the same buffer
+    run.add_pending(tl);
     run.pv = tl.composite(tl::Op::gemm, p.dtype == DType::f32 ? e : e.to(p.dtype), block.v[c],
-                          scratch.pv, {.out_dtype = DType::f32});
+                          tl::to_tile, {.out_dtype = DType::f32});
     run.alpha = alpha;
     run.m = m;
-    after_chunk();
+    if (t + 1 == todo.size() || todo[t + 1].key_chunk != c) after_key_chunk();
   }
   return static_cast<std::int64_t>(todo.size());
 }
@@ -169,24 +210,34 @@ void ring_attention(tl::Context& tl, const RingAttentionProblem& p) {
   RingAttentionTimes* times = p.times;
   const auto at = static_cast<std::size_t>(g);
   emu::Tick recv_wait = 0, send_wait = 0;
-  std::int64_t chunks = 0;
+  std::int64_t tiles = 0;
   if (times) times->begin[at] = tl.now();
 
   const RingAttentionProblem::Rows mine = p.rows(r);
   const std::int64_t nq = mine.count, d = p.head_dim, rc = p.chunk_rows;
-  const tl::Tile q = load_rows(tl, p, p.q, mine, 0, nq) * p.scale();
+  std::vector<QueryChunk> chunks;
+  {
+    std::vector<tl::LoadHandle> q;
+    for (std::int64_t from = 0; from < nq; from += p.query_rows) {
+      const std::int64_t count = std::min(p.query_rows, nq - from);
+      q.push_back(tl.load_async(rows_ref(p, p.q, mine, from, count)));
+      chunks.push_back({from,
+                        count,
+                        {},
+                        {tl.full({count}, kMinusInf, DType::f32),
+                         tl.zeros({count}, DType::f32),
+                         tl.zeros({count, d}, DType::f32),
+                         {},
+                         {}}});
+    }
+    for (std::size_t i = 0; i < q.size(); ++i) chunks[i].q = tl.wait(q[i]) * p.scale();
+  }
+  CausalMasks masks;
   Block held;
   for (std::int64_t c0 = 0; c0 < nq; c0 += rc) {
     held.k.push_back(load_rows(tl, p, p.k, mine, c0, std::min(rc, nq - c0)));
     held.v.push_back(load_rows(tl, p, p.v, mine, c0, std::min(rc, nq - c0)));
   }
-  Running run{tl.full({nq}, kMinusInf, DType::f32),
-              tl.zeros({nq}, DType::f32),
-              tl.zeros({nq, d}, DType::f32),
-              {},
-              {}};
-  const Scratch scratch(p, p.scratch[at]);
-
   for (std::int64_t s = 0; s < n; ++s) {
     const bool last = s + 1 == n;
     // Post the receives of the next block first: each message is read out of its slot as soon
@@ -200,7 +251,7 @@ void ring_attention(tl::Context& tl, const RingAttentionProblem& p) {
     }
     Forward forward(tl, next, held, times ? &send_wait : nullptr);
     if (!last) forward.send(p.window);
-    chunks += attend(tl, p, q, mine, p.rows((r - s + n) % n), held, run, scratch, [&] {
+    tiles += attend(tl, p, mine, p.rows((r - s + n) % n), held, chunks, masks, [&] {
       if (!last) forward.send(2);
     });
     if (last) break;
@@ -213,15 +264,21 @@ void ring_attention(tl::Context& tl, const RingAttentionProblem& p) {
     held = std::move(got);
   }
   held = {};
-  run.add_pending(tl, scratch.pv, nq, d);
-  const tl::Tile o = run.acc / run.l.column();
-  tl.store(p.out + mine.first * d * dtype_size(p.dtype), p.dtype == DType::f32 ? o : o.to(p.dtype),
-           {.row_stride = mine.stride == 1 ? 0 : mine.stride * d});
+  std::vector<tl::StoreHandle> stores;
+  for (QueryChunk& chunk : chunks) {
+    chunk.run.add_pending(tl);
+    const tl::Tile o = chunk.run.acc / chunk.run.l.column();
+    stores.push_back(
+        tl.store_async(p.out + (mine.first + chunk.from * mine.stride) * d * dtype_size(p.dtype),
+                       p.dtype == DType::f32 ? o : o.to(p.dtype),
+                       {.row_stride = mine.stride == 1 ? 0 : mine.stride * d}));
+  }
+  for (tl::StoreHandle& h : stores) tl.wait(h);
   if (times) {
     times->end[at] = tl.now();
     times->recv_wait[at] = recv_wait;
     times->send_wait[at] = send_wait;
-    times->chunks[at] = chunks;
+    times->tiles[at] = tiles;
   }
 }
 
@@ -244,15 +301,19 @@ GridShape ring_attention_grid(const components::SystemConfig& config, std::int64
 namespace {
 
 // SRAM a program holds at its peak: Q and its scaled copy, two K/V blocks (the one it holds and
-// the one arriving), acc with its rescaled copy and the P.V product (f32), a chunk of scores
-// with its mask, masked copy, shifted copy and exponentials, and the previous chunk's
-// exponentials that its P.V GEMM still reads (f32 or i32 each), a few row vectors, and the
-// inbound channel's slots when they live in PE SRAM.
+// the one arriving), acc and the pending P.V product of every query chunk with one chunk's
+// rescaled acc and its sum (f32), two tiles of scores (the one worked on and the next, which
+// the engine writes) with the masked copy, shifted copy and exponentials, and the previous
+// tile's exponentials that its P.V GEMM still reads (f32 each), the causal masks kept (bool), a
+// few row vectors, and the inbound channel's slots when they live in PE SRAM.
 std::uint64_t sram_needed(const components::SystemConfig& cfg, std::int64_t rows,
-                          std::int64_t chunk_rows, std::int64_t d, DType dtype) {
+                          std::int64_t query_rows, std::int64_t chunk_rows, std::int64_t d,
+                          DType dtype) {
   const auto size = static_cast<std::int64_t>(dtype_size(dtype));
-  const std::int64_t bytes = 2 * rows * d * size + 4 * rows * d * size + 3 * rows * d * 4 +
-                             6 * rows * chunk_rows * 4 + 8 * rows * 4;
+  const std::int64_t bytes =
+      2 * rows * d * size + 4 * rows * d * size + 4 * rows * d * 4 +
+      7 * query_rows * chunk_rows * 4 +
+      static_cast<std::int64_t>(CausalMasks::kCapacity) * query_rows * chunk_rows + 8 * rows * 4;
   const std::uint64_t slots = cfg.messages.memory == components::SlotMemory::pe_sram
                                   ? cfg.messages.slots * cfg.messages.slot_bytes
                                   : 0;
@@ -293,8 +354,15 @@ RingAttentionProblem make_ring_attention(Simulation& sim, GridShape grid, std::i
     p.position[static_cast<std::size_t>(p.ring[i])] = static_cast<std::int64_t>(i);
   const std::int64_t rows = p.max_rows();
   p.chunk_rows = std::min(rows, static_cast<std::int64_t>(cfg.messages.slot_bytes / row_bytes));
+  // Query chunks smaller than the block cost every tile two GEMM start-ups and the vector
+  // unit's latency per operation; they pay off where the mask removes tiles from most blocks,
+  // as with causal stripes (every block straddles the diagonal). Square tiles put the diagonal
+  // on tile corners, so that about half of every block's tiles go. With contiguous blocks only
+  // the program's own block straddles it, and the last program attends to every other block
+  // in full: one query chunk, and whole key chunks skipped, cost it least.
+  p.query_rows = causal && layout == SeqLayout::striped ? p.chunk_rows : rows;
   p.window = cfg.messages.slots;
-  const std::uint64_t sram = sram_needed(cfg, rows, p.chunk_rows, head_dim, dtype);
+  const std::uint64_t sram = sram_needed(cfg, rows, p.query_rows, p.chunk_rows, head_dim, dtype);
   require_sram(cfg, sram,
                "blocks of " + std::to_string(rows) + " rows of head_dim = " +
                    std::to_string(head_dim) + " (Q, two K/V blocks, the f32 output and scores)",
@@ -309,17 +377,6 @@ RingAttentionProblem make_ring_attention(Simulation& sim, GridShape grid, std::i
   p.k = alloc_array(sim, dtype, elems);
   p.v = alloc_array(sim, dtype, elems);
   p.out = alloc_array(sim, dtype, elems);
-  // Each program's scratch on its own cube: its GEMMs write there and it reads them back.
-  p.scratch.assign(static_cast<std::size_t>(n), Ptr{});
-  const std::uint64_t scratch = p.scratch_bytes();
-  for (std::int64_t cube = 0; cube < grid.cubes * grid.sips; ++cube) {
-    const Ptr base = sim.alloc(static_cast<std::uint64_t>(grid.pes) * scratch,
-                               Placement::on_cube(static_cast<std::uint32_t>(cube / grid.cubes),
-                                                  static_cast<std::uint32_t>(cube % grid.cubes)));
-    for (std::int64_t pe = 0; pe < grid.pes; ++pe)
-      p.scratch[static_cast<std::size_t>(cube * grid.pes + pe)] =
-          base + static_cast<std::uint64_t>(pe) * scratch;
-  }
   return p;
 }
 
@@ -448,7 +505,7 @@ Outcome run_ring_attention(Simulation& sim, const Params& params) {
   RingAttentionTimes times;
   for (auto* v : {&times.begin, &times.end, &times.recv_wait, &times.send_wait})
     v->assign(static_cast<std::size_t>(n), 0);
-  times.chunks.assign(static_cast<std::size_t>(n), 0);
+  times.tiles.assign(static_cast<std::size_t>(n), 0);
   p.times = &times;
   Outcome o;
   o.run = sim.launch_on(Grid{.pes = grid.pes, .cubes = grid.cubes, .sips = grid.sips},
@@ -476,8 +533,7 @@ Outcome run_ring_attention(Simulation& sim, const Params& params) {
                                      times.send_wait[g]) /
                  static_cast<double>(n);
   }
-  const auto [chunks_min, chunks_max] =
-      std::minmax_element(times.chunks.begin(), times.chunks.end());
+  const auto [tiles_min, tiles_max] = std::minmax_element(times.tiles.begin(), times.tiles.end());
   o.details = {
       {"programs", grid.str()},
       {"seq", seq},
@@ -491,7 +547,8 @@ Outcome run_ring_attention(Simulation& sim, const Params& params) {
       {"messages_per_step", 2 * chunks_per_block},
       {"bytes_sent_per_program", sent_max},
       {"ring_hops", hop_kinds(p, grid)},
-      {"chunks_attended", {{"min", *chunks_min}, {"max", *chunks_max}}},
+      {"query_rows", p.query_rows},
+      {"tiles_attended", {{"min", *tiles_min}, {"max", *tiles_max}}},
       {"ring_time_ps", finish - start},
       {"mean_per_program_ps",
        {{"recv_wait", recv_mean}, {"send_wait", send_mean}, {"compute_and_memory", busy_mean}}},
@@ -530,7 +587,9 @@ KernelInfo ring_attention_info() {
                             std::to_string(kDefaultRowsPerProgram) + " rows per program"),
               int_param("head_dim", 64, 1, 4096,
                         "columns of Q, K, V and O; a row of K must fit a message slot"),
-              bool_param("causal", false, "query i attends to keys j <= i only"),
+              bool_param("causal", false,
+                         "query i attends to keys j <= i only; tiles that the mask removes "
+                         "entirely are skipped"),
               choice_param("layout", "contiguous", {"contiguous", "striped"},
                            "which rows a program owns: contiguous: the r-th run of seq / P "
                            "rows; striped: rows r, r + P, ... (balances causal work)"),

@@ -16,24 +16,27 @@
 // single hops and visits the cubes in order, so most hops are one mesh link.
 //
 // A K/V block travels as messages of chunk_rows rows of K, then the same rows of V (a message
-// must fit one slot of system.messages), and the program attends to a block chunk by chunk
-// with the online softmax of FlashAttention: for a chunk of scores S = (Q * scale) K_c^T,
+// must fit one slot of system.messages), and the program attends to it tile by tile, a tile
+// being a chunk of query_rows of its query rows against one such key chunk, with the online
+// softmax of FlashAttention, kept per query chunk: for a tile of scores S = (Q_q * scale) K_c^T,
 //   m' = max(m, rowmax S),  P = exp(S - m'),  l' = l exp(m - m') + rowsum P,
 //   acc' = acc exp(m - m') + P V_c,
-// and at the end O = acc / l. Both products run on the GEMM engine (f32 results into a
-// scratch buffer of the program on its own cube's HBM, read back into SRAM, since a composite
-// writes memory); the softmax runs on the vector unit. While the vector unit works on chunk c,
-// the engine computes the scores of chunk c + 1 and the P.V product of chunk c - 1 (acc takes
-// it in only when chunk c needs acc). Q is scaled once, in SRAM, in the input dtype; m, l and
-// acc are f32, and P is cast to the input dtype for its GEMM.
+// and at the end O = acc / l. Both products run on the GEMM engine with their f32 results as
+// tiles in SRAM; the softmax runs on the vector unit. While the vector unit works on tile t, the
+// engine computes the scores of tile t + 1 and the P.V product of an earlier tile (acc takes it
+// in only when its query chunk's next tile needs acc). Q is scaled once, in SRAM, in the input
+// dtype; m, l and acc are f32, and P is cast to the input dtype for its GEMM.
 //
-// causal: query i attends to keys j <= i. A chunk whose keys all lie after every query of the
-// program is skipped (but still forwarded, so the ring keeps going); a chunk that straddles the
-// diagonal is masked with -inf. Step 0 (the program's own block) comes first and its first
-// chunk holds the block's first key, which every query of the block may see, so the running
-// maxima are finite before any row meets a fully masked chunk. With contiguous blocks the
-// program at ring position r attends to r + 1 blocks (the last one does all the work); striped
-// rows give every program about half of every block.
+// causal: query i attends to keys j <= i. A tile whose keys all lie after every query of its
+// query chunk is skipped (no GEMM, no load, no vector work; the key chunk is still forwarded,
+// so the ring keeps going); a tile that straddles the diagonal is masked with -inf. Each query
+// chunk meets the key chunks of a block in order, and step 0 (the program's own block) comes
+// first, whose first key every query of the block may see, so the running maxima are finite
+// before any row meets a fully masked tile. With contiguous blocks the program at ring
+// position r attends to r + 1 blocks (the last one does all the work) and its queries form one
+// chunk. Striped rows give every program about half of every block: there query chunks are as
+// long as key chunks, so the tiles above the diagonal of each block (in rows of the blocks) are
+// skipped, and with k chunks to a block side (k + 1) / 2k of its tiles remain.
 
 #include <cstdint>
 #include <vector>
@@ -51,16 +54,14 @@ enum class SeqLayout { contiguous, striped };
 
 // Where each program's time went, filled in by the kernel when the problem points to one
 // (indexed by global program id): begin and end of the program, time blocked in tl.wait for
-// K/V messages and in tl.send (the channel's slots full), and the chunks it attended to.
+// K/V messages and in tl.send (the channel's slots full), and the tiles it attended to.
 struct RingAttentionTimes {
   std::vector<emu::Tick> begin, end, recv_wait, send_wait;
-  std::vector<std::int64_t> chunks;
+  std::vector<std::int64_t> tiles;
 };
 
 struct RingAttentionProblem {
   Ptr q{}, k{}, v{}, out{};  // seq x head_dim, dtype
-  // Per program (global id): its scratch on its own cube's HBM, scratch_bytes() long.
-  std::vector<Ptr> scratch;
   std::int64_t seq = 0, head_dim = 0;
   bool causal = false;
   SeqLayout layout = SeqLayout::contiguous;
@@ -68,6 +69,7 @@ struct RingAttentionProblem {
   std::vector<std::int64_t> ring;      // ring position -> global program id
   std::vector<std::int64_t> position;  // global program id -> ring position
   std::int64_t chunk_rows = 0;         // rows of K (and of V) per message
+  std::int64_t query_rows = 0;         // rows of Q per tile of the attention
   std::int64_t window = 1;             // messages sent ahead of the compute (the slots)
   RingAttentionTimes* times = nullptr;
 
@@ -79,16 +81,14 @@ struct RingAttentionProblem {
   };
   Rows rows(std::int64_t r) const;
   std::int64_t max_rows() const;  // the largest block
-  // Two score buffers (max_rows x chunk_rows) and one P.V buffer (max_rows x head_dim), f32.
-  std::uint64_t scratch_bytes() const;
 };
 
 void ring_attention(tl::Context& tl, const RingAttentionProblem& p);
 
 // The problem on `sim` for a launch over `grid` (the hardware grid or a sub-grid): Q, K, V and
-// O interleaved across cubes, each program's scratch on its cube, the ring and the message
-// chunks. UsageError when it cannot run: fewer rows than programs, a K row larger than a
-// message slot, or blocks that do not fit a PE's SRAM (saying what would).
+// O interleaved across cubes, the ring, the message chunks and the query chunks. UsageError when it
+// cannot run: fewer rows than programs, a K row larger than a message slot, or blocks that do not
+// fit a PE's SRAM (saying what would).
 RingAttentionProblem make_ring_attention(Simulation& sim, GridShape grid, std::int64_t seq,
                                          std::int64_t head_dim, bool causal, SeqLayout layout,
                                          DType dtype);

@@ -57,6 +57,23 @@ INSTANTIATE_TEST_SUITE_P(
         NumericsCase{"tiny.json",
                      {"seq=200", "head_dim=64", "dtype=f32", "causal=true", "layout=striped"},
                      "two_chunks_striped_causal"},
+        // 16 f16 rows of 128 per 4 KiB slot: blocks of 41 and 40 rows travel as chunks of
+        // 16, 16 and 9 or 8 rows, and causal stripes attend to them in query chunks as long.
+        NumericsCase{"tiny.json",
+                     {"seq=325", "head_dim=128", "causal=true", "layout=striped"},
+                     "query_chunks_striped_causal"},
+        NumericsCase{"tiny.json",
+                     {"seq=325", "head_dim=128", "dtype=bf16", "causal=true", "layout=striped"},
+                     "query_chunks_striped_causal_bf16"},
+        NumericsCase{"tiny.json",
+                     {"seq=325", "head_dim=128", "causal=true", "layout=contiguous"},
+                     "query_chunks_contiguous_causal"},
+        NumericsCase{
+            "tiny.json", {"seq=325", "head_dim=128", "layout=striped"}, "query_chunks_striped"},
+        // 8 f32 rows of 128 per slot: blocks of 40 rows, five whole chunks a side.
+        NumericsCase{"tiny.json",
+                     {"seq=320", "head_dim=128", "dtype=f32", "causal=true", "layout=striped"},
+                     "whole_query_chunks_striped_causal"},
         NumericsCase{
             "tiny.json", {"seq=40", "head_dim=24", "programs=3", "causal=true"}, "ring_of_three"},
         NumericsCase{"tiny.json", {"seq=7", "head_dim=4", "programs=1", "dtype=f32"}, "one"},
@@ -97,9 +114,9 @@ TEST(RingAttention, DetailsCountTheStepsMessagesAndBytesOfTheRing) {
 }
 
 TEST(RingAttention, CausalContiguousBlocksLeaveTheLastProgramAllTheWorkAndStripesShareIt) {
-  // Blocks of 16 f16 rows of 16 values: one chunk each. With contiguous blocks ring position r
-  // attends to the blocks of positions 0 .. r (1 to 8 chunks); with stripes every program
-  // attends to every block.
+  // Blocks of 16 f16 rows of 16 values: one chunk (and one tile) each. With contiguous blocks
+  // ring position r attends to the blocks of positions 0 .. r (1 to 8 tiles); with stripes every
+  // program attends to every block.
   const std::vector<std::string> base = {"seq=128", "head_dim=16", "causal=true"};
   auto with = [&](const char* layout) {
     auto params = base;
@@ -107,10 +124,65 @@ TEST(RingAttention, CausalContiguousBlocksLeaveTheLastProgramAllTheWorkAndStripe
     return run_harness(tiny(), params, true);
   };
   const Outcome contiguous = with("layout=contiguous"), striped = with("layout=striped");
-  EXPECT_EQ(contiguous.details["chunks_attended"]["min"], 1);
-  EXPECT_EQ(contiguous.details["chunks_attended"]["max"], 8);
-  EXPECT_EQ(striped.details["chunks_attended"]["min"], 8);
-  EXPECT_EQ(striped.details["chunks_attended"]["max"], 8);
+  EXPECT_EQ(contiguous.details["tiles_attended"]["min"], 1);
+  EXPECT_EQ(contiguous.details["tiles_attended"]["max"], 8);
+  EXPECT_EQ(striped.details["tiles_attended"]["min"], 8);
+  EXPECT_EQ(striped.details["tiles_attended"]["max"], 8);
+}
+
+// The GEMM work that the mask leaves, from the tile geometry. tiny: P = 8 programs; seq = 512
+// gives blocks of B = 64 rows, and 16 f32 rows of 64 values fill a 4 KiB slot: key chunks of
+// t = 16 rows, k = 4 a block. A tile of q query rows and n keys costs two GEMMs, 4 q n d flops.
+//   - Without a mask every program attends to every block in full: P^2 * 4 B^2 d.
+//   - Causal stripes: query chunks of t rows too. Block rows i (queries, first row r) and j
+//     (keys, first row s, |s - r| < P): key j is visible when j < i, or j = i and s <= r; a tile of
+//     key chunk c and query chunk q (t >= 2) has a visible key exactly when c <= q, so k (k + 1) /
+//     2 of the k^2 tiles of every (program, block) remain: P^2 * k (k + 1) / 2 * 4 t^2 d, 5/8 of
+//     the unmasked work here.
+//   - Causal contiguous blocks: one query chunk; position r attends to blocks 0 .. r in full
+//     (its own block's chunks each have a key that its last query sees): P (P + 1) / 2 * 4 B^2 d.
+TEST(RingAttention, CausalTilesThatTheMaskRemovesCostNoGemmWork) {
+  const std::uint64_t p = 8, b = 64, t = 16, k = b / t, d = 64;
+  auto run = [](bool causal, const char* layout) {
+    return run_harness(
+        tiny(),
+        {"seq=512", "head_dim=64", "dtype=f32", causal ? "causal=true" : "causal=false", layout},
+        true);
+  };
+  const Outcome full = run(false, "layout=striped");
+  const Outcome striped = run(true, "layout=striped");
+  const Outcome contiguous = run(true, "layout=contiguous");
+  ASSERT_EQ(striped.details["chunk_rows"], t);
+  ASSERT_EQ(striped.details["query_rows"], t);
+  ASSERT_EQ(contiguous.details["query_rows"], b);
+  EXPECT_EQ(full.run.stats.flops, p * p * 4 * b * b * d);
+  EXPECT_EQ(run(false, "layout=contiguous").run.stats.flops, p * p * 4 * b * b * d);
+  EXPECT_EQ(striped.run.stats.flops, p * p * k * (k + 1) / 2 * 4 * t * t * d);
+  EXPECT_EQ(contiguous.run.stats.flops, p * (p + 1) / 2 * 4 * b * b * d);
+  EXPECT_EQ(striped.details["tiles_attended"]["min"], p * k * (k + 1) / 2);
+  EXPECT_EQ(striped.details["tiles_attended"]["max"], p * k * (k + 1) / 2);
+  EXPECT_EQ(contiguous.details["tiles_attended"]["min"], k);
+  EXPECT_EQ(contiguous.details["tiles_attended"]["max"], p * k);
+}
+
+// On default.json causal stripes leave (k + 1) / 2k of every block's tiles of 32 x 32 (k
+// chunks a side) and spread that work evenly, so the ring finishes sooner than without the
+// mask, and sooner than contiguous causal blocks, which leave the last program the unmasked
+// work of every block: with the default 64 rows a program (k = 2) and with 128 (k = 4).
+TEST(RingAttention, CausalStripesFinishSoonerThanTheUnmaskedRing) {
+  const Spec spec = spec_named("default.json");
+  for (const char* seq : {"seq=0", "seq=8192"}) {
+    auto run = [&](bool causal, const char* layout) {
+      return run_harness(
+          spec, {seq, "head_dim=64", causal ? "causal=true" : "causal=false", layout}, true);
+    };
+    const Outcome striped = run(true, "layout=striped");
+    ASSERT_EQ(striped.details["chunk_rows"], 32);
+    ASSERT_EQ(striped.details["query_rows"], 32);
+    EXPECT_LT(striped.run.sim_time_ps, run(false, "layout=striped").run.sim_time_ps) << seq;
+    EXPECT_LT(striped.run.sim_time_ps, run(false, "layout=contiguous").run.sim_time_ps) << seq;
+    EXPECT_LT(striped.run.sim_time_ps, run(true, "layout=contiguous").run.sim_time_ps) << seq;
+  }
 }
 
 // The harness's problem on a timing-only simulation, with the ring over every PE.
@@ -183,9 +255,11 @@ TEST(RingAttention, AKernelThatIgnoresTheCausalMaskFailsVerification) {
 // at 0.5 GB/s B is most of the time. The rest of the work (C: the same run with fast slots)
 // overlaps the transfers: since the next block's receives are posted before the current block
 // is attended to, only about one step's compute and the initial loads are exposed, so
-// T < B + C / 2 (a kernel that received only after computing would take about B + C).
+// T < B + C / 2 (a kernel that received only after computing would take about B + C). A vector
+// unit of 2 lanes makes the compute a sizeable part of the run, well above what B leaves out
+// (each slot's credit travelling back before the next send).
 TEST(RingAttention, TransfersBoundTheTimeAndHideTheCompute) {
-  const Spec fast = tiny().with("system.messages.slots", 1);
+  const Spec fast = tiny().with("system.messages.slots", 1).with("system.pe.vector.lanes", 2);
   const Spec slow = fast.with("system.messages.pe_sram.bandwidth_GBps", 0.5);
   const std::vector<std::string> params = {"seq=64", "head_dim=512", "dtype=f32"};
   const Outcome o = run_harness(slow, params, true);
