@@ -70,6 +70,14 @@ HOST_MEMORY = r"[0-9.]+ [KMGT]iB available"
 
 FIGURES = []
 
+# The reader's own spec in docs/cli.md's validate example: tiny.json with a misspelt field.
+MINE_JSON = """{
+  "extends": "specs/tiny.json",
+  "name": "mine",
+  "system": {"ucie": {"bandwith_GBps": 128}}
+}
+"""
+
 # ---------------------------------------------------------------------------------------------
 # docs/cli.md
 
@@ -103,6 +111,9 @@ FIGURES += [
               line + "\n" for line in
               ctx.output("cubesim info specs/default-fast-ucie.json").splitlines()
               if line.startswith("cubesim: warning:")) + "```\n"),
+    Block("cli-validate", CLI, "cheap",
+          lambda ctx: ctx.session("cubesim validate specs/tiny.json mine.json", exit_code=2,
+                                  files={"mine.json": MINE_JSON})),
     Block("cli-traffic-transpose", CLI, "cheap",
           lambda ctx: ctx.session("cubesim traffic specs/default.json --pattern transpose "
                                   "--load 1.1")),
