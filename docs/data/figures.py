@@ -665,7 +665,37 @@ def vector_add_pipeline(ctx):
     return table(["block", "`pipeline=none`", "`pipeline=double`"], rows)
 
 
+def collective_model_default(ctx):
+    worst = 0.0
+    for algorithm in ALGORITHMS:
+        for buffer in ("sram", "hbm"):
+            d = ctx.report(f"cubesim run default allreduce -p algorithm={algorithm} "
+                           f"-p bytes_per_pe=65536 -p buffer={buffer} --timing-only")["details"]
+            worst = max(worst, abs(d["model_time_ps"] - d["collective_time_ps"])
+                        / d["collective_time_ps"])
+    return [(f"{100 * worst:.1f}",)]
+
+
+# The large.json ring all-reduce of issue 19 (some 25 s): writing-kernels.md chapter 7 and
+# performance.md's Collectives.
+LARGE_ALLREDUCE = "cubesim run specs/large.json allreduce -p bytes_per_pe=1048576 --timing-only"
+
+
+def large_allreduce(ctx):
+    r = ctx.report(LARGE_ALLREDUCE)
+    d = r["details"]
+    return [(f"{d['collective_time_ps'] / 1e9:.3f}", f"{d['algbw_GBps']:.1f}",
+             str(abs(d["model_time_ps"] - d["collective_time_ps"]))),
+            (f"{100 * r['stats']['busiest_link']['utilisation']:.1f}",)]
+
+
 FIGURES += [
+    Values("kernels-collective-model", KERNELS, "cheap", [
+        "with the data in SRAM or in HBM (measured: within {} %)"], collective_model_default),
+    Values("kernels-allreduce-large", KERNELS, "expensive", [
+        "a 1 MiB ring all-reduce over all 2048 PEs takes {} ms (algbw {} GB/s). The model differs "
+        "from it by {} ps",
+        "No link is more than {} % busy"], large_allreduce),
     Values("kernels-tp-linear", KERNELS, "cheap", [
         "`tp_linear` takes {} us, of which the sum is {} us (model {} us), and `splitk_gemm` {} "
         "us, of which the sum is {} us"], tp_splitk),
@@ -770,3 +800,95 @@ FIGURES.append(Values("whatif-allreduce-conclusions", WHATIF, "expensive", [
     "**HBM-resident data costs {}-{}x for the rings**",
     "the tree, with few large pieces, loses only {}x at 4 KiB",
 ], allreduce_conclusions))
+
+
+# performance.md's simulated values beside its wall-clock ones: each row's command, as the
+# section shows it (the wall-clock columns are measured by hand and not checked).
+
+
+def vector_add_grids(ctx):
+    out = []
+    for grid in ("hardware", "triton"):
+        # The wall times are of functional runs; --timing-only has the same events and time.
+        r = ctx.report(f"cubesim run specs/default.json vector_add -p n=16777216 -p grid={grid} "
+                       "--timing-only")
+        out.append((f"{r['stats']['events'] / 1e3:.0f}", us(r["sim_time_ps"])))
+    return out
+
+
+def bounded_events(ctx):
+    events = lambda k, extra="": ctx.report(
+        f"cubesim run specs/default.json {k} --timing-only{extra}")["stats"]["events"]
+    return [(f"{events('vector_add') / 1e3:.1f}", f"{events('vector_add', UNBOUNDED) / 1e3:.1f}",
+             f"{events('attention_similarity') / 1e6:.2f}",
+             f"{events('attention_similarity', UNBOUNDED) / 1e6:.2f}")]
+
+
+GEMM4096 = "cubesim run specs/{} sharded_gemm -p M=4096 -p K=4096 -p N=4096"
+
+
+def gemm4096_events(ctx):
+    flow = ctx.report(GEMM4096.format("default.json") + " --network flow")
+    packet = ctx.report(GEMM4096.format("default.json"))
+    large = ctx.report(GEMM4096.format("large.json") + " --timing-only --network flow")
+    return [(f"{flow['stats']['events'] / 1e3:.1f}",),
+            (f"{packet['stats']['events'] / 1e6:.2f}",),
+            (f"{large['stats']['events'] / 1e3:.0f}", f"{large['sim_time_ps'] / 1e9:.3f}")]
+
+
+def gemm4096_large_packet(ctx):
+    r = ctx.report(GEMM4096.format("large.json") + " --timing-only")
+    return [(f"{r['stats']['events'] / 1e6:.0f}", f"{r['sim_time_ps'] / 1e9:.3f}")]
+
+
+def large_allreduce_events(ctx):
+    r = ctx.report(LARGE_ALLREDUCE)
+    return [(f"{r['stats']['events'] / 1e6:.1f}", f"{r['stats']['messages']['messages'] / 1e6:.2f}",
+             str(r["details"]["message_bytes"]), f"{r['sim_time_ps'] / 1e9:.3f}",
+             f"{r['details']['collective_time_ps'] / 1e9:.3f}")]
+
+
+FIGURES += [
+    Values("perf-vector-add-grids", PERF, "cheap", [
+        "| {} k | {} us | | Triton-style",
+        "| {} k | {} us | The logical grid's programs"], vector_add_grids),
+    Values("perf-bounded-events", PERF, "cheap", [
+        "more events: {} k against {} k for vector_add, and {} M against {} M for "
+        "attention_similarity"], bounded_events),
+    Values("perf-gemm4096-events", PERF, "expensive", [
+        "({} k events) |", "({} M events) |", "4 runs ({} k events, {} ms simulated)"],
+        gemm4096_events),
+    Values("perf-gemm4096-large-packet", PERF, "expensive", [
+        "The run has {} M events and simulates {} ms."], gemm4096_large_packet),
+    Values("perf-allreduce-large", PERF, "expensive", [
+        "The run has {} M events for {} M messages of {} bytes. It simulates {} ms in all; the "
+        "collective proper takes {} ms."], large_allreduce_events),
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# docs/spec-reference.md and docs/adr/0002.
+
+
+def fast_ucie_mesh(ctx):
+    import re
+    out = ctx.output("cubesim info specs/default-fast-ucie.json")
+    m = re.search(r"UCIe: the mesh delivers at most ([0-9.]+) TB/s of the ([0-9.]+) TB/s peak", out)
+    if not m:
+        raise ValueError("cubesim info specs/default-fast-ucie.json gives no UCIe warning; the "
+                         "spec table says the mesh holds UCIe below its peak")
+    return [(f"{float(m.group(1)):.1f}", f"{float(m.group(2)):.1f}")]
+
+
+def adr_windows(ctx):
+    gemm = ctx.report(GEMM4096.format("large.json") + " --timing-only")
+    return [(f"{gemm['sim_time_ps'] / 1e9:.1f}",),
+            (f"{ctx.report(LARGE_ALLREDUCE)['sim_time_ps'] / 1e9:.2f}",)]
+
+
+FIGURES += [
+    Values("spec-fast-ucie", "docs/spec-reference.md", "cheap",
+           ["the mesh then delivers {} of the {} TB/s per side"], fast_ucie_mesh),
+    Values("adr-0002-windows", "docs/adr/0002-parallel-simulation-across-sips.md", "expensive",
+           ["| 4096^3 `sharded_gemm` | {} ms |", "| all-reduce | {} ms |"], adr_windows),
+]
