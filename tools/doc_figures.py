@@ -116,11 +116,31 @@ class Context:
             raise ManifestError(f"command {command!r} does not begin with cubesim")
         return [self.binary] + argv[1:]
 
-    def _exec(self, key, argv, command, ok_codes):
+    def _folder(self, files):
+        """The folder a command runs in: the repository, or for an example about files of the
+        reader's (`files`: {name: text}) a fresh folder holding them, where `specs` is the
+        repository's, so `specs/tiny.json` and a file's `"extends": "specs/tiny.json"` work."""
+        if not files:
+            return ROOT
+        folder = tempfile.mkdtemp(prefix="files-", dir=self.tmp)
+        os.symlink(os.path.join(ROOT, "specs"), os.path.join(folder, "specs"))
+        for name, text in files.items():
+            if os.path.isabs(name) or ".." in name.split("/") or name.split("/")[0] == "specs":
+                raise ManifestError(f"file {name!r}: give a relative path outside specs/")
+            if not text.endswith("\n"):
+                raise ManifestError(f"file {name!r}: end its text with a newline")
+            full = os.path.join(folder, name)
+            os.makedirs(os.path.dirname(full), exist_ok=True)
+            with open(full, "w", encoding="utf-8") as f:
+                f.write(text)
+        return folder
+
+    def _exec(self, key, argv, command, ok_codes, files=None):
         if key not in self.cache:
             start = time.monotonic()
-            p = subprocess.run(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True, env=dict(os.environ, COLUMNS="100"))
+            p = subprocess.run(argv, cwd=self._folder(files), stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True,
+                               env=dict(os.environ, COLUMNS="100"))
             self.seconds[command] = self.seconds.get(command, 0) + time.monotonic() - start
             if p.returncode not in ok_codes:
                 raise ManifestError(f"`{command}` exited with {p.returncode}, not {ok_codes}:\n"
@@ -130,14 +150,18 @@ class Context:
             self.used.append(command)
         return self.cache[key]
 
-    def output(self, command, exit_code=0):
-        """stdout and stderr together, as a terminal shows them."""
-        return self._exec(("output", command), self._argv(command), command,
-                          (exit_code,)).stdout
+    def output(self, command, exit_code=0, files=None):
+        """stdout and stderr together, as a terminal shows them. With `files` ({name: text}),
+        the command runs in a fresh folder holding those files (and the repository's specs/)."""
+        key = ("output", command, tuple(sorted((files or {}).items())))
+        return self._exec(key, self._argv(command), command, (exit_code,), files).stdout
 
-    def session(self, command, exit_code=0):
-        """A block of program output as the docs show it: the prompt, the command, its output."""
-        return "```\n$ " + command + "\n" + self.output(command, exit_code) + "```\n"
+    def session(self, command, exit_code=0, files=None):
+        """A block of program output as the docs show it: the prompt, the command, its output.
+        With `files`, each is shown first, as `$ cat NAME` and its text."""
+        shown = "".join(f"$ cat {name}\n{text}" for name, text in (files or {}).items())
+        return ("```\n" + shown + "$ " + command + "\n" + self.output(command, exit_code, files)
+                + "```\n")
 
     def report(self, command):
         """The --json report of a `cubesim run` command."""

@@ -70,6 +70,14 @@ HOST_MEMORY = r"[0-9.]+ [KMGT]iB available"
 
 FIGURES = []
 
+# The reader's own spec in docs/cli.md's validate example: tiny.json with a misspelt field.
+MINE_JSON = """{
+  "extends": "specs/tiny.json",
+  "name": "mine",
+  "system": {"ucie": {"bandwith_GBps": 128}}
+}
+"""
+
 # ---------------------------------------------------------------------------------------------
 # docs/cli.md
 
@@ -103,6 +111,9 @@ FIGURES += [
               line + "\n" for line in
               ctx.output("cubesim info specs/default-fast-ucie.json").splitlines()
               if line.startswith("cubesim: warning:")) + "```\n"),
+    Block("cli-validate", CLI, "cheap",
+          lambda ctx: ctx.session("cubesim validate specs/tiny.json mine.json", exit_code=2,
+                                  files={"mine.json": MINE_JSON})),
     Block("cli-traffic-transpose", CLI, "cheap",
           lambda ctx: ctx.session("cubesim traffic specs/default.json --pattern transpose "
                                   "--load 1.1")),
@@ -138,6 +149,174 @@ FIGURES.append(Block(
           flow_vs_packet(ctx, "specs/tiny.json", k) + " %",
           flow_vs_packet(ctx, "specs/default.json", k, UNBOUNDED) + " %"]
          for k in FLOW_KERNELS[:5]])))
+
+# docs/hardware-model.md: an HBM channel's queued writes held in the router buffers.
+
+MESH2D_CHANNEL0 = ("cubesim run default allreduce -p algorithm=mesh2d -p bytes_per_pe=131072 "
+                   "--set system.sips.cubes_per_sip=1 --set system.messages.slot_KiB=0.25 "
+                   "--timing-only")
+
+
+def hbm_sink(ctx):
+    bounded, unbounded = ctx.report(MESH2D_CHANNEL0), ctx.report(MESH2D_CHANNEL0 + UNBOUNDED)
+    c = [r["details"]["collective_time_ps"] for r in (bounded, unbounded)]
+    if c[0] != c[1]:
+        raise ValueError(f"the collective takes {c[0]} ps bounded, {c[1]} ps unbounded; the "
+                         "prose says it is the same")
+    staging = [us(r["sim_time_ps"] - r["details"]["collective_time_ps"], 3)
+               for r in (bounded, unbounded)]
+    return [(us(c[0], 3), *staging)]
+
+
+FIGURES.append(Values("hw-hbm-sink", HW, "cheap", [
+    "its collective takes {} us with the shipped buffers and with unbounded ones, but its staging "
+    "(the loads before it and the stores after it) takes {} us against {} us unbounded"],
+    hbm_sink))
+
+# ---------------------------------------------------------------------------------------------
+# docs/hardware-model.md: synthetic traffic on default.json's cube, 256 B packets.
+
+TRAFFIC = "cubesim traffic specs/default.json --pattern {} --sweep --packet-bytes 256"
+TRAFFIC_UNBOUNDED = (TRAFFIC + " --cycles 4000 --set system.cube.noc.router.input_buffer_bytes=0"
+                     " --set system.ucie.input_buffer_bytes=0")
+TRAFFIC_BUFFERS = (TRAFFIC + " --set system.ucie.input_buffer_bytes=0"
+                   " --set system.cube.noc.router.input_buffer_bytes={}"
+                   " --set system.cube.noc.router.virtual_channels={}")
+PATTERNS = [("uniform", "uniform"), ("transpose", "transpose"),
+            ("bit-complement", "bit-complement"), ("hotspot", "hotspot 0.5")]
+# (bytes, channels) of the router buffers; None: unbounded.
+BUFFERS = [(None, "unbounded"), ((256, 1), "1 packet, 1 VC (256, 1)"),
+           ((2048, 1), "8 packets, 1 VC (2048, 1)"), ((8192, 4), "8 packets x 4 VCs (8192, 4)")]
+
+
+def traffic(ctx, pattern, buffers=None, flow=False):
+    cmd = (TRAFFIC_UNBOUNDED.format(pattern) if buffers is None
+           else TRAFFIC_BUFFERS.format(pattern, *buffers))
+    return ctx.report(cmd + (" --network flow" if flow else ""))
+
+
+def at_load(t, load):
+    """The point of a sweep at this load (a fraction of the bound), or None past its end."""
+    found = [p for p in t["points"] if abs(p["load"] - load) < 1e-9]
+    return found[0] if found else None
+
+
+def ns(x):
+    return f"{x:.1f}" if x < 100 else f"{x:.0f}"
+
+
+def latency(p):
+    return (f"{ns(p['latency_ns_mean'])} / {ns(p['latency_ns_p99'])}"
+            + (", saturated" if p["saturated"] else ""))
+
+
+def bound_label(t):
+    b = t["bound_fraction_of_link"]
+    fraction = "1" if abs(b - 1) < 1e-9 else f"1/{round(1 / b, 2):g}"
+    link = t["bottleneck"].split(".", 2)[-1]  # sip0.cube0.noc.(0,0)->(0,1).south
+    link = link.removeprefix("noc.").rsplit(".", 1)[0] if link.startswith("noc.") else link
+    return f"{fraction}: `{link}`"
+
+
+def traffic_table(ctx):
+    rows = []
+    for pattern, label in PATTERNS + [("neighbor", "neighbor")]:
+        t = traffic(ctx, pattern)
+        cells = [at_load(t, load) for load in (0.1, 0.5, 0.9, 1.0, 1.1, 1.2)]
+        rows.append([f"{label} ({bound_label(t)})"]
+                    + ["-" if p is None else latency(p) for p in cells])
+    return table(["pattern (bound, set by)", "10 %", "50 %", "90 %", "100 %", "110 %", "120 %"],
+                 rows)
+
+
+def highest_unsaturated(t):
+    ok = [p["offered_load"] for p in t["points"] if p["saturated"] is False]
+    return f"{max(ok):.2f}" if ok else "none"
+
+
+def traffic_buffers_table(ctx):
+    rows = []
+    for pattern, label in PATTERNS:
+        for i, (buffers, buffers_label) in enumerate(BUFFERS):
+            t = traffic(ctx, pattern, buffers)
+            last = t["points"][-1]
+            rows.append([label, buffers_label if pattern == "uniform" else
+                         buffers_label.split(" (")[0],
+                         f"{last['delivered_load']:.3f} at {last['offered_load']:.2f}",
+                         highest_unsaturated(t), latency(at_load(t, 0.5))])
+    return table(["pattern", "buffers (B, V)", "delivered at the highest load (of the bound)",
+                  "highest load not saturated", "mean / p99 latency at 50 % (ns)"], rows)
+
+
+def flow_vs_packet_traffic(ctx, pattern, buffers):
+    """Delivered at the sweep's end (1.2 of the bound, or 1.0 where a node can offer no more)
+    and mean latency at 0.5, of the packet and the flow model."""
+    out = []
+    for flow in (False, True):
+        t = traffic(ctx, pattern, buffers, flow)
+        out.append((t["points"][-1]["delivered_load"], at_load(t, 0.5)["latency_ns_mean"]))
+    return out
+
+
+TRAFFIC_FLOW_BUFFERS = [b for b in BUFFERS if b[0] != (256, 1)]
+
+
+def traffic_flow_table(ctx):
+    rows = []
+    for pattern, label in PATTERNS:
+        cells = []
+        for buffers, buffers_label in TRAFFIC_FLOW_BUFFERS:
+            (pd, pl), (fd, fl) = flow_vs_packet_traffic(ctx, pattern, buffers)
+            cells.append((buffers_label.split(" (")[0], f"{pd:.3f} / {fd:.3f}",
+                          f"{ns(pl)} / {ns(fl)}"))
+        if len({c[1:] for c in cells}) == 1:
+            rows.append([label, "all three", *cells[0][1:]])
+        else:
+            rows += [[label, *c] for c in cells]
+    return table(["pattern", "buffers", "delivered: packet / flow",
+                  "mean latency (ns): packet / flow"], rows)
+
+
+def traffic_prose(ctx):
+    last = lambda pattern, buffers=None: traffic(ctx, pattern, buffers)["points"][-1]
+    bc = traffic(ctx, "bit-complement")
+    past = {f"{at_load(bc, load)['delivered_load']:.3f}" for load in (1.1, 1.2)}
+    if len(past) != 1:
+        raise ValueError(f"bit-complement delivers {sorted(past)} at 1.1 and 1.2 of the bound; "
+                         "the prose names one figure for both")
+    loss = [1 - last(p, (8192, 4))["delivered_load"] / last(p)["delivered_load"]
+            for p, _ in PATTERNS]
+    flow = {(p, b): flow_vs_packet_traffic(ctx, p, b) for p, _ in PATTERNS
+            for b, _ in TRAFFIC_FLOW_BUFFERS}
+    hol = flow[("uniform", (2048, 1))]
+    elsewhere = [abs(f[0] - q[0]) / q[0] for (_, b), (q, f) in flow.items() if b != (2048, 1)]
+    return [
+        (past.pop(),),
+        (f"{last('bit-complement', (256, 1))['delivered_load']:.3f}",),
+        (f"{last('uniform', (256, 1))['delivered_load']:.2f}",),
+        (f"{last('uniform', (2048, 1))['delivered_load']:.2f}",
+         f"{last('bit-complement', (2048, 1))['delivered_load']:.2f}"),
+        (f"{100 * max(0, min(loss)):.0f}", f"{100 * max(loss):.0f}"),
+        (f"{hol[1][0] - hol[0][0]:.2f}", f"{100 * min(elsewhere):.0f}",
+         f"{100 * max(elsewhere):.0f}"),
+    ]
+
+
+FIGURES += [
+    Block("hw-traffic-unbounded", HW, "cheap", traffic_table),
+    Block("hw-traffic-buffers", HW, "cheap", traffic_buffers_table),
+    Block("hw-traffic-flow", HW, "cheap", traffic_flow_table),
+    Values("hw-traffic-prose", HW, "cheap", [
+        "(bit-complement: {} of the bound at 110 % and 120 % offered)",
+        "(bit-complement, whose flows all cross the middle links, stops at exactly {})",
+        "where flows also wait for each other uniform traffic falls to {}",
+        "saturates at about {} of the bound, as an input-queued switch does (0.59 for a large "
+        "crossbar; BookSim's routers with 2 VCs of 8 flits, about 0.72), and bit-complement at {}",
+        "saturation comes within {}-{} % of unbounded",
+        "(up to {} of the bound for uniform with one channel); with unbounded buffers or four "
+        "channels it is within {}-{} %",
+    ], traffic_prose),
+]
 
 # ---------------------------------------------------------------------------------------------
 # docs/what-if.md
@@ -486,7 +665,37 @@ def vector_add_pipeline(ctx):
     return table(["block", "`pipeline=none`", "`pipeline=double`"], rows)
 
 
+def collective_model_default(ctx):
+    worst = 0.0
+    for algorithm in ALGORITHMS:
+        for buffer in ("sram", "hbm"):
+            d = ctx.report(f"cubesim run default allreduce -p algorithm={algorithm} "
+                           f"-p bytes_per_pe=65536 -p buffer={buffer} --timing-only")["details"]
+            worst = max(worst, abs(d["model_time_ps"] - d["collective_time_ps"])
+                        / d["collective_time_ps"])
+    return [(f"{100 * worst:.1f}",)]
+
+
+# The large.json ring all-reduce of issue 19 (some 25 s): writing-kernels.md chapter 7 and
+# performance.md's Collectives.
+LARGE_ALLREDUCE = "cubesim run specs/large.json allreduce -p bytes_per_pe=1048576 --timing-only"
+
+
+def large_allreduce(ctx):
+    r = ctx.report(LARGE_ALLREDUCE)
+    d = r["details"]
+    return [(f"{d['collective_time_ps'] / 1e9:.3f}", f"{d['algbw_GBps']:.1f}",
+             str(abs(d["model_time_ps"] - d["collective_time_ps"]))),
+            (f"{100 * r['stats']['busiest_link']['utilisation']:.1f}",)]
+
+
 FIGURES += [
+    Values("kernels-collective-model", KERNELS, "cheap", [
+        "with the data in SRAM or in HBM (measured: within {} %)"], collective_model_default),
+    Values("kernels-allreduce-large", KERNELS, "expensive", [
+        "a 1 MiB ring all-reduce over all 2048 PEs takes {} ms (algbw {} GB/s). The model differs "
+        "from it by {} ps",
+        "No link is more than {} % busy"], large_allreduce),
     Values("kernels-tp-linear", KERNELS, "cheap", [
         "`tp_linear` takes {} us, of which the sum is {} us (model {} us), and `splitk_gemm` {} "
         "us, of which the sum is {} us"], tp_splitk),
@@ -591,3 +800,95 @@ FIGURES.append(Values("whatif-allreduce-conclusions", WHATIF, "expensive", [
     "**HBM-resident data costs {}-{}x for the rings**",
     "the tree, with few large pieces, loses only {}x at 4 KiB",
 ], allreduce_conclusions))
+
+
+# performance.md's simulated values beside its wall-clock ones: each row's command, as the
+# section shows it (the wall-clock columns are measured by hand and not checked).
+
+
+def vector_add_grids(ctx):
+    out = []
+    for grid in ("hardware", "triton"):
+        # The wall times are of functional runs; --timing-only has the same events and time.
+        r = ctx.report(f"cubesim run specs/default.json vector_add -p n=16777216 -p grid={grid} "
+                       "--timing-only")
+        out.append((f"{r['stats']['events'] / 1e3:.0f}", us(r["sim_time_ps"])))
+    return out
+
+
+def bounded_events(ctx):
+    events = lambda k, extra="": ctx.report(
+        f"cubesim run specs/default.json {k} --timing-only{extra}")["stats"]["events"]
+    return [(f"{events('vector_add') / 1e3:.1f}", f"{events('vector_add', UNBOUNDED) / 1e3:.1f}",
+             f"{events('attention_similarity') / 1e6:.2f}",
+             f"{events('attention_similarity', UNBOUNDED) / 1e6:.2f}")]
+
+
+GEMM4096 = "cubesim run specs/{} sharded_gemm -p M=4096 -p K=4096 -p N=4096"
+
+
+def gemm4096_events(ctx):
+    flow = ctx.report(GEMM4096.format("default.json") + " --network flow")
+    packet = ctx.report(GEMM4096.format("default.json"))
+    large = ctx.report(GEMM4096.format("large.json") + " --timing-only --network flow")
+    return [(f"{flow['stats']['events'] / 1e3:.1f}",),
+            (f"{packet['stats']['events'] / 1e6:.2f}",),
+            (f"{large['stats']['events'] / 1e3:.0f}", f"{large['sim_time_ps'] / 1e9:.3f}")]
+
+
+def gemm4096_large_packet(ctx):
+    r = ctx.report(GEMM4096.format("large.json") + " --timing-only")
+    return [(f"{r['stats']['events'] / 1e6:.0f}", f"{r['sim_time_ps'] / 1e9:.3f}")]
+
+
+def large_allreduce_events(ctx):
+    r = ctx.report(LARGE_ALLREDUCE)
+    return [(f"{r['stats']['events'] / 1e6:.1f}", f"{r['stats']['messages']['messages'] / 1e6:.2f}",
+             str(r["details"]["message_bytes"]), f"{r['sim_time_ps'] / 1e9:.3f}",
+             f"{r['details']['collective_time_ps'] / 1e9:.3f}")]
+
+
+FIGURES += [
+    Values("perf-vector-add-grids", PERF, "cheap", [
+        "| {} k | {} us | | Triton-style",
+        "| {} k | {} us | The logical grid's programs"], vector_add_grids),
+    Values("perf-bounded-events", PERF, "cheap", [
+        "more events: {} k against {} k for vector_add, and {} M against {} M for "
+        "attention_similarity"], bounded_events),
+    Values("perf-gemm4096-events", PERF, "expensive", [
+        "({} k events) |", "({} M events) |", "4 runs ({} k events, {} ms simulated)"],
+        gemm4096_events),
+    Values("perf-gemm4096-large-packet", PERF, "expensive", [
+        "The run has {} M events and simulates {} ms."], gemm4096_large_packet),
+    Values("perf-allreduce-large", PERF, "expensive", [
+        "The run has {} M events for {} M messages of {} bytes. It simulates {} ms in all; the "
+        "collective proper takes {} ms."], large_allreduce_events),
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# docs/spec-reference.md and docs/adr/0002.
+
+
+def fast_ucie_mesh(ctx):
+    import re
+    out = ctx.output("cubesim info specs/default-fast-ucie.json")
+    m = re.search(r"UCIe: the mesh delivers at most ([0-9.]+) TB/s of the ([0-9.]+) TB/s peak", out)
+    if not m:
+        raise ValueError("cubesim info specs/default-fast-ucie.json gives no UCIe warning; the "
+                         "spec table says the mesh holds UCIe below its peak")
+    return [(f"{float(m.group(1)):.1f}", f"{float(m.group(2)):.1f}")]
+
+
+def adr_windows(ctx):
+    gemm = ctx.report(GEMM4096.format("large.json") + " --timing-only")
+    return [(f"{gemm['sim_time_ps'] / 1e9:.1f}",),
+            (f"{ctx.report(LARGE_ALLREDUCE)['sim_time_ps'] / 1e9:.2f}",)]
+
+
+FIGURES += [
+    Values("spec-fast-ucie", "docs/spec-reference.md", "cheap",
+           ["the mesh then delivers {} of the {} TB/s per side"], fast_ucie_mesh),
+    Values("adr-0002-windows", "docs/adr/0002-parallel-simulation-across-sips.md", "expensive",
+           ["| 4096^3 `sharded_gemm` | {} ms |", "| all-reduce | {} ms |"], adr_windows),
+]

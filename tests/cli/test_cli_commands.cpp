@@ -120,7 +120,7 @@ TEST_F(CliInfo, Text) {
   EXPECT_THAT(r.out, HasSubstr("messages    "));
 }
 
-TEST_F(CliInfo, ListsARateForEveryGemmDtypeButBoolAndIntegerRatesInOps) {
+TEST_F(CliInfo, IntegerRatesAreInOpsAndBoolHasNone) {
   const auto r = cubesim(
       {"info", spec_file("tiny.json"), "--set", "system.pe.gemm.peak_TFLOPS.i8=2", "--json"});
   ASSERT_EQ(r.code, 0) << show(r);
@@ -131,8 +131,34 @@ TEST_F(CliInfo, ListsARateForEveryGemmDtypeButBoolAndIntegerRatesInOps) {
       cubesim({"info", spec_file("tiny.json"), "--set", "system.pe.gemm.peak_TFLOPS.i8=2"});
   ASSERT_EQ(t.code, 0) << show(t);
   EXPECT_THAT(t.out, HasSubstr("i8      2.00 TOP/s      16.0 TOP/s"));
-  EXPECT_THAT(t.out, HasSubstr("i64     0 OP/s"));
+  EXPECT_THAT(t.out, HasSubstr("no GEMM in f8e4m3, f8e5m2, i64 "));
   EXPECT_THAT(t.out, Not(HasSubstr("bool")));
+}
+
+// tiny.json gives the GEMM engine f16, bf16, f32 and i32 rates only: the other dtypes have no
+// GEMM, and the peak table says so instead of listing a rate of 0 for them.
+TEST_F(CliInfo, PeakListsOnlyTheDtypesTheGemmEngineRuns) {
+  const auto r = cubesim({"info", spec_file("tiny.json")});
+  ASSERT_EQ(r.code, 0) << show(r);
+  EXPECT_THAT(r.out, Not(HasSubstr(" 0 FLOP/s")));
+  EXPECT_THAT(r.out, Not(HasSubstr(" 0 OP/s")));
+  for (const char* t : {"i8 ", "i64", "f8e4m3"})
+    EXPECT_THAT(r.out, Not(testing::ContainsRegex(std::string("\n +") + t + " +[0-9]"))) << t;
+  EXPECT_THAT(r.out, HasSubstr("f32     250 GFLOP/s"));
+  EXPECT_THAT(r.out, HasSubstr("i32     500 GOP/s"));
+  EXPECT_THAT(r.out, HasSubstr("no GEMM in f8e4m3, f8e5m2, i64, i8 (the spec gives no "
+                               "system.pe.gemm.peak_TFLOPS for them)"));
+  // With every rate given but one, the line names that one.
+  const auto one = cubesim({"info", spec_file("tiny.json"), "--set",
+                            R"(system.pe.gemm.peak_TFLOPS={"f16":1,"bf16":1,"f32":1,"i32":1,)"
+                            R"("i8":1,"f8e4m3":1,"f8e5m2":1})"});
+  ASSERT_EQ(one.code, 0) << show(one);
+  EXPECT_THAT(one.out, HasSubstr("no GEMM in i64 (the spec gives no "
+                                 "system.pe.gemm.peak_TFLOPS for it)"));
+  // JSON keeps every dtype, with 0 where the engine has no rate.
+  const auto j = cubesim({"info", spec_file("tiny.json"), "--json"});
+  ASSERT_EQ(j.code, 0) << show(j);
+  EXPECT_EQ(nlohmann::json::parse(j.out)["peak_flops_per_s"]["i8"]["per_pe"].get<double>(), 0);
 }
 
 TEST_F(CliInfo, JsonWithOverride) {

@@ -61,7 +61,10 @@ FAKE = textwrap.dedent('''\
     #!/usr/bin/env python3
     import json, os, sys, time
     ps = int(os.environ["FAKE_PS"])
-    if "--json" in sys.argv:
+    if sys.argv[1] == "show":  # a file of the reader's, beside the repository's specs
+        print(open(sys.argv[2]).read().strip(), "with specs/tiny.json:",
+              os.path.exists("specs/tiny.json"))
+    elif "--json" in sys.argv:
         with open(sys.argv[sys.argv.index("--json") + 1], "w") as f:
             json.dump({"sim_time_ps": ps}, f)
     else:
@@ -155,6 +158,19 @@ class DocFigures(unittest.TestCase):
         code, out = self.run_script("--check", "prose")
         self.assertEqual(code, 2, out)
         self.assertIn("matches 0 times; it must match once", out)
+
+    def test_a_figure_about_a_file_runs_beside_it_and_shows_it(self):
+        self.write("specs/tiny.json", "{}\n")
+        self.write("docs/data/figures.py", MANIFEST.replace("FIGURES = [", """FIGURES = [
+        Block("file", "docs/b.md", "cheap", lambda ctx: ctx.session(
+            "cubesim show mine.json", files={"mine.json": '{"a": 1}\\n'})),"""))
+        self.write("docs/b.md", "<!-- figure: file -->\nold\n<!-- /figure -->\n")
+        code, out = self.run_script("--update", "file")
+        self.assertEqual(code, 0, out)
+        self.assertEqual(self.read("docs/b.md"), '<!-- figure: file -->\n```\n$ cat mine.json\n'
+                         '{"a": 1}\n$ cubesim show mine.json\n{"a": 1} with specs/tiny.json: '
+                         'True\n```\n<!-- /figure -->\n')
+        self.assertFalse(os.path.exists(os.path.join(self.root, "mine.json")))
 
     def test_a_command_that_fails_is_an_error_naming_it(self):
         self.write("bin/cubesim", "#!/bin/sh\necho broken >&2\nexit 3\n")

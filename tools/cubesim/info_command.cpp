@@ -4,6 +4,8 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "components/network/port_capacity.hpp"
 #include "emu/scheduler.hpp"
@@ -138,14 +140,30 @@ int info(const InfoArgs& a) {
   for (const auto& s : a.sets) row("override", s);
   row("topology", describe_topology(d));
   row("clock", format_si(num(d, "clock_hz"), "Hz"));
-  std::printf("  %-12s%-8s%-16s%s\n", "peak", "dtype", "per PE", "system");
+  // Only the dtypes the GEMM engine runs have a peak: a composite GEMM in any other is a kernel
+  // fault, so a "0 FLOP/s" row would read as a rate where there is none. JSON keeps them all.
+  std::vector<std::string> no_gemm;
+  bool any_gemm = false;
   if (d.contains("peak_flops_per_s")) {
     for (const auto& [dtype, p] : d["peak_flops_per_s"].items()) {
+      if (num(p, "per_pe") <= 0) {
+        no_gemm.push_back(dtype);
+        continue;
+      }
+      if (!any_gemm) std::printf("  %-12s%-8s%-16s%s\n", "peak", "dtype", "per PE", "system");
+      any_gemm = true;
       const std::string unit = ops_unit(dtype) + "/s";
       std::printf("  %-12s%-8s%-16s%s\n", "", dtype.c_str(),
                   format_si(num(p, "per_pe"), unit).c_str(),
                   format_si(num(p, "system"), unit).c_str());
     }
+  }
+  if (!no_gemm.empty()) {
+    std::string list;
+    for (const auto& t : no_gemm) list += (list.empty() ? "" : ", ") + t;
+    row(any_gemm ? "" : "peak", "no GEMM in " + list +
+                                    " (the spec gives no system.pe.gemm.peak_TFLOPS for " +
+                                    (no_gemm.size() == 1 ? "it" : "them") + ")");
   }
   const auto gbps = [&](const char* key) {
     return format_si(num(d, "bandwidth_GBps", key) * 1e9, "B/s");
