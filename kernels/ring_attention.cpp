@@ -372,6 +372,12 @@ RingAttentionProblem make_ring_attention(Simulation& sim, GridShape grid, std::i
                                      "system.messages.memory=cube_sram or hbm)"
                                    : ""));
 
+  // Each program receives from its ring predecessor only: one channel into each PE of a cube.
+  if (cfg.messages.memory != components::SlotMemory::pe_sram)
+    require_message_slots(cfg, static_cast<std::uint64_t>(grid.pes),
+                          static_cast<std::uint64_t>(4 * seq * head_dim) * dtype_size(dtype),
+                          "ring_attention's ring (slots in " +
+                              std::string(components::slot_memory_name(cfg.messages.memory)) + ")");
   const std::int64_t elems = seq * head_dim;
   p.q = alloc_array(sim, dtype, elems);
   p.k = alloc_array(sim, dtype, elems);

@@ -92,6 +92,11 @@ std::unique_ptr<SplitKSetup> prepare_split_k(Simulation& sim, GridShape grid,
                ? ", or message slots outside the PE (--set "
                  "system.messages.memory=cube_sram or hbm)"
                : ""));
+  if (cfg.messages.memory != components::SlotMemory::pe_sram)
+    require_message_slots(cfg, collectives::most_channels_into_a_cube(*s->plan.schedule, grid.pes),
+                          static_cast<std::uint64_t>(grid.pes * s->elems) * 4 * 2,
+                          "the sum of the partials (algorithm=" + shape.algorithm + ", slots in " +
+                              components::slot_memory_name(cfg.messages.memory) + ")");
   if (shape.collective == Collective::all_reduce)
     s->plan.schedule = collectives::stored_by_owners(std::move(s->plan.schedule), s->plan.block);
 

@@ -196,6 +196,26 @@ std::uint64_t plan_sram_bytes(const components::SystemConfig& cfg, const Plan& p
   return resident + working + slots_in_sram;
 }
 
+std::uint64_t most_channels_into_a_cube(const Schedule& schedule, std::int64_t pes_per_cube) {
+  std::vector<std::int64_t> peers;
+  Step step;
+  std::uint64_t most = 0, cube_channels = 0;
+  for (std::int64_t g = 0; g < schedule.programs(); ++g) {
+    if (g % pes_per_cube == 0) cube_channels = 0;
+    peers.clear();
+    for (std::int64_t k = 0; k < schedule.steps(g); ++k) {
+      schedule.step(g, k, step);
+      for (const Op& op : step)
+        if (op.kind != OpKind::send) peers.push_back(op.peer);
+    }
+    std::sort(peers.begin(), peers.end());
+    cube_channels +=
+        static_cast<std::uint64_t>(std::unique(peers.begin(), peers.end()) - peers.begin());
+    most = std::max(most, cube_channels);
+  }
+  return most;
+}
+
 namespace {
 
 constexpr std::int64_t kMaxBytes = std::int64_t{1} << 34;
@@ -250,28 +270,6 @@ double expected(Collective c, std::uint64_t seed, std::int64_t n, std::int64_t b
       break;
   }
   return ref;
-}
-
-// The most channels any cube receives on: every (sender, receiver) pair of the schedule whose
-// receiver is on that cube (global program g runs on cube g / pes_per_cube).
-std::uint64_t most_channels_into_a_cube(const Schedule& schedule, std::int64_t pes_per_cube) {
-  std::vector<std::int64_t> peers;
-  Step step;
-  std::uint64_t most = 0, cube_channels = 0;
-  for (std::int64_t g = 0; g < schedule.programs(); ++g) {
-    if (g % pes_per_cube == 0) cube_channels = 0;
-    peers.clear();
-    for (std::int64_t k = 0; k < schedule.steps(g); ++k) {
-      schedule.step(g, k, step);
-      for (const Op& op : step)
-        if (op.kind != OpKind::send) peers.push_back(op.peer);
-    }
-    std::sort(peers.begin(), peers.end());
-    cube_channels +=
-        static_cast<std::uint64_t>(std::unique(peers.begin(), peers.end()) - peers.begin());
-    most = std::max(most, cube_channels);
-  }
-  return most;
 }
 
 Outcome run_collective(Simulation& sim, const Params& p, Collective collective) {

@@ -61,6 +61,10 @@ std::int64_t element_multiple(Collective collective, const std::string& algorith
 // all-reduce, its whole vector (an all-to-all's input and output); both what a step sends and
 // receives and a few pieces being added, and the slots of its channels in when they live in
 // its SRAM.
+// The most channels any cube receives on in `schedule`: every (sender, receiver) pair whose
+// receiver is on that cube (global program g runs on cube g / pes_per_cube). For
+// require_message_slots.
+std::uint64_t most_channels_into_a_cube(const Schedule& schedule, std::int64_t pes_per_cube);
 std::uint64_t plan_sram_bytes(const components::SystemConfig& config, const Plan& plan,
                               Collective collective, Buffer buffer, std::int64_t bytes);
 

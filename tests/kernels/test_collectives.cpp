@@ -376,6 +376,29 @@ TEST(Collectives, SlotsThatDoNotFitTheCubesSramAreRefusedBeforeTheRun) {
   }
 }
 
+// The kernels built on messages check the same up front: ring_attention's ring and the sum of
+// tp_linear's and splitk_gemm's partials each bring one channel into every PE of tiny.json's
+// cubes of 4.
+TEST(Collectives, KernelsOnMessagesRefuseSlotsTheCubesSramCannotHold) {
+  const Spec base = Spec::load(spec_path("tiny.json"));
+  const auto& m = base.config().messages;
+  const std::uint64_t kib = 4 * m.slots * m.slot_bytes / 1024;
+  for (const char* kernel : {"ring_attention", "tp_linear", "splitk_gemm"})
+    for (const std::uint64_t capacity : {kib, kib - 1}) {
+      const Spec spec = base.with({{"system.messages.memory", "cube_sram"},
+                                   {"system.messages.cube_sram.capacity_KiB", capacity}});
+      auto go = [&] {
+        Simulation sim(spec, {.timing_only = true});
+        const KernelInfo& k = find_kernel(kernel);
+        return k.run(sim, parse_params(k, {}));
+      };
+      if (capacity == kib)
+        EXPECT_NO_THROW(go()) << kernel;
+      else
+        EXPECT_THAT(error_of<UsageError>(go), HasSubstr("4 channels into one cube")) << kernel;
+    }
+}
+
 TEST(Collectives, BandwidthsFollowNcclsDefinitions) {
   const Outcome o = run("tiny.json", "allreduce", "ring", 8 * 4 * 64, "sram", true);
   const double t = o.details["collective_time_ps"].get<double>() * 1e-12;
