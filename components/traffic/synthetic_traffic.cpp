@@ -258,7 +258,8 @@ TrafficResult run_traffic(emu::Scheduler& scheduler, Network& network, const Tra
   emu::run_reporting(scheduler, {.report = &o.progress,
                                  .what = "traffic",
                                  .unit = "messages measured",
-                                 .done = [&g] { return std::uint64_t{g.latencies.size()}; }});
+                                 .done = [&g] { return std::uint64_t{g.latencies.size()}; },
+                                 .interval = o.progress_interval});
   TrafficResult r;
   r.messages = g.latencies.size();
   if (!g.latencies.empty()) {

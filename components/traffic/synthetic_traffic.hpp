@@ -13,6 +13,7 @@
 // throughput the bytes that arrived in that window, and latency the messages generated in it.
 // Deterministic: a 64-bit LCG per node, seeded from `seed`, draws destinations and gaps.
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -44,7 +45,8 @@ struct TrafficOptions {
   Tick warmup = 0;
   Tick measure = 0;
   std::uint64_t seed = 1;
-  emu::ProgressFn progress{};  // reports while the run goes (emu/progress.hpp)
+  emu::ProgressFn progress{};  // reports while the run goes (emu/progress.hpp),
+  std::chrono::milliseconds progress_interval{200};  // at most this often
 };
 
 // The nodes of a scope: global PE indices [first, first + count).

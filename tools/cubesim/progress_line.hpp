@@ -34,6 +34,11 @@ class ProgressLine {
   Clock::time_point start_, last_{};
 };
 
+// The CLI asks for a report after every slice of events (emu/progress.hpp) and lets the line
+// decide what to draw: a run long enough to report draws its first line at once with
+// --progress, whatever the host's speed.
+inline constexpr std::chrono::milliseconds kEveryReport{0};
+
 // Draws a run's reports on `line`: "vector_add: simulated 1.2 ms, 35.1M events at 4.2M/s,
 // 12 of 64 programs, 3.1 s". A run shorter than a second shows nothing on a terminal.
 emu::ProgressFn draw_progress(ProgressLine& line, std::string prefix = "");

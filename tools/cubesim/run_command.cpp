@@ -149,6 +149,7 @@ int run(const RunArgs& a) {
   options.record_accesses = false;  // the access log serves sharding checks in tests, not runs
   ProgressLine progress;
   options.progress = draw_progress(progress);
+  options.progress_interval = kEveryReport;
   auto interrupt = std::make_unique<InterruptCleanup>(a.trace_file);  // before the trace exists
   set_phase("building the system of " + std::to_string(spec.config().total_pes()) + " PEs");
   const std::unique_ptr<Simulation> sim = make_simulation(spec, options);

@@ -82,6 +82,7 @@ Point run_point(const components::Spec& spec, components::TrafficOptions o, doub
   p.load = load;
   p.bound = bound.fraction_of_link;
   o.progress = draw_progress(progress, fmt::format("load {:.3g} ", load));
+  o.progress_interval = kEveryReport;
   p.r = components::run_traffic(sched, sys.network(), o);
   return p;
 }
