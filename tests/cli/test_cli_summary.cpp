@@ -9,6 +9,7 @@
 
 #include "tools/cubesim/common.hpp"
 #include "tools/cubesim/format.hpp"
+#include "tools/cubesim/option_values.hpp"
 #include "tools/cubesim/report.hpp"
 #include "tools/cubesim/summary.hpp"
 #include "triton_emu/errors.hpp"

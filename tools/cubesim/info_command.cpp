@@ -11,6 +11,7 @@
 #include "emu/scheduler.hpp"
 #include "tools/cubesim/common.hpp"
 #include "tools/cubesim/format.hpp"
+#include "tools/cubesim/output_files.hpp"
 #include "tools/cubesim/summary.hpp"
 #include "triton_emu/host_memory.hpp"
 #include "triton_emu/simulation.hpp"

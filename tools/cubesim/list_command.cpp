@@ -6,6 +6,7 @@
 
 #include "kernels/registry.hpp"
 #include "tools/cubesim/common.hpp"
+#include "tools/cubesim/output_files.hpp"
 
 namespace cubesim::cli {
 

@@ -14,6 +14,8 @@
 #include "kernels/registry.hpp"
 #include "tools/cubesim/common.hpp"
 #include "tools/cubesim/format.hpp"
+#include "tools/cubesim/option_values.hpp"
+#include "tools/cubesim/output_files.hpp"
 #include "tools/cubesim/progress_line.hpp"
 #include "tools/cubesim/report.hpp"
 #include "tools/cubesim/summary.hpp"

@@ -7,6 +7,7 @@
 
 #include "kernels/registry.hpp"
 #include "tools/cubesim/common.hpp"
+#include "tools/cubesim/option_values.hpp"
 #include "tools/cubesim/sweep_expand.hpp"
 #include "tools/cubesim/sweep_run.hpp"
 #include "tools/cubesim/sweep_workers.hpp"

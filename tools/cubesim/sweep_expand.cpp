@@ -13,6 +13,7 @@
 #include "components/spec/spec.hpp"
 #include "kernels/registry.hpp"
 #include "tools/cubesim/common.hpp"
+#include "tools/cubesim/option_values.hpp"
 #include "triton_emu/errors.hpp"
 
 namespace cubesim::cli::sweep {

@@ -7,6 +7,7 @@
 
 #include "kernels/registry.hpp"
 #include "tools/cubesim/common.hpp"
+#include "tools/cubesim/option_values.hpp"
 #include "tools/cubesim/report.hpp"
 #include "triton_emu/simulation.hpp"
 

@@ -16,6 +16,7 @@
 
 #include "tools/cubesim/common.hpp"
 #include "tools/cubesim/format.hpp"
+#include "tools/cubesim/output_files.hpp"
 #include "tools/cubesim/progress_line.hpp"
 #include "tools/cubesim/sweep_mpi.hpp"
 #include "tools/cubesim/sweep_output.hpp"

@@ -19,6 +19,8 @@
 #include "emu/scheduler.hpp"
 #include "tools/cubesim/common.hpp"
 #include "tools/cubesim/format.hpp"
+#include "tools/cubesim/option_values.hpp"
+#include "tools/cubesim/output_files.hpp"
 #include "tools/cubesim/progress_line.hpp"
 #include "tools/cubesim/sweep_output.hpp"
 #include "triton_emu/errors.hpp"
