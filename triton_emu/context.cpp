@@ -746,15 +746,12 @@ void Context::barrier(Scope scope) {
   require_one_wave("barrier");
   const auto& me = launch_.coords[program_].id;
   const std::int64_t per_cube = launch_.grid[0], per_sip = per_cube * launch_.grid[1];
-  std::int64_t group = 0;
+  const std::int64_t group = launch_.barrier_group(level, launch_.coords[program_]);
   std::size_t members = launch_.coords.size();
-  if (scope == Scope::cube) {
-    group = me[2] * launch_.grid[1] + me[1];
+  if (scope == Scope::cube)
     members = static_cast<std::size_t>(per_cube);
-  } else if (scope == Scope::sip) {
-    group = me[2];
+  else if (scope == Scope::sip)
     members = static_cast<std::size_t>(per_sip);
-  }
   const std::uint32_t generation = scoped_barriers_[level]++;
   const std::string name =
       scope == Scope::all ? "barrier " + std::to_string(generation)
@@ -770,7 +767,7 @@ void Context::barrier(Scope scope) {
   c.arrive();
   c.wait();
   if (launch_.log) launch_.log->returned(program_);
-  if (launch_.tracing(pe_))
+  if (launch_.sched.now() > arrived && launch_.tracing(pe_))
     launch_.trace_slice(pe_, false, "barrier", arrived, launch_.sched.now(),
                         fmt::format(R"({{"barrier":"{}","members":{}}})", name, members));
 }
@@ -934,7 +931,8 @@ void Context::send(const Peer& dst, const Tile& tile) {
   m.send(*this, program_, to, tile, launch_.tracing(pe_) ? &launch_ : nullptr);
   pe_.send_wait += launch_.sched.now() - t0;
   // A send takes time on the program's own track only while it waits for a free slot.
-  if (launch_.tracing(pe_))
+  // (its arguments are built only then: most sends never wait).
+  if (launch_.sched.now() > t0 && launch_.tracing(pe_))
     launch_.trace_slice(pe_, false, "send (waiting for a slot)", t0, launch_.sched.now(),
                         fmt::format(R"({{"to":"{}","bytes":{}}})", m.pe_name(to), tile.bytes()));
   ++pe_.messages_sent;
@@ -980,7 +978,7 @@ Tile Context::wait_recv(RecvHandle& handle, const char* what) {
   pe_.recv_wait += launch_.sched.now() - t0;
   if (!r.error.empty()) fault("recv on " + pe_.name + ": " + r.error);
   Tile t = r.tile;
-  if (launch_.tracing(pe_))
+  if (launch_.sched.now() > t0 && launch_.tracing(pe_))
     launch_.trace_slice(pe_, false, what, t0, launch_.sched.now(),
                         fmt::format(R"({{"from":"{}","bytes":{},"channel":"{}","seq":{}}})",
                                     launch_.messages->pe_name(r.from), t.bytes(),

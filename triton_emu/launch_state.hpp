@@ -113,6 +113,12 @@ struct LaunchState {
   emu::Tick start = 0;
   bool trace_calls = false;  // log every TL call (--log-level trace), read once per launch
 
+  // The group a program belongs to at a barrier of `scope` (0: its cube, 1: its SIP, 2: all,
+  // as tl::Scope): the key Context::barrier meets its members under, and by which a deadlock's
+  // report finds the members that never arrived.
+  std::int64_t barrier_group(int scope, const ProgramCoord& program) const {
+    return scope == 0 ? program.id[2] * grid[1] + program.id[1] : scope == 1 ? program.id[2] : 0;
+  }
   // The programs that arrived at each barrier, for a deadlock's report of those that did not.
   struct BarrierArrivals {
     std::string name;

@@ -300,9 +300,7 @@ std::string barriers_not_reached(const detail::LaunchState& L,
     std::vector<std::string> missing;
     for (std::size_t p = 0; p < L.coords.size(); ++p) {
       const auto& id = L.coords[p].id;
-      // The groups of Context::barrier: by cube (scope 0), by SIP (1), or all (2).
-      const std::int64_t g = scope == 0 ? id[2] * L.grid[1] + id[1] : scope == 1 ? id[2] : 0;
-      if (g != group || arrived[p]) continue;
+      if (L.barrier_group(scope, L.coords[p]) != group || arrived[p]) continue;
       const std::string& pe = pe_of_program[p]->name;
       const bool waits = std::find(blocked.begin(), blocked.end(), pe) != blocked.end();
       missing.push_back(fmt::format("program ({}, {}, {}) on {} ({})", id[0], id[1], id[2], pe,

@@ -20,7 +20,9 @@
 namespace cubesim {
 namespace {
 
+using backends::testing::smallest_subnormal;
 using backends::testing::TestMatrix;
+using backends::testing::unit_roundoff;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
@@ -30,42 +32,6 @@ Spec spec_with_every_rate() {
   for (const char* t : {"i8", "i64", "f8e4m3", "f8e5m2"})
     spec = spec.with(std::string("system.pe.gemm.peak_TFLOPS.") + t, 0.5);
   return spec;
-}
-
-double unit_roundoff(DType t) {
-  switch (t) {
-    case DType::f16:
-      return std::ldexp(1.0, -11);
-    case DType::bf16:
-      return std::ldexp(1.0, -8);
-    case DType::f32:
-      return std::ldexp(1.0, -24);
-    case DType::f8e4m3:
-      return std::ldexp(1.0, -4);
-    case DType::f8e5m2:
-      return std::ldexp(1.0, -3);
-    default:
-      return 0;
-  }
-}
-
-// The spacing of C's values near zero (its smallest subnormal): rounding a result below the
-// normal range errs by up to half of it, whatever the result's size. Matters for f8.
-double smallest_subnormal(DType t) {
-  switch (t) {
-    case DType::f16:
-      return std::ldexp(1.0, -24);
-    case DType::bf16:
-      return std::ldexp(1.0, -133);
-    case DType::f32:
-      return std::ldexp(1.0, -149);
-    case DType::f8e4m3:
-      return std::ldexp(1.0, -9);
-    case DType::f8e5m2:
-      return std::ldexp(1.0, -16);
-    default:
-      return 0;
-  }
 }
 
 TestMatrix random_matrix(DType t, std::int64_t rows, std::int64_t cols, std::uint64_t seed) {

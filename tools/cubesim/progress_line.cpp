@@ -57,14 +57,9 @@ void ProgressLine::show(const std::string& text, bool force) {
   const auto refresh = in_place_ ? std::chrono::milliseconds(250) : std::chrono::milliseconds(1000);
   if (!force && shown_ && now - last_ < refresh) return;
   last_ = now;
-  if (in_place_) {
-    std::fputs(("\r" + text + "\033[K").c_str(), stderr);
-    shown_ = true;
-  } else {
-    std::fputs((text + "\n").c_str(), stderr);
-    shown_ = true;
-  }
+  std::fputs((in_place_ ? "\r" + text + "\033[K" : text + "\n").c_str(), stderr);
   std::fflush(stderr);
+  shown_ = true;
 }
 
 void ProgressLine::clear() {

@@ -161,4 +161,41 @@ class TestMatrix {
   std::vector<unsigned char> bytes_;
 };
 
+// The unit roundoff of a float dtype (half its machine epsilon); 0 for integers (exact).
+inline double unit_roundoff(DType t) {
+  switch (t) {
+    case DType::f16:
+      return std::ldexp(1.0, -11);
+    case DType::bf16:
+      return std::ldexp(1.0, -8);
+    case DType::f32:
+      return std::ldexp(1.0, -24);
+    case DType::f8e4m3:
+      return std::ldexp(1.0, -4);
+    case DType::f8e5m2:
+      return std::ldexp(1.0, -3);
+    default:  // integers (exact)
+      return 0;
+  }
+}
+
+// The spacing of C's values near zero (its smallest subnormal): rounding a result below the
+// normal range errs by up to half of it, whatever the result's size. Matters for f8.
+inline double smallest_subnormal(DType t) {
+  switch (t) {
+    case DType::f16:
+      return std::ldexp(1.0, -24);
+    case DType::bf16:
+      return std::ldexp(1.0, -133);
+    case DType::f32:
+      return std::ldexp(1.0, -149);
+    case DType::f8e4m3:
+      return std::ldexp(1.0, -9);
+    case DType::f8e5m2:
+      return std::ldexp(1.0, -16);
+    default:
+      return 0;
+  }
+}
+
 }  // namespace cubesim::backends::testing

@@ -22,7 +22,9 @@
 namespace cubesim::backends {
 namespace {
 
+using testing::smallest_subnormal;
 using testing::TestMatrix;
+using testing::unit_roundoff;
 
 struct Impl {
   std::string name;
@@ -80,42 +82,6 @@ std::string describe(const Case& c) {
     << " trans_a=" << c.trans_a << " trans_b=" << c.trans_b << " pad=" << c.pad
     << " accumulate=" << c.accumulate;
   return s.str();
-}
-
-double unit_roundoff(DType t) {
-  switch (t) {
-    case DType::f16:
-      return std::ldexp(1.0, -11);
-    case DType::bf16:
-      return std::ldexp(1.0, -8);
-    case DType::f32:
-      return std::ldexp(1.0, -24);
-    case DType::f8e4m3:
-      return std::ldexp(1.0, -4);
-    case DType::f8e5m2:
-      return std::ldexp(1.0, -3);
-    default:  // integers (exact)
-      return 0;
-  }
-}
-
-// The spacing of C's values near zero (its smallest subnormal): rounding a result below the
-// normal range errs by up to half of it, whatever the result's size. Matters for f8.
-double smallest_subnormal(DType t) {
-  switch (t) {
-    case DType::f16:
-      return std::ldexp(1.0, -24);
-    case DType::bf16:
-      return std::ldexp(1.0, -133);
-    case DType::f32:
-      return std::ldexp(1.0, -149);
-    case DType::f8e4m3:
-      return std::ldexp(1.0, -9);
-    case DType::f8e5m2:
-      return std::ldexp(1.0, -16);
-    default:
-      return 0;
-  }
 }
 
 // Runs one case and checks every element of C against fp64, and C's row padding untouched.
