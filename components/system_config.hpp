@@ -2,6 +2,11 @@
 // The validated, unit-converted description of a system, as built from a spec file
 // (components/spec/). Every duration is a Tick (ps), every rate an integer Bandwidth or
 // Frequency, every size in bytes: nothing downstream parses units or checks ranges again.
+//
+// Members the spec may leave out start at the schema's default (components/spec/schema.cpp, the
+// one source: the loader fills them from there, and tests/components/spec/test_spec_schema.cpp
+// checks that every initialiser below agrees); members the schema requires start at a
+// placeholder that every loaded spec overrides.
 
 #include <array>
 #include <cstdint>
@@ -12,6 +17,7 @@
 
 #include "components/dtype.hpp"
 #include "components/topology/graph.hpp"
+#include "emu/name_table.hpp"
 #include "emu/time.hpp"
 
 namespace cubesim::components {
@@ -53,8 +59,8 @@ struct HbmConfig {
   std::uint64_t capacity_bytes = 0;                  // per cube
   Bandwidth bandwidth = Bandwidth::from_GBps(1000);  // per cube, all channels together
   std::uint32_t channels = 16;                       // bandwidth is split evenly over channels
-  Tick latency = 0;                                  // access latency, per request
-  Tick atomic_time = 0;  // a channel's atomic unit, per read-modify-write request
+  Tick latency = 100'000;                            // access latency, per request (100 ns)
+  Tick atomic_time = 2'000;  // a channel's atomic unit, per read-modify-write request (2 ns)
   std::uint64_t channel_interleave_bytes = 4096;  // consecutive granules go to the next channel
   std::string model = "simple";                   // the HbmModel, by name (components/hbm/)
 };
@@ -175,16 +181,16 @@ struct MemoryConfig {
 
 // Where the slots of a message channel live (system.messages.memory).
 enum class SlotMemory : std::uint8_t { pe_sram, cube_sram, hbm };
+// By name (emu/name_table.hpp): system.messages.memory's allowed values.
+inline const emu::NameTable<SlotMemory>& slot_memories() {
+  static const emu::NameTable<SlotMemory> table("message slot memory",
+                                                {{"pe_sram", SlotMemory::pe_sram},
+                                                 {"cube_sram", SlotMemory::cube_sram},
+                                                 {"hbm", SlotMemory::hbm}});
+  return table;
+}
 inline const char* slot_memory_name(SlotMemory m) {
-  switch (m) {
-    case SlotMemory::pe_sram:
-      return "pe_sram";
-    case SlotMemory::cube_sram:
-      return "cube_sram";
-    case SlotMemory::hbm:
-      return "hbm";
-  }
-  return "?";
+  return slot_memories().name_of(m).c_str();
 }
 
 // Messages between programs (tl.send / tl.recv): each (sender, receiver) channel is a queue of
@@ -210,18 +216,16 @@ struct MessagesConfig {
 // PE count run in later waves, each starting on its PE when the PE's previous program ends.
 // The dispatcher hands out one program at a time, `cost` each (a serial resource).
 enum class DispatchPolicy : std::uint8_t { round_robin, cube_major, pe_major };
-inline constexpr DispatchPolicy kAllDispatchPolicies[] = {
-    DispatchPolicy::round_robin, DispatchPolicy::cube_major, DispatchPolicy::pe_major};
+// By name (emu/name_table.hpp): system.dispatch.policy's allowed values.
+inline const emu::NameTable<DispatchPolicy>& dispatch_policies() {
+  static const emu::NameTable<DispatchPolicy> table("dispatch policy",
+                                                    {{"round_robin", DispatchPolicy::round_robin},
+                                                     {"cube_major", DispatchPolicy::cube_major},
+                                                     {"pe_major", DispatchPolicy::pe_major}});
+  return table;
+}
 inline const char* dispatch_policy_name(DispatchPolicy p) {
-  switch (p) {
-    case DispatchPolicy::round_robin:
-      return "round_robin";
-    case DispatchPolicy::cube_major:
-      return "cube_major";
-    case DispatchPolicy::pe_major:
-      return "pe_major";
-  }
-  return "?";
+  return dispatch_policies().name_of(p).c_str();
 }
 
 struct DispatchConfig {

@@ -95,14 +95,8 @@ struct SimulationImpl {
     direct_next.assign(sys.address_map().cubes(), 0);
     interleaved_low = sys.address_map().interleaved_size();
     if (!options.timing_only) {
-      const auto names = backends::available_gemm_backends();
-      if (std::find(names.begin(), names.end(), options.backend) == names.end()) {
-        try {
-          (void)backends::make_gemm_backend(options.backend);  // throws, saying why
-        } catch (const std::invalid_argument& e) {
-          throw UsageError(std::string("--backend ") + options.backend + ": " + e.what());
-        }
-      }
+      const std::string refusal = backends::gemm_backend_refusal(options.backend);
+      if (!refusal.empty()) throw UsageError("--backend " + options.backend + ": " + refusal);
       gemm.backend_name = options.backend;
       memory = std::make_unique<FunctionalMemory>(*sys.memory());
       gemm.memory = memory.get();

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "components/system_config.hpp"
+#include "emu/name_table.hpp"
 
 namespace cubesim::components {
 
@@ -26,8 +27,10 @@ class HbmModel {
   virtual Tick access_latency() const = 0;
 };
 
-// The names make_hbm_model() knows, in the order the spec reference lists them.
-const std::vector<std::string>& hbm_model_names();
+// The models by name (emu/name_table.hpp); their names are system.cube.hbm.model's allowed
+// values, in the order the spec reference lists them.
+using MakeHbmModel = std::unique_ptr<HbmModel> (*)(const HbmConfig&);
+const emu::NameTable<MakeHbmModel>& hbm_models();
 
 // The model `config.model` names; std::invalid_argument naming the known ones when there is
 // none of that name.

@@ -22,22 +22,38 @@ double spec_GBps(const SystemConfig& c, LinkKind kind) {
 }
 }  // namespace
 
-const char* network_model_name(NetworkModel m) {
-  return m == NetworkModel::flow ? "flow" : "packet";
+namespace {
+template <class Model>
+std::unique_ptr<Network> make(emu::Scheduler& scheduler, Topology& topology,
+                              const AddressMap& map) {
+  return std::make_unique<Model>(scheduler, topology, map);
+}
+}  // namespace
+
+const emu::NameTable<NetworkModelEntry>& network_models() {
+  static const emu::NameTable<NetworkModelEntry> table(
+      "network model",
+      {{"packet",
+        {NetworkModel::packet, &make<PacketNetwork>},
+        "every packet and hop; the reference"},
+       {"flow",
+        {NetworkModel::flow, &make<FlowNetwork>},
+        "one reservation per transfer and link: far faster on large systems, approximate "
+        "when transfers contend"}});
+  return table;
 }
 
-NetworkModel parse_network_model(const std::string& name) {
-  if (name == "packet") return NetworkModel::packet;
-  if (name == "flow") return NetworkModel::flow;
-  throw std::invalid_argument("unknown network model '" + name +
-                              "': use 'packet' (every packet and hop, the default) or 'flow' "
-                              "(one reservation per transfer and link, for large what-if runs)");
+const std::string& network_model_name(NetworkModel m) {
+  for (const auto& row : network_models().rows())
+    if (row.entry.model == m) return row.name;
+  throw std::logic_error("a network model without a name");
 }
 
 std::unique_ptr<Network> Network::make(NetworkModel model, emu::Scheduler& scheduler,
                                        Topology& topology, const AddressMap& map) {
-  if (model == NetworkModel::flow) return std::make_unique<FlowNetwork>(scheduler, topology, map);
-  return std::make_unique<PacketNetwork>(scheduler, topology, map);
+  for (const auto& row : network_models().rows())
+    if (row.entry.model == model) return row.entry.make(scheduler, topology, map);
+  throw std::logic_error("a network model without an implementation");
 }
 
 Network::Network(NetworkModel model, emu::Scheduler& scheduler, Topology& topology,

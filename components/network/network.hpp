@@ -24,14 +24,22 @@
 #include "components/network/link_trace.hpp"
 #include "components/network/topology.hpp"
 #include "components/network/transfer.hpp"
+#include "emu/name_table.hpp"
 #include "emu/scheduler.hpp"
 
 namespace cubesim::components {
 
+class Network;
+
 enum class NetworkModel : std::uint8_t { packet, flow };
-const char* network_model_name(NetworkModel m);
-// "packet" or "flow"; std::invalid_argument naming the valid ones otherwise.
-NetworkModel parse_network_model(const std::string& name);
+struct NetworkModelEntry {
+  NetworkModel model;
+  std::unique_ptr<Network> (*make)(emu::Scheduler&, Topology&, const AddressMap&);
+  friend bool operator==(const NetworkModelEntry&, const NetworkModelEntry&) = default;
+};
+// The models by name (emu/name_table.hpp), in the order the CLI's --network lists them.
+const emu::NameTable<NetworkModelEntry>& network_models();
+const std::string& network_model_name(NetworkModel m);
 
 class Network {
  public:

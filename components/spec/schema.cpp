@@ -178,9 +178,9 @@ std::string vector_op_description(VectorOp op) {
   return "";
 }
 
-std::vector<SpecField> build_schema() {
-  std::vector<SpecField> s;
-  auto add = [&s](SpecField& f) { s.push_back(std::move(f)); };
+// The document, the system and its SIPs.
+void add_document_and_sips(std::vector<SpecField>& s) {
+  const auto add = [&s](SpecField& f) { s.push_back(std::move(f)); };
 
   add(
       text("name").desc("Short name of the system; reports and sweeps label results with it. "
@@ -205,7 +205,11 @@ std::vector<SpecField> build_schema() {
                 "refused unless the topology was set after it (then ignored)")
           .desc("SIP grid [x, y] for the mesh and torus inter-SIP topologies; x * y == `count`. "
                 "SIP i sits at (i % x, i / x)."));
+}
 
+// A cube: its PEs and NOC.
+void add_cube(std::vector<SpecField>& s) {
+  const auto add = [&s](SpecField& f) { s.push_back(std::move(f)); };
   add(object("system.cube").desc("One cube (die): PEs on a NOC mesh, sharing the cube's HBM."));
   add(integer("system.cube.pes", "PEs")
           .range(1, kMaxMeshDim * kMaxMeshDim)
@@ -241,6 +245,11 @@ std::vector<SpecField> build_schema() {
               "each router input port (from a mesh link, the PE, "
               "or an HBM controller)",
               "noc.hop_latency_ns");
+}
+
+// A cube's HBM.
+void add_hbm(std::vector<SpecField>& s) {
+  const auto add = [&s](SpecField& f) { s.push_back(std::move(f)); };
   add(object("system.cube.hbm").desc("The cube's HBM: capacity, bandwidth over channels."));
   add(size("system.cube.hbm.capacity_GiB", "GiB", kGiB)
           .above(0, 65536)
@@ -264,11 +273,15 @@ std::vector<SpecField> build_schema() {
           .pow2()
           .def(4096)
           .desc("Granule of the address interleave across channels; a power of two."));
-  add(choice("system.cube.hbm.model", hbm_model_names())
+  add(choice("system.cube.hbm.model", hbm_models().names())
           .def("simple")
           .desc("How the channels serve requests. `simple`: each channel serves `bandwidth_GBps` "
                 "/ `channels` after `latency_ns` per request, whatever the address."));
+}
 
+// Every PE: clock, SRAM, vector unit, GEMM engine, DMA.
+void add_pe(std::vector<SpecField>& s) {
+  const auto add = [&s](SpecField& f) { s.push_back(std::move(f)); };
   add(object("system.pe").desc("Every PE: clock, local SRAM, vector unit, GEMM engine, DMA."));
   add(number("system.pe.clock_GHz", "GHz").range(0.001, 100).desc("PE clock."));
   add(size("system.pe.sram_KiB", "KiB", kKiB)
@@ -322,9 +335,13 @@ std::vector<SpecField> build_schema() {
           .range(1, 65536)
           .def(32)
           .desc("Packets the PE's DMA engine keeps in flight at once, over all its transfers."));
+}
 
+// The UCIe and inter-SIP links.
+void add_links(std::vector<SpecField>& s) {
+  const auto add = [&s](SpecField& f) { s.push_back(std::move(f)); };
   add(object("system.ucie").desc("UCIe die-to-die links between the cubes of a SIP."));
-  add(choice("system.ucie.topology", {"ring", "mesh", "torus", "all_to_all"})
+  add(choice("system.ucie.topology", graph_kinds().names())
           .def("ring")
           .desc("How the cubes of a SIP are linked. A ring of 2 cubes is one link; a torus "
                 "wraps each row and column of the grid around."));
@@ -346,7 +363,7 @@ std::vector<SpecField> build_schema() {
   add_buffers(s, "system.ucie", "the receiving end of each UCIe link", "ucie.latency_ns");
 
   add(object("system.inter_sip").desc("Links between SIPs (unused when `sips.count` is 1)."));
-  add(choice("system.inter_sip.topology", {"ring", "mesh", "torus", "all_to_all"})
+  add(choice("system.inter_sip.topology", graph_kinds().names())
           .def("ring")
           .desc("How the SIPs are linked; mesh and torus lay them out on `sips.grid`."));
   add(integer("system.inter_sip.port_cube", "cube")
@@ -365,12 +382,16 @@ std::vector<SpecField> build_schema() {
 
   add_buffers(s, "system.inter_sip", "the receiving end of each inter-SIP link",
               "inter_sip.latency_ns");
+}
 
+// The dispatcher and the messages between programs.
+void add_dispatch_and_messages(std::vector<SpecField>& s) {
+  const auto add = [&s](SpecField& f) { s.push_back(std::move(f)); };
   add(object("system.dispatch")
           .optional()
           .desc("The dispatcher that places the programs of a logical grid (larger than the "
                 "hardware, or launched as logical) on PEs, in waves."));
-  add(choice("system.dispatch.policy", {"round_robin", "cube_major", "pe_major"})
+  add(choice("system.dispatch.policy", dispatch_policies().names())
           .def("round_robin")
           .desc("Where program i (axis 0 fastest) runs. `round_robin`: consecutive programs on "
                 "consecutive cubes (program i on cube i mod cubes), spreading them over every "
@@ -395,7 +416,7 @@ std::vector<SpecField> build_schema() {
           .range(0.0625, 1 << 20)
           .def(4)
           .desc("Bytes per slot; a message (one tile) must fit one slot."));
-  add(choice("system.messages.memory", {"pe_sram", "cube_sram", "hbm"})
+  add(choice("system.messages.memory", slot_memories().names())
           .def("pe_sram")
           .desc("Where the slots of a channel live: the receiving PE's SRAM (taken from "
                 "`pe.sram_KiB` while the channel is in use), the receiving cube's shared SRAM "
@@ -428,7 +449,11 @@ std::vector<SpecField> build_schema() {
   add(latency("system.messages.cube_sram.latency_ns")
           .def(2.0)
           .desc("Latency of a slot's write (after its payload arrived) and of its read."));
+}
 
+// The flat address space.
+void add_memory(std::vector<SpecField>& s) {
+  const auto add = [&s](SpecField& f) { s.push_back(std::move(f)); };
   add(object("system.memory").optional().desc("The flat address space and functional storage."));
   add(size("system.memory.interleave_KiB", "KiB", kKiB)
           .range(0.0625, 1 << 20)
@@ -442,6 +467,17 @@ std::vector<SpecField> build_schema() {
           .desc("Page of the sparse functional storage (made on first write); a power of two "
                 "that divides a cube's HBM. A page costs host memory only where a run touches "
                 "it."));
+}
+
+std::vector<SpecField> build_schema() {
+  std::vector<SpecField> s;
+  add_document_and_sips(s);
+  add_cube(s);
+  add_hbm(s);
+  add_pe(s);
+  add_links(s);
+  add_dispatch_and_messages(s);
+  add_memory(s);
   return s;
 }
 

@@ -554,7 +554,7 @@ class Builder {
     UcieConfig& u = c.ucie;
     const std::string topo =
         doc_.at(json::json_pointer("/system/ucie/topology")).get<std::string>();
-    u.topology = parse_graph_kind(topo);
+    u.topology = graph_kinds().at(topo, "system.ucie.topology");
     std::tie(u.mesh_x, u.mesh_y) =
         grid(u.topology, topo, "/system/ucie/topology", "/system/ucie/mesh", c.cubes_per_sip,
              "/system/sips/cubes_per_sip");
@@ -576,7 +576,7 @@ class Builder {
     InterSipConfig& s = c.inter_sip;
     const std::string topo =
         doc_.at(json::json_pointer("/system/inter_sip/topology")).get<std::string>();
-    s.topology = parse_graph_kind(topo);
+    s.topology = graph_kinds().at(topo, "system.inter_sip.topology");
     std::tie(s.grid_x, s.grid_y) = grid(s.topology, topo, "/system/inter_sip/topology",
                                         "/system/sips/grid", c.sips, "/system/sips/count");
     const std::uint64_t links = Graph::edge_count(s.topology, c.sips, s.grid_x, s.grid_y);
@@ -608,9 +608,7 @@ class Builder {
     m.slot_bytes = size_bytes("/system/messages/slot_KiB");
     const std::string memory =
         doc_.at(json::json_pointer("/system/messages/memory")).get<std::string>();
-    m.memory = memory == "hbm"         ? SlotMemory::hbm
-               : memory == "cube_sram" ? SlotMemory::cube_sram
-                                       : SlotMemory::pe_sram;
+    m.memory = slot_memories().at(memory, "system.messages.memory");
     m.credit_bytes = u32(doc_, "/system/messages/credit_bytes");
     m.pe_sram_bandwidth = bandwidth("/system/messages/pe_sram/bandwidth_GBps");
     m.pe_sram_latency = ticks("/system/messages/pe_sram/latency_ns");
@@ -622,8 +620,7 @@ class Builder {
   void build_dispatch(SystemConfig& c) {
     const std::string policy =
         doc_.at(json::json_pointer("/system/dispatch/policy")).get<std::string>();
-    for (DispatchPolicy p : kAllDispatchPolicies)
-      if (policy == dispatch_policy_name(p)) c.dispatch.policy = p;
+    c.dispatch.policy = dispatch_policies().at(policy, "system.dispatch.policy");
     c.dispatch.cost = ticks("/system/dispatch/cost_ns");
   }
 

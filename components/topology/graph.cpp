@@ -6,26 +6,17 @@
 
 namespace cubesim::components {
 
-GraphKind parse_graph_kind(std::string_view name) {
-  for (const GraphKind k :
-       {GraphKind::ring, GraphKind::mesh, GraphKind::torus, GraphKind::all_to_all})
-    if (name == to_string(k)) return k;
-  throw std::invalid_argument("unknown topology '" + std::string(name) +
-                              "'; choose ring, mesh, torus or all_to_all");
+const emu::NameTable<GraphKind>& graph_kinds() {
+  static const emu::NameTable<GraphKind> table(
+      "topology", {{"ring", GraphKind::ring, "each node joined to the next, the last to the first"},
+                   {"mesh", GraphKind::mesh, "a 2D grid"},
+                   {"torus", GraphKind::torus, "a 2D grid whose rows and columns wrap"},
+                   {"all_to_all", GraphKind::all_to_all, "a link between every two nodes"}});
+  return table;
 }
 
-const char* to_string(GraphKind kind) {
-  switch (kind) {
-    case GraphKind::ring:
-      return "ring";
-    case GraphKind::mesh:
-      return "mesh";
-    case GraphKind::torus:
-      return "torus";
-    case GraphKind::all_to_all:
-      return "all_to_all";
-  }
-  return "?";
+const std::string& to_string(GraphKind kind) {
+  return graph_kinds().name_of(kind);
 }
 
 Graph::Graph(GraphKind kind, std::uint32_t n, std::uint32_t grid_x, std::uint32_t grid_y)

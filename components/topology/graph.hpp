@@ -5,17 +5,20 @@
 // computed, not tabled: a system may have thousands of SIPs.
 
 #include <cstdint>
-#include <string_view>
+#include <string>
 #include <utility>
 #include <vector>
+
+#include "emu/name_table.hpp"
 
 namespace cubesim::components {
 
 enum class GraphKind : std::uint8_t { ring, mesh, torus, all_to_all };
 
-// "ring", "mesh", "torus" or "all_to_all"; std::invalid_argument naming them otherwise.
-GraphKind parse_graph_kind(std::string_view name);
-const char* to_string(GraphKind kind);
+// The kinds by name (emu/name_table.hpp): system.ucie.topology's and system.inter_sip.topology's
+// allowed values, in the order the spec reference lists them.
+const emu::NameTable<GraphKind>& graph_kinds();
+const std::string& to_string(GraphKind kind);
 // Mesh and torus lay the nodes out on an x * y grid, node i at (i % x, i / x).
 inline bool has_grid(GraphKind kind) {
   return kind == GraphKind::mesh || kind == GraphKind::torus;

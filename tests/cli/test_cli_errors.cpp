@@ -4,7 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "components/network/network.hpp"
 #include "tests/cli/cli_runner.hpp"
+#include "triton_emu/backends/gemm_backend.hpp"
 
 namespace cubesim::test {
 namespace {
@@ -132,14 +134,30 @@ TEST_F(CliErrors, UnknownHbmModelListsTheKnownOnes) {
                      "\"simple\"");
 }
 
-TEST_F(CliErrors, BadBackend) {
-  expect_usage_error({"run", tiny, "vector_add", "--backend", "tpu"}, "--backend");
+// The option's choices come from the library's table: the error lists every name in it.
+TEST_F(CliErrors, BadBackendListsTheBuiltOnes) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"run", tiny, "vector_add"},
+        std::vector<std::string>{"sweep", tiny, "vector_add", "--vary", "param.n=64"}}) {
+    std::vector<std::string> bad = args;
+    bad.insert(bad.end(), {"--backend", "tpu"});
+    expect_usage_error(bad, "--backend: unknown GEMM backend 'tpu'");
+    for (const std::string& name : backends::gemm_backends().names())
+      EXPECT_THAT(cubesim(bad).err, HasSubstr("'" + name + "'")) << args[0];
+  }
 }
 
 TEST_F(CliErrors, UnknownNetworkModelListsTheValidOnes) {
-  expect_usage_error({"run", tiny, "vector_add", "--network", "fluid"}, "{packet,flow}");
-  expect_usage_error({"sweep", tiny, "vector_add", "--vary", "param.n=64", "--network", "fluid"},
-                     "{packet,flow}");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"run", tiny, "vector_add"},
+        std::vector<std::string>{"sweep", tiny, "vector_add", "--vary", "param.n=64"},
+        std::vector<std::string>{"traffic", tiny, "--load", "0.5"}}) {
+    std::vector<std::string> bad = args;
+    bad.insert(bad.end(), {"--network", "fluid"});
+    expect_usage_error(bad, "unknown network model 'fluid' (--network)");
+    for (const std::string& name : components::network_models().names())
+      EXPECT_THAT(cubesim(bad).err, HasSubstr("'" + name + "'")) << args[0];
+  }
 }
 
 TEST_F(CliErrors, BadStackSize) {

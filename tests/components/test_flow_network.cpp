@@ -38,16 +38,17 @@ SystemOptions model(NetworkModel m = NetworkModel::flow) {
 }
 
 TEST(FlowModel, ParsesItsNameAndRejectsOthersNamingTheValidOnes) {
-  EXPECT_EQ(parse_network_model("flow"), NetworkModel::flow);
-  EXPECT_EQ(parse_network_model("packet"), NetworkModel::packet);
-  EXPECT_STREQ(network_model_name(NetworkModel::flow), "flow");
+  EXPECT_THAT(network_models().names(), ::testing::ElementsAre("packet", "flow"));
+  EXPECT_EQ(network_models().at("flow").model, NetworkModel::flow);
+  EXPECT_EQ(network_models().at("packet").model, NetworkModel::packet);
+  EXPECT_EQ(network_model_name(NetworkModel::flow), "flow");
   try {
-    parse_network_model("fluid");
+    (void)network_models().at("fluid", "--network");
     FAIL() << "no exception";
   } catch (const std::invalid_argument& e) {
-    EXPECT_THAT(e.what(), HasSubstr("'fluid'"));
-    EXPECT_THAT(e.what(), HasSubstr("'packet'"));
-    EXPECT_THAT(e.what(), HasSubstr("'flow'"));
+    EXPECT_THAT(e.what(), HasSubstr("unknown network model 'fluid' (--network)"));
+    for (const std::string& name : network_models().names())
+      EXPECT_THAT(e.what(), HasSubstr("'" + name + "'"));
   }
 }
 

@@ -1,6 +1,7 @@
 // The graphs that join cubes and SIPs: edges, hop counts and next hops of ring, mesh, torus and
 // all-to-all, checked against a breadth-first search over the edges (the route rule: the
 // lowest-numbered neighbour one step closer).
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <deque>
@@ -79,8 +80,18 @@ TEST(Graph, ATorusWrapsEachRowAndColumn) {
 }
 
 TEST(Graph, NamesAndBadGrids) {
-  EXPECT_EQ(parse_graph_kind("torus"), GraphKind::torus);
-  EXPECT_THROW((void)parse_graph_kind("hypercube"), std::invalid_argument);
+  EXPECT_THAT(graph_kinds().names(), ::testing::ElementsAre("ring", "mesh", "torus", "all_to_all"));
+  for (const std::string& name : graph_kinds().names())
+    EXPECT_EQ(to_string(graph_kinds().at(name)), name);
+  try {
+    (void)graph_kinds().at("hypercube", "system.ucie.topology");
+    ADD_FAILURE() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(),
+                ::testing::HasSubstr("unknown topology 'hypercube' (system.ucie.topology)"));
+    for (const std::string& name : graph_kinds().names())
+      EXPECT_THAT(e.what(), ::testing::HasSubstr("'" + name + "'"));
+  }
   EXPECT_THROW(Graph(GraphKind::mesh, 6, 4, 2), std::invalid_argument);
 }
 

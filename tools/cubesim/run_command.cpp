@@ -14,6 +14,7 @@
 #include "kernels/registry.hpp"
 #include "tools/cubesim/common.hpp"
 #include "tools/cubesim/format.hpp"
+#include "tools/cubesim/name_options.hpp"
 #include "tools/cubesim/option_values.hpp"
 #include "tools/cubesim/output_files.hpp"
 #include "tools/cubesim/progress_line.hpp"
@@ -147,7 +148,7 @@ int run(const RunArgs& a) {
   options.trace_link_gap_ps = link_gap;
   options.trace_pes = a.trace_pes;
   options.trace_flows = a.trace_flows;
-  options.network = components::parse_network_model(a.network);
+  options.network = components::network_models().at(a.network, "--network").model;
   options.record_accesses = false;  // the access log serves sharding checks in tests, not runs
   ProgressLine progress;
   options.progress = draw_progress(progress);
@@ -220,9 +221,10 @@ Command add_run_command(CLI::App& app) {
                 "Skip data and GEMM numerics (much faster); simulated time is identical, "
                 "verification is skipped");
   sub->add_option("--backend", args->backend,
-                  "Backend that computes GEMM numbers (never affects simulated time): cpu, or "
-                  "cuda / metal where built")
-      ->check(CLI::IsMember({"cpu", "cuda", "metal"}))
+                  "Backend that computes GEMM numbers (never affects simulated time): " +
+                      choices_text(backends::gemm_backends()) +
+                      "; cuda and metal where the build has them")
+      ->check(gemm_backend_check())
       ->capture_default_str();
   sub->add_option("--json", args->json_file,
                   "Write the full report (JSON) to FILE; written also when verification fails")
@@ -275,10 +277,8 @@ Command add_run_command(CLI::App& app) {
                 "arrows; many events)")
       ->needs(trace);
   sub->add_option("--network", args->network,
-                  "Network model: packet (every packet and hop; the reference) or flow (one "
-                  "reservation per transfer and link: far faster on large systems, approximate "
-                  "when transfers contend)")
-      ->check(CLI::IsMember({"packet", "flow"}))
+                  "Network model: " + choices_text(components::network_models()))
+      ->check(one_of(components::network_models(), "--network"))
       ->capture_default_str();
   sub->add_option("--seed", args->seed, "Seed of the harness's random inputs")
       ->check(unsigned_64_validator("--seed 7"))

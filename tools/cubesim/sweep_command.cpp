@@ -7,6 +7,7 @@
 
 #include "kernels/registry.hpp"
 #include "tools/cubesim/common.hpp"
+#include "tools/cubesim/name_options.hpp"
 #include "tools/cubesim/option_values.hpp"
 #include "tools/cubesim/sweep_expand.hpp"
 #include "tools/cubesim/sweep_run.hpp"
@@ -127,11 +128,11 @@ Command add_sweep_command(CLI::App& app) {
       ->type_name("COLUMN");
   sub->add_flag("--log-y", args->log_y, "A logarithmic y axis on the plot");
   sub->add_option("--backend", args->backend, "GEMM backend of --functional runs")
-      ->check(CLI::IsMember({"cpu", "cuda", "metal"}))
+      ->check(gemm_backend_check())
       ->capture_default_str();
   sub->add_option("--network", args->network,
                   "Network model of every point: packet or flow (as for run)")
-      ->check(CLI::IsMember({"packet", "flow"}))
+      ->check(one_of(components::network_models(), "--network"))
       ->capture_default_str();
   sub->add_option("--seed", args->seed, "Seed of every point's random inputs")
       ->check(unsigned_64_validator("--seed 7"))

@@ -189,7 +189,8 @@ json run_point(const json& request, emu::ProgressFn progress) {
     SimOptions options;
     options.timing_only = request.at("timing_only").get<bool>();
     options.backend = request.at("backend").get<std::string>();
-    options.network = components::parse_network_model(request.value("network", "packet"));
+    options.network =
+        components::network_models().at(request.value("network", "packet"), "--network").model;
     options.seed = request.at("seed").get<std::uint64_t>();
     options.stack_size = request.at("stack_size").get<std::uint64_t>();
     options.grid = parse_grid(request.value("grid", "hardware"));

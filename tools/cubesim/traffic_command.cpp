@@ -19,6 +19,7 @@
 #include "emu/scheduler.hpp"
 #include "tools/cubesim/common.hpp"
 #include "tools/cubesim/format.hpp"
+#include "tools/cubesim/name_options.hpp"
 #include "tools/cubesim/option_values.hpp"
 #include "tools/cubesim/output_files.hpp"
 #include "tools/cubesim/progress_line.hpp"
@@ -121,7 +122,8 @@ int traffic(const TrafficArgs& a) {
   o.hotspot = a.hotspot;
   o.hotspot_fraction = a.hotspot_fraction;
   o.seed = a.seed;
-  const components::NetworkModel network = components::parse_network_model(a.network);
+  const components::NetworkModel network =
+      components::network_models().at(a.network, "--network").model;
   if (!a.sweep && !a.load_given)
     throw UsageError(
         "--load: give the offered load as a fraction of the pattern's bound (e.g. "
@@ -273,7 +275,9 @@ Command add_traffic_command(CLI::App& app) {
   sub->add_option("--seed", a->seed, "Seed of the destinations and injection draws")
       ->capture_default_str()
       ->check(unsigned_64_validator("--seed 7"));
-  sub->add_option("--network", a->network, "packet or flow")->capture_default_str();
+  sub->add_option("--network", a->network, choices_text(components::network_models()))
+      ->check(one_of(components::network_models(), "--network"))
+      ->capture_default_str();
   sub->add_option("--set", a->sets, kSetHelp)
       ->allow_extra_args(false)
       ->type_name("JSON.PATH=VALUE");

@@ -90,38 +90,35 @@ void validate_gemm_desc(const GemmDesc& d, std::string_view backend) {
 
 namespace {
 
-struct BuiltBackend {
-  std::string_view name;
-  std::unique_ptr<GemmBackend> (*make)();
-};
-
 std::unique_ptr<GemmBackend> make_cpu() {
   return std::make_unique<CpuGemmBackend>();
 }
 
-// Backends compiled into this binary. A cuda or metal build adds its entry here.
-constexpr BuiltBackend kBuiltBackends[] = {{"cpu", &make_cpu}};
 // Every backend cubesim knows, built here or not, so that a missing one is told apart from a typo.
 constexpr std::string_view kKnownBackends[] = {"cpu", "cuda", "metal"};
 
 }  // namespace
 
-std::vector<std::string> available_gemm_backends() {
-  std::vector<std::string> names;
-  for (const BuiltBackend& b : kBuiltBackends) names.emplace_back(b.name);
-  return names;
+const emu::NameTable<MakeGemmBackend>& gemm_backends() {
+  // A cuda or metal build adds its row here.
+  static const emu::NameTable<MakeGemmBackend> table(
+      "GEMM backend", {{"cpu", &make_cpu, "OpenBLAS or oneDNN, whichever is faster per dtype"}});
+  return table;
+}
+
+std::string gemm_backend_refusal(std::string_view name) {
+  if (gemm_backends().find(name) != nullptr) return {};
+  for (std::string_view known : kKnownBackends)
+    if (known == name)
+      return "GEMM backend '" + std::string(name) + "' is not built in this binary; " +
+             gemm_backends().known();
+  return gemm_backends().unknown(name);
 }
 
 std::unique_ptr<GemmBackend> make_gemm_backend(std::string_view name) {
-  for (const BuiltBackend& b : kBuiltBackends)
-    if (b.name == name) return b.make();
-  std::string available;
-  for (const BuiltBackend& b : kBuiltBackends)
-    available += (available.empty() ? "" : ", ") + std::string(b.name);
-  std::string why = "unknown GEMM backend '" + std::string(name) + "'";
-  for (std::string_view known : kKnownBackends)
-    if (known == name) why = "GEMM backend '" + std::string(name) + "' is not built in this binary";
-  throw std::invalid_argument(why + "; available: " + available);
+  const std::string refusal = gemm_backend_refusal(name);
+  if (!refusal.empty()) throw std::invalid_argument(refusal);
+  return gemm_backends().at(name)();
 }
 
 }  // namespace cubesim::backends

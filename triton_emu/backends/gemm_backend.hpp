@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "components/dtype.hpp"
+#include "emu/name_table.hpp"
 
 namespace cubesim::backends {
 
@@ -71,9 +72,14 @@ class GemmBackend {
 // message.
 void validate_gemm_desc(const GemmDesc& d, std::string_view backend);
 
-// "cpu" (always built). Unknown names, and "cuda" / "metal" when this binary was built without
-// them, throw std::invalid_argument listing what is available.
+// The backends built into this binary by name (emu/name_table.hpp): "cpu" always, "cuda" and
+// "metal" where built. Their names are the CLI's --backend choices.
+using MakeGemmBackend = std::unique_ptr<GemmBackend> (*)();
+const emu::NameTable<MakeGemmBackend>& gemm_backends();
+// Why `name` is no backend of this binary (an unknown name, or "cuda" / "metal" in a binary built
+// without them), listing the built ones; empty when it is one.
+std::string gemm_backend_refusal(std::string_view name);
+// The backend `name`; std::invalid_argument with gemm_backend_refusal's text when there is none.
 std::unique_ptr<GemmBackend> make_gemm_backend(std::string_view name);
-std::vector<std::string> available_gemm_backends();
 
 }  // namespace cubesim::backends

@@ -144,7 +144,7 @@ TEST_P(GemmValidation, MessageNamesTheBackend) {
 INSTANTIATE_TEST_SUITE_P(gemm, GemmValidation, ::testing::Values("cpu", "openblas", "onednn"));
 
 TEST(make_gemm_backend, CpuIsAlwaysAvailable) {
-  const std::vector<std::string> names = available_gemm_backends();
+  const std::vector<std::string> names = gemm_backends().names();
   EXPECT_THAT(names, ::testing::Contains("cpu"));
   for (const std::string& n : names) EXPECT_EQ(make_gemm_backend(n)->name(), n);
 }
@@ -154,14 +154,15 @@ TEST(make_gemm_backend, UnknownNameListsTheAvailableOnes) {
     make_gemm_backend("tpu");
     ADD_FAILURE() << "no error for an unknown backend";
   } catch (const std::invalid_argument& e) {
-    EXPECT_THAT(std::string(e.what()),
-                AllOf(HasSubstr("unknown GEMM backend 'tpu'"), HasSubstr("available: cpu")));
+    EXPECT_THAT(std::string(e.what()), HasSubstr("unknown GEMM backend 'tpu'"));
+    for (const std::string& name : gemm_backends().names())
+      EXPECT_THAT(std::string(e.what()), HasSubstr("'" + name + "'"));
   }
 }
 
 TEST(make_gemm_backend, KnownButUnbuiltBackendsSaySo) {
   for (const char* name : {"cuda", "metal"}) {
-    const std::vector<std::string> built = available_gemm_backends();
+    const std::vector<std::string> built = gemm_backends().names();
     if (std::find(built.begin(), built.end(), name) != built.end()) continue;
     try {
       make_gemm_backend(name);
@@ -169,7 +170,7 @@ TEST(make_gemm_backend, KnownButUnbuiltBackendsSaySo) {
     } catch (const std::invalid_argument& e) {
       EXPECT_THAT(std::string(e.what()),
                   AllOf(HasSubstr(std::string("'") + name + "' is not built in this binary"),
-                        HasSubstr("available: cpu")));
+                        HasSubstr("'cpu'")));
     }
   }
 }

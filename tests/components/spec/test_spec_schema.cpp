@@ -1,0 +1,156 @@
+// The schema against the code it describes: every choice field lists exactly its table's names
+// (emu/name_table.hpp), and every default the schema states is the one SystemConfig's members
+// start with, so a hand-built config and a loaded spec that leaves the field out agree.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+#include <string>
+
+#include "components/hbm/hbm_model.hpp"
+#include "components/spec/schema.hpp"
+#include "components/spec/spec.hpp"
+#include "components/system_config.hpp"
+
+namespace cubesim::components::spec {
+namespace {
+
+using nlohmann::json;
+
+TEST(SpecSchema, ChoiceFieldsListTheirTablesNames) {
+  const std::map<std::string, std::vector<std::string>> tables = {
+      {"system.cube.hbm.model", hbm_models().names()},
+      {"system.ucie.topology", graph_kinds().names()},
+      {"system.inter_sip.topology", graph_kinds().names()},
+      {"system.dispatch.policy", dispatch_policies().names()},
+      {"system.messages.memory", slot_memories().names()},
+  };
+  for (const SpecField& f : spec_schema()) {
+    if (f.type != FieldType::choice) continue;
+    const auto it = tables.find(f.path);
+    if (it == tables.end()) {
+      ADD_FAILURE() << f.path << " is a choice field that no table here names";
+      continue;
+    }
+    EXPECT_EQ(f.choices, it->second) << f.path;
+  }
+}
+
+// A spec with only the fields the schema requires: every other field takes its default.
+json required_only() {
+  return json::parse(R"({
+    "name": "required_only", "description": "the schema's required fields only",
+    "system": {
+      "sips": {"cubes_per_sip": 2},
+      "cube": {"pes": 4,
+               "noc": {"mesh": [2, 2], "link_bandwidth_GBps": 64,
+                       "hbm_nodes": [[0, 0]], "ucie_nodes": [[1, 1]]},
+               "hbm": {"capacity_GiB": 1, "bandwidth_GBps": 1000}},
+      "pe": {"clock_GHz": 1.5, "sram_KiB": 1024,
+             "gemm": {"peak_TFLOPS": {"f16": 1, "bf16": 1, "f32": 1, "i32": 1}}},
+      "ucie": {"latency_ns": 10, "bandwidth_GBps": 256},
+      "inter_sip": {"latency_ns": 500, "bandwidth_GBps": 100}}})");
+}
+
+using Member = std::function<json(const SystemConfig&)>;
+
+json coords(const std::vector<MeshCoord>& v) {
+  json a = json::array();
+  for (const MeshCoord& c : v) a.push_back({c.x, c.y});
+  return a;
+}
+
+// Every spec field with a default, and the SystemConfig member it sets (in its own units).
+const std::map<std::string, Member>& members() {
+  static const std::map<std::string, Member> m = [] {
+    std::map<std::string, Member> t = {
+        {"system.sips.count", [](const SystemConfig& c) { return json(c.sips); }},
+        {"system.cube.noc.hop_latency_ns", [](auto& c) { return json(c.cube.noc.hop_latency); }},
+        {"system.cube.noc.packet_bytes", [](auto& c) { return json(c.cube.noc.packet_bytes); }},
+        {"system.cube.noc.inter_sip_node",
+         [](auto& c) { return coords(c.cube.noc.inter_sip_nodes); }},
+        {"system.cube.hbm.channels", [](auto& c) { return json(c.cube.hbm.channels); }},
+        {"system.cube.hbm.latency_ns", [](auto& c) { return json(c.cube.hbm.latency); }},
+        {"system.cube.hbm.atomic_ns", [](auto& c) { return json(c.cube.hbm.atomic_time); }},
+        {"system.cube.hbm.channel_interleave_bytes",
+         [](auto& c) { return json(c.cube.hbm.channel_interleave_bytes); }},
+        {"system.cube.hbm.model", [](auto& c) { return json(c.cube.hbm.model); }},
+        {"system.pe.vector.lanes", [](auto& c) { return json(c.pe.vector.lanes); }},
+        {"system.pe.vector.latency_cycles",
+         [](auto& c) { return json(c.pe.vector.latency_cycles); }},
+        {"system.pe.gemm.startup_ns", [](auto& c) { return json(c.pe.gemm.startup); }},
+        {"system.pe.gemm.epilogue_Gelem_per_s",
+         [](auto& c) { return json(c.pe.gemm.epilogue_elements_per_s); }},
+        {"system.pe.dma.max_outstanding_packets",
+         [](auto& c) { return json(c.pe.dma.max_outstanding_packets); }},
+        {"system.ucie.topology", [](auto& c) { return json(to_string(c.ucie.topology)); }},
+        {"system.ucie.connections", [](auto& c) { return json(c.ucie.connections); }},
+        {"system.inter_sip.topology",
+         [](auto& c) { return json(to_string(c.inter_sip.topology)); }},
+        {"system.inter_sip.port_cube", [](auto& c) { return json(c.inter_sip.port_cube); }},
+        {"system.inter_sip.connections", [](auto& c) { return json(c.inter_sip.connections); }},
+        {"system.dispatch.policy",
+         [](auto& c) { return json(dispatch_policies().name_of(c.dispatch.policy)); }},
+        {"system.dispatch.cost_ns", [](auto& c) { return json(c.dispatch.cost); }},
+        {"system.messages.slots", [](auto& c) { return json(c.messages.slots); }},
+        {"system.messages.slot_KiB", [](auto& c) { return json(c.messages.slot_bytes); }},
+        {"system.messages.memory",
+         [](auto& c) { return json(slot_memories().name_of(c.messages.memory)); }},
+        {"system.messages.credit_bytes", [](auto& c) { return json(c.messages.credit_bytes); }},
+        {"system.messages.pe_sram.bandwidth_GBps",
+         [](auto& c) { return json(c.messages.pe_sram_bandwidth.bytes_per_s()); }},
+        {"system.messages.pe_sram.latency_ns",
+         [](auto& c) { return json(c.messages.pe_sram_latency); }},
+        {"system.messages.cube_sram.capacity_KiB",
+         [](auto& c) { return json(c.messages.cube_sram_bytes); }},
+        {"system.messages.cube_sram.bandwidth_GBps",
+         [](auto& c) { return json(c.messages.cube_sram_bandwidth.bytes_per_s()); }},
+        {"system.messages.cube_sram.latency_ns",
+         [](auto& c) { return json(c.messages.cube_sram_latency); }},
+        {"system.memory.interleave_KiB", [](auto& c) { return json(c.memory.interleave_bytes); }},
+        {"system.memory.page_KiB", [](auto& c) { return json(c.memory.page_bytes); }},
+    };
+    for (VectorOp op : kAllVectorOps)
+      t.emplace("system.pe.vector.op_cycles." + std::string(vector_op_name(op)),
+                [op](const SystemConfig& c) {
+                  return json(c.pe.vector.op_cycles[static_cast<int>(op)]);
+                });
+    const auto add_buffers = [&t](const std::string& prefix,
+                                  std::function<const BufferConfig&(const SystemConfig&)> of) {
+      t.emplace(prefix + ".input_buffer_bytes",
+                [of](const SystemConfig& c) { return json(of(c).input_buffer_bytes); });
+      t.emplace(prefix + ".virtual_channels",
+                [of](const SystemConfig& c) { return json(of(c).virtual_channels); });
+    };
+    add_buffers("system.cube.noc.router",
+                [](const SystemConfig& c) -> const BufferConfig& { return c.cube.noc.router; });
+    add_buffers("system.ucie",
+                [](const SystemConfig& c) -> const BufferConfig& { return c.ucie.buffers; });
+    add_buffers("system.inter_sip",
+                [](const SystemConfig& c) -> const BufferConfig& { return c.inter_sip.buffers; });
+    return t;
+  }();
+  return m;
+}
+
+TEST(SpecSchema, EveryDefaultIsTheOneSystemConfigStartsWith) {
+  const SystemConfig loaded = Spec::from_json(required_only()).config();
+  const SystemConfig initialised;
+  for (const SpecField& f : spec_schema()) {
+    if (f.default_value.is_null()) continue;
+    const auto it = members().find(f.path);
+    if (it == members().end()) {
+      ADD_FAILURE() << f.path << " has a default (" << f.default_value.dump()
+                    << ") but no SystemConfig member here; add it to members()";
+      continue;
+    }
+    EXPECT_EQ(it->second(loaded), it->second(initialised))
+        << f.path << ": the schema's default " << f.default_value.dump()
+        << " loads as the left value; SystemConfig's member starts at the right one";
+  }
+}
+
+}  // namespace
+}  // namespace cubesim::components::spec
