@@ -18,7 +18,7 @@
 #include "components/system_config.hpp"
 #include "kernels/registry.hpp"
 #include "triton_emu/context.hpp"
-#include "triton_emu/simulation.hpp"
+#include "triton_emu/launch/simulation.hpp"
 
 namespace cubesim::kernels {
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "components/pe/gemm_engine.hpp"
+#include "components/system/system.hpp"
 #include "emu/scheduler.hpp"
 #include "emu/trace.hpp"
 #include "emu/waitable.hpp"

@@ -9,6 +9,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "components/system/system.hpp"
 #include "emu/event_queue.hpp"
 #include "emu/prefetch.hpp"
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../triton_emu/error_of.hpp"
+#include "components/system/system.hpp"
 #include "kernel_test_support.hpp"
 #include "kernels/collectives/collective.hpp"
 #include "kernels/collectives/schedule.hpp"
