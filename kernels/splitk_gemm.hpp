@@ -22,7 +22,7 @@
 #include "components/dtype.hpp"
 #include "kernels/collectives/collective.hpp"
 #include "kernels/collectives/schedule.hpp"
-#include "kernels/harness.hpp"
+#include "kernels/harness/grid.hpp"
 #include "kernels/registry.hpp"
 #include "triton_emu/context.hpp"
 #include "triton_emu/ptr.hpp"

@@ -4,6 +4,11 @@
 #include <string>
 #include <vector>
 
+#include "kernels/harness/host_array.hpp"
+#include "kernels/harness/params.hpp"
+#include "kernels/harness/random_inputs.hpp"
+#include "kernels/harness/tolerances.hpp"
+#include "kernels/harness/verification.hpp"
 #include "triton_emu/errors.hpp"
 
 namespace cubesim::kernels {

@@ -19,6 +19,7 @@
 #include <memory>
 #include <string>
 
+#include "kernels/harness/grid.hpp"
 #include "kernels/splitk_gemm.hpp"
 
 namespace cubesim::kernels {

@@ -6,6 +6,12 @@
 #include <string>
 
 #include "components/topology/graph.hpp"
+#include "kernels/harness/host_array.hpp"
+#include "kernels/harness/params.hpp"
+#include "kernels/harness/random_inputs.hpp"
+#include "kernels/harness/requirements.hpp"
+#include "kernels/harness/tolerances.hpp"
+#include "kernels/harness/verification.hpp"
 #include "triton_emu/errors.hpp"
 
 namespace cubesim::kernels::collectives {

@@ -16,7 +16,7 @@
 
 #include "components/system_config.hpp"
 #include "kernels/collectives/algorithms.hpp"
-#include "kernels/harness.hpp"
+#include "kernels/harness/grid.hpp"
 #include "kernels/registry.hpp"
 
 namespace cubesim::kernels::collectives {

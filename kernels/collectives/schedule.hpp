@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "emu/time.hpp"
-#include "kernels/harness.hpp"
+#include "kernels/harness/grid.hpp"
 #include "triton_emu/context.hpp"
 #include "triton_emu/ptr.hpp"
 

@@ -16,6 +16,7 @@
 #include "kernel_test_support.hpp"
 #include "kernels/collectives/collective.hpp"
 #include "kernels/collectives/schedule.hpp"
+#include "kernels/harness/grid.hpp"
 #include "kernels/registry.hpp"
 
 namespace cubesim::kernels::collectives {

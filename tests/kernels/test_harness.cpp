@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "kernels/harness.hpp"
+#include "kernels/harness/sum_runs.hpp"
 
 namespace cubesim::kernels {
 namespace {

@@ -10,6 +10,7 @@
 #include "components/pe/gemm_timing.hpp"
 #include "kernel_test_support.hpp"
 #include "kernels/collectives/algorithms.hpp"
+#include "kernels/harness/grid.hpp"
 #include "kernels/splitk_gemm.hpp"
 
 namespace cubesim::kernels {

@@ -11,6 +11,7 @@
 #include "components/pe/gemm_timing.hpp"
 #include "kernel_test_support.hpp"
 #include "kernels/collectives/algorithms.hpp"
+#include "kernels/harness/grid.hpp"
 #include "kernels/tp_linear.hpp"
 
 namespace cubesim::kernels {
