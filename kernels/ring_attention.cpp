@@ -8,7 +8,7 @@
 #include <string>
 #include <utility>
 
-#include "kernels/collectives/collective.hpp"
+#include "kernels/collectives/ring_order.hpp"
 #include "triton_emu/errors.hpp"
 
 namespace cubesim::kernels {

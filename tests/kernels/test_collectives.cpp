@@ -12,14 +12,20 @@
 #include <vector>
 
 #include "../triton_emu/error_of.hpp"
+#include "components/collectives/schedule.hpp"
 #include "kernel_test_support.hpp"
-#include "kernels/collectives/collective.hpp"
-#include "kernels/collectives/schedule.hpp"
+#include "kernels/collectives/algorithm.hpp"
+#include "kernels/collectives/executor.hpp"
+#include "kernels/collectives/plan.hpp"
+#include "kernels/collectives/ring_order.hpp"
+#include "kernels/collectives/shapes.hpp"
 #include "kernels/registry.hpp"
 
 namespace cubesim::kernels::collectives {
 namespace {
 
+using components::collectives::Buffer;
+using components::collectives::Schedule;
 using emu::Tick;
 using kernels::testing::MessageCosts;
 using kernels::testing::spec_path;
@@ -70,36 +76,36 @@ const std::map<std::string, std::vector<std::string>> kAlgorithms = {
 // The order of a step's sends and receives (kernels/collectives/schedule.hpp), as (send, op,
 // piece) triples.
 std::vector<std::tuple<bool, std::uint32_t, std::int64_t>> order_of(
-    const std::vector<collectives::Segment>& segments, const collectives::Step& step,
-    std::int64_t piece, std::uint32_t window) {
-  std::vector<collectives::Action> actions;
-  collectives::step_actions(segments, step, piece, window, actions);
+    const std::vector<components::collectives::Segment>& segments,
+    const components::collectives::Step& step, std::int64_t piece, std::uint32_t window) {
+  std::vector<components::collectives::Action> actions;
+  components::collectives::step_actions(segments, step, piece, window, actions);
   std::vector<std::tuple<bool, std::uint32_t, std::int64_t>> out;
   for (const auto& a : actions) out.emplace_back(a.send, a.op, a.piece);
   return out;
 }
 
 TEST(CollectiveSchedule, ARingStepSendsItsPieceThenReceivesTheNext) {
-  using collectives::OpKind;
-  const std::vector<collectives::Segment> segments{{.elems = 128}, {.elems = 128}};
-  const collectives::Step step{{OpKind::send, 1, 0}, {OpKind::recv_add, 2, 1}};
+  using components::collectives::OpKind;
+  const std::vector<components::collectives::Segment> segments{{.elems = 128}, {.elems = 128}};
+  const components::collectives::Step step{{OpKind::send, 1, 0}, {OpKind::recv_add, 2, 1}};
   for (const std::uint32_t window : {1U, 4U})
     EXPECT_THAT(order_of(segments, step, 128, window),
                 ::testing::ElementsAre(std::tuple{true, 0U, 0}, std::tuple{false, 1U, 0}));
 }
 
 TEST(CollectiveSchedule, APieceForwardedInItsStepIsSentAfterItArrives) {
-  using collectives::OpKind;
-  const std::vector<collectives::Segment> segments{{.elems = 128}};
-  const collectives::Step step{{OpKind::send, 1, 0}, {OpKind::recv, 2, 0}};
+  using components::collectives::OpKind;
+  const std::vector<components::collectives::Segment> segments{{.elems = 128}};
+  const components::collectives::Step step{{OpKind::send, 1, 0}, {OpKind::recv, 2, 0}};
   EXPECT_THAT(order_of(segments, step, 128, 1),
               ::testing::ElementsAre(std::tuple{false, 1U, 0}, std::tuple{true, 0U, 0}));
 }
 
 TEST(CollectiveSchedule, SegmentsOfSeveralPiecesSendAWindowAheadOfTheirReceives) {
-  using collectives::OpKind;
-  const std::vector<collectives::Segment> segments{{.elems = 300}, {.elems = 300}};
-  const collectives::Step step{{OpKind::send, 1, 0}, {OpKind::recv_add, 2, 1}};
+  using components::collectives::OpKind;
+  const std::vector<components::collectives::Segment> segments{{.elems = 300}, {.elems = 300}};
+  const components::collectives::Step step{{OpKind::send, 1, 0}, {OpKind::recv_add, 2, 1}};
   EXPECT_THAT(order_of(segments, step, 128, 1),
               ::testing::ElementsAre(std::tuple{true, 0U, 0}, std::tuple{false, 1U, 0},
                                      std::tuple{true, 0U, 1}, std::tuple{false, 1U, 1},
@@ -232,25 +238,20 @@ TEST(Collectives, ChainBroadcastTakesTheAlphaBetaTimeOnAnIdleCube) {
   EXPECT_EQ(model, expected);
 }
 
-// Every algorithm's schedule over the PEs of one cube, in `block`-element blocks, by name.
+// Every algorithm's schedule over the PEs of one cube, in `block`-element blocks, as
+// "<collective> <algorithm>": each algorithm of the table, for each of all-reduce, broadcast
+// and all-to-all it implements.
 std::vector<std::pair<std::string, std::unique_ptr<Schedule>>> every_algorithm_on_one_cube(
     const components::SystemConfig& c, std::int64_t block) {
   const GridShape cube{static_cast<std::int64_t>(c.cube.pes), 1, 1};
-  const std::int64_t n = cube.total();
-  const std::vector<std::int64_t> order = ring_order(c, cube);
   std::vector<std::pair<std::string, std::unique_ptr<Schedule>>> cases;
-  for (const char* a : {"ring", "hierarchical", "mesh2d"})
-    cases.emplace_back(std::string("allreduce ") + a,
-                       rings(Collective::all_reduce, ring_levels(a, c, cube), block, 1));
-  cases.emplace_back("allreduce bidir_ring",
-                     rings(Collective::all_reduce, ring_levels("ring", c, cube), block, 2));
-  cases.emplace_back("allreduce tree",
-                     tree(Collective::all_reduce, binary_tree(order, 0), n * block));
-  cases.emplace_back("broadcast ring", tree(Collective::broadcast, chain(order), n * block));
-  cases.emplace_back("broadcast tree",
-                     tree(Collective::broadcast, binary_tree(order, 0), n * block));
-  cases.emplace_back("alltoall pairwise", all_to_all(order, block, false));
-  cases.emplace_back("alltoall direct", all_to_all(order, block, true));
+  for (const Algorithm* a : algorithms())
+    for (const Collective collective :
+         {Collective::all_reduce, Collective::broadcast, Collective::all_to_all})
+      if (a->implements_collective(collective))
+        cases.emplace_back(
+            std::string(collective_name(collective)) + " " + a->name,
+            make_plan(c, cube, collective, a->name, cube.total() * block * 4).schedule);
   return cases;
 }
 
