@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cubesim/cubesim.hpp>
 #include <fstream>
 #include <map>
@@ -114,6 +115,51 @@ TEST(CollectiveSchedule, SegmentsOfSeveralPiecesSendAWindowAheadOfTheirReceives)
               ::testing::ElementsAre(std::tuple{true, 0U, 0}, std::tuple{true, 0U, 1},
                                      std::tuple{false, 1U, 0}, std::tuple{true, 0U, 2},
                                      std::tuple{false, 1U, 1}, std::tuple{false, 1U, 2}));
+}
+
+// The algorithm table (kernels/collectives/algorithm.hpp): a name it lacks, or an algorithm
+// without the collective, is refused with the names that would work, not run as some other
+// algorithm.
+TEST(CollectiveAlgorithms, AnUnknownNameIsAUsageErrorListingTheKnownOnes) {
+  const components::SystemConfig c = Spec::load(spec_path("tiny.json")).config();
+  const GridShape grid = hardware_grid(c);
+  EXPECT_THAT(error_of<UsageError>([&] {
+                make_plan(c, grid, Collective::all_reduce, "rign", grid.total() * 4 * 8);
+              }),
+              AllOf(HasSubstr("unknown collective algorithm 'rign'"),
+                    HasSubstr("'ring', 'bidir_ring', 'hierarchical', 'mesh2d', 'tree'")));
+}
+
+TEST(CollectiveAlgorithms, AnAlgorithmWithoutTheCollectiveIsAUsageErrorListingThoseWithIt) {
+  const components::SystemConfig c = Spec::load(spec_path("tiny.json")).config();
+  const GridShape grid = hardware_grid(c);
+  EXPECT_THAT(error_of<UsageError>([&] {
+                make_plan(c, grid, Collective::reduce_scatter, "tree", grid.total() * 4 * 8);
+              }),
+              AllOf(HasSubstr("'tree' has no reduce_scatter"),
+                    HasSubstr("are 'ring', 'bidir_ring', 'hierarchical', 'mesh2d'")));
+  EXPECT_THAT(error_of<UsageError>([&] { element_multiple(Collective::all_to_all, "ring", grid); }),
+              HasSubstr("the algorithms of alltoall are 'pairwise', 'direct'"));
+}
+
+// Every kernel that runs a collective offers exactly the table's algorithms of it, the first
+// entry implementing it as the default.
+TEST(CollectiveAlgorithms, KernelsOfferTheTablesAlgorithmsOfTheirCollective) {
+  const std::vector<std::pair<const char*, Collective>> kernels = {
+      {"allreduce", Collective::all_reduce}, {"reduce_scatter", Collective::reduce_scatter},
+      {"allgather", Collective::all_gather}, {"broadcast", Collective::broadcast},
+      {"alltoall", Collective::all_to_all},  {"splitk_gemm", Collective::reduce_scatter},
+      {"tp_linear", Collective::all_reduce}};
+  for (const auto& [kernel, collective] : kernels) {
+    const auto& params = find_kernel(kernel).params;
+    const auto it = std::find_if(params.begin(), params.end(),
+                                 [](const ParamSpec& p) { return p.name == "algorithm"; });
+    ASSERT_NE(it, params.end()) << kernel;
+    EXPECT_EQ(it->choices, algorithm_names(collective)) << kernel;
+    EXPECT_EQ(it->default_value.get<std::string>(), default_algorithm(collective)) << kernel;
+  }
+  EXPECT_EQ(algorithm_names(Collective::all_to_all),
+            (std::vector<std::string>{"pairwise", "direct"}));
 }
 
 TEST(Collectives, EveryCollectiveAndAlgorithmMatchesTheHostReference) {
