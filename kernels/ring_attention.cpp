@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "kernels/collectives/collective.hpp"
+#include "kernels/collectives/ring_order.hpp"
 #include "kernels/harness/host_array.hpp"
 #include "kernels/harness/params.hpp"
 #include "kernels/harness/random_inputs.hpp"

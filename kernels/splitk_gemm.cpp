@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "components/pe/gemm_timing.hpp"
-#include "kernels/collectives/algorithms.hpp"
+#include "kernels/collectives/plan.hpp"
 #include "kernels/harness/host_array.hpp"
 #include "kernels/harness/params.hpp"
 #include "kernels/harness/random_inputs.hpp"
@@ -17,8 +17,8 @@ namespace cubesim::kernels {
 
 namespace {
 
-using collectives::Buffer;
 using collectives::Collective;
+using components::collectives::Buffer;
 
 }  // namespace
 
@@ -237,8 +237,8 @@ Outcome launch_split_k(Simulation& sim, SplitKSetup& s) {
        "partial); gemm_to_sum_ps: from the last GEMM's end to the start of the sum "
        "(buffer=sram: loading the partials); sum_time_ps: the collective from the first "
        "program's start to the last one's end (buffer=sram: the output is stored after it); "
-       "sum_model_ps: its alpha-beta model (collectives/schedule.hpp), which leaves out HBM "
-       "traffic (buffer=hbm)"}};
+       "sum_model_ps: its alpha-beta model (components/collectives/alpha_beta_model.hpp), which "
+       "leaves out HBM traffic (buffer=hbm)"}};
   if (!s.plan.levels.empty()) o.details["ring_sizes"] = s.plan.levels;
   return o;
 }
@@ -300,7 +300,8 @@ KernelInfo splitk_gemm_info() {
               int_param("split", 0, 0, std::int64_t{1} << 20,
                         "programs K is split over (0: every PE); the first PEs of cube 0, "
                         "whole cubes or whole SIPs"),
-              choice_param("algorithm", "ring", {"ring", "bidir_ring", "hierarchical", "mesh2d"},
+              choice_param("algorithm", collectives::default_algorithm(Collective::reduce_scatter),
+                           collectives::algorithm_names(Collective::reduce_scatter),
                            "the reduce-scatter's algorithm (as the reduce_scatter kernel's)"),
               partial_buffer_param(),
               dtype_param(DType::f16, {DType::f16, DType::bf16, DType::f32},

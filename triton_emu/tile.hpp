@@ -30,7 +30,6 @@
 
 #include "components/dtype.hpp"
 #include "components/pe/sram.hpp"
-#include "emu/prefetch.hpp"
 
 namespace cubesim::detail {
 class DeferredLoads;
@@ -116,17 +115,6 @@ class Tile {
   std::uint64_t bytes() const { return static_cast<std::uint64_t>(numel()) * dtype_size(dtype_); }
   bool has_values() const { return data_ && (!data_->bytes.empty() || data_->deferred); }
   bool valid() const { return ctx_ != nullptr; }
-  // The tile's shared record (null for an empty tile), which stays where it is while the tile
-  // holds it, and a prefetch of one: code about to touch the records of many tiles, each cold
-  // (dropping a tile touches its record), can start them all at once. Only a hint: nothing
-  // else changes.
-  const void* record() const { return data_.get(); }
-  static void prefetch_record(const void* record) {
-    if (record == nullptr) return;
-    const auto* p = static_cast<const char*>(record);
-    for (std::size_t at = 0; at < sizeof(Data); at += 64) emu::prefetch(p + at);
-    emu::prefetch(p + sizeof(Data) - 1);
-  }
 
   // Values, converted; throws std::logic_error in timing-only runs.
   std::vector<float> to_f32() const;
