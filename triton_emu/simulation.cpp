@@ -12,7 +12,7 @@
 #include "emu/progress.hpp"
 #include "triton_emu/atomics.hpp"
 #include "triton_emu/backends/gemm_backend.hpp"
-#include "triton_emu/gemm_engine.hpp"
+#include "triton_emu/composite_gemm.hpp"
 #include "triton_emu/host_memory.hpp"
 #include "triton_emu/launch_plan.hpp"
 #include "triton_emu/launch_state.hpp"
@@ -90,8 +90,13 @@ struct SimulationImpl {
         options(std::move(o)),
         sched(emu::SchedulerOptions{options.stack_size}),
         sys(spec.config(), sched, components::SystemOptions{options.timing_only, options.network}) {
+    hw_pes.reserve(sys.total_pes());
     pes.reserve(sys.total_pes());
-    for (std::uint32_t i = 0; i < sys.total_pes(); ++i) pes.emplace_back(sys, i);
+    for (std::uint32_t i = 0; i < sys.total_pes(); ++i) {
+      hw_pes.emplace_back(sched, sys.network(), sys.gemm_timing(), sys.vector_unit(),
+                          spec.config().pe.sram_bytes, i);
+      pes.emplace_back(sys, hw_pes.back());
+    }
     direct_next.assign(sys.address_map().cubes(), 0);
     interleaved_low = sys.address_map().interleaved_size();
     if (!options.timing_only) {
@@ -148,7 +153,8 @@ struct SimulationImpl {
   SimOptions options;
   emu::Scheduler sched;
   components::System sys;
-  std::vector<PeState> pes;
+  std::vector<components::Pe> hw_pes;
+  std::vector<PeState> pes;                  // each views the PE of hw_pes at its index
   std::unique_ptr<FunctionalMemory> memory;  // before its holders; nullptr when timing-only
   GemmResources gemm;
   std::unique_ptr<DeferredLoads> deferred;  // after gemm: copying may settle held GEMMs
@@ -161,7 +167,7 @@ struct SimulationImpl {
   std::shared_ptr<const AccessLog> last_log;  // the last launch's, if it kept one
   std::string kernel_name = "kernel";
   std::uint64_t launches = 0;
-  std::uint64_t launch_ids = 0;  // stamps tiles (SramAccount::launch), failed launches too
+  std::uint64_t launch_ids = 0;  // stamps tiles (components::Sram::tenant), failed launches too
 };
 
 }  // namespace detail
@@ -325,7 +331,7 @@ void recover_after_abort(detail::SimulationImpl& I) {
   }
   // Programs that stopped keep their tiles until their fibers go, perhaps after this launch.
   if (I.deferred) I.deferred->settle();
-  for (auto& pe : I.pes) pe.gemm.abandon();  // waits for numerics still on a worker thread
+  for (auto& pe : I.hw_pes) pe.gemm().abandon();  // waits for numerics still on a worker thread
   I.sys.network().abandon_in_flight();
   I.sys.network().set_trace_flow(0);  // a load that stopped midway never ended its flow
 }
@@ -365,7 +371,7 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
   L.dispatcher_free = L.start;
   L.trace_calls = emu::log().should_log(spdlog::level::trace);
   I.sys.network().reset_stats();
-  for (auto& p : I.pes) p.reset_launch_stats();
+  for (auto& p : I.hw_pes) p.reset_statistics();
 
   // The PEs that run programs, in the order of their first program; and each program's PE.
   std::vector<detail::PeState*> used, pe_of_program(plan.programs);
@@ -398,11 +404,11 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
   } end_messages{*I.messages};
   // Tiles are stamped with the launch; once it ends they are refused (Tile::context()).
   const std::uint64_t launch_id = ++I.launch_ids;
-  for (auto* pe : used) pe->sram->launch = launch_id;
+  for (auto* pe : used) pe->hw.sram().tenant = launch_id;
   struct EndLaunch {
     const std::vector<detail::PeState*>& used;
     ~EndLaunch() {
-      for (auto* pe : used) pe->sram->launch = 0;
+      for (auto* pe : used) pe->hw.sram().tenant = 0;
     }
   } end_launch{used};
   auto& logger = emu::log();
@@ -432,7 +438,7 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
           L.dispatcher_free = start;
           if (start > now) {
             I.sched.wait_for(start - now);
-            pe->dispatch_wait += start - now;
+            pe->hw.counters().dispatch_wait_ps += start - now;
             L.trace_slice(*pe, false, "dispatch", now, start);
           }
         }
@@ -457,19 +463,21 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
           std::rethrow_exception(error);
         }
         ctx.finish_copies();  // a program ends when its copies have landed
-        ++pe->programs_run;
+        ++pe->hw.counters().programs;
         if (dispatched && L.tracing(*pe))
           L.trace_slice(*pe, false, coord.str().c_str(), begin, I.sched.now());
         if (debug)
           logger.debug(
               "{} ends on {} (the PE so far: vector {}, memory wait {}, GEMM wait {}, send wait "
               "{}, recv wait {}, dispatch wait {})",
-              coord.str(), pe->name, emu::format_time(pe->vector_busy),
-              emu::format_time(pe->memory_wait), emu::format_time(pe->gemm_wait),
-              emu::format_time(pe->send_wait), emu::format_time(pe->recv_wait),
-              emu::format_time(pe->dispatch_wait));
+              coord.str(), pe->name, emu::format_time(pe->hw.counters().vector_busy_ps),
+              emu::format_time(pe->hw.counters().memory_wait_ps),
+              emu::format_time(pe->hw.counters().gemm_wait_ps),
+              emu::format_time(pe->hw.counters().send_wait_ps),
+              emu::format_time(pe->hw.counters().recv_wait_ps),
+              emu::format_time(pe->hw.counters().dispatch_wait_ps));
       }
-      pe->finish = I.sched.now();
+      pe->hw.counters().finish_ps = I.sched.now() - L.start;
     });
   }
 
@@ -483,7 +491,8 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
                                  .done =
                                      [&used] {
                                        std::uint64_t done = 0;
-                                       for (const auto* pe : used) done += pe->programs_run;
+                                       for (const auto* pe : used)
+                                         done += pe->hw.counters().programs;
                                        return done;
                                      },
                                  .interval = I.options.progress_interval});
@@ -586,31 +595,7 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
   s.sim_time_ps = r.sim_time_ps;
   s.events = events;
   s.wall_seconds = wall;
-  for (auto* pe : used) {
-    s.flops += pe->gemm.flops();
-    s.pes.push_back({.pe = pe->name,
-                     .finish_ps = pe->finish - L.start,
-                     .vector_busy_ps = pe->vector_busy,
-                     .gemm_busy_ps = pe->gemm.busy(),
-                     .memory_wait_ps = pe->memory_wait,
-                     .gemm_wait_ps = pe->gemm_wait,
-                     .send_wait_ps = pe->send_wait,
-                     .recv_wait_ps = pe->recv_wait,
-                     .dispatch_wait_ps = pe->dispatch_wait,
-                     .programs = pe->programs_run,
-                     .flops = pe->gemm.flops(),
-                     .bytes_loaded = pe->bytes_loaded,
-                     .bytes_stored = pe->bytes_stored,
-                     .messages_sent = pe->messages_sent,
-                     .bytes_sent = pe->bytes_sent,
-                     .messages_received = pe->messages_received,
-                     .bytes_received = pe->bytes_received,
-                     .sram_peak_bytes = pe->sram->peak()});
-    s.messages += {.messages = pe->messages_sent,
-                   .bytes = pe->bytes_sent,
-                   .send_wait_ps = pe->send_wait,
-                   .recv_wait_ps = pe->recv_wait};
-  }
+  for (auto* pe : used) s.add_pe(pe->name, pe->hw.statistics());
   s.network = I.sys.network().link_stats(r.sim_time_ps);
   r.report = run_report(s);
   return r;
