@@ -90,20 +90,12 @@ struct Shape {
   std::string str() const;  // "[4, 8]"
 };
 
-// Tiles and SRAM accounts are shared by plain (not atomic) reference counts: only the
-// simulation thread creates, copies and drops them (GEMM workers get raw pointers to values
-// that the job keeps alive), and std::shared_ptr's locked increments and decrements were ~10 %
-// of a small tl.load.
+// Tiles are shared by plain (not atomic) reference counts, as their PE's SRAM account is
+// (components/pe/sram.hpp): only the simulation thread creates, copies and drops them (GEMM
+// workers get raw pointers to values that the job keeps alive), and std::shared_ptr's locked
+// increments and decrements are a large part of a small tl.load.
 template <class T>
 using SimThreadShared = boost::intrusive_ref_counter<T, boost::thread_unsafe_counter>;
-
-// One PE's SRAM, whose bytes its live tiles hold (each tile gives its bytes back when it goes).
-struct SramAccount : components::Sram, SimThreadShared<SramAccount> {
-  explicit SramAccount(std::uint64_t capacity_bytes) : components::Sram(capacity_bytes) {}
-  // The launch running on the PE (0: none). Tiles are stamped with it when made, so a tile kept
-  // past its launch is told apart from a live one although its program's Context is gone.
-  std::uint64_t launch = 0;
-};
 
 class Tile {
  public:
@@ -164,9 +156,11 @@ class Tile {
   friend struct TileAccess;
   struct Data : SimThreadShared<Data> {
     TileBytes bytes;
-    boost::intrusive_ptr<SramAccount> sram;
+    boost::intrusive_ptr<components::Sram> sram;  // its PE's, which `held` bytes of it are
     std::uint64_t held = 0;
-    std::uint64_t launch = 0;  // SramAccount::launch when made
+    // The launch it was made in (its SRAM's tenant then): a tile kept past its launch is told
+    // apart from a live one although its program's Context is gone.
+    std::uint64_t launch = 0;
     std::optional<Source> source{};
     // Set while the values are still only in memory: a load deferred its copy (deferred_loads.hpp).
     detail::DeferredLoads* deferred = nullptr;

@@ -87,17 +87,17 @@ RunResult KernelRunner::run() {
 // SRAM stamped with the launch: tiles are refused once it ends (Tile::context()).
 void KernelRunner::begin() {
   parts_.sys.network().reset_stats();
-  for (auto& p : parts_.pes) p.reset_launch_stats();
+  for (auto& p : parts_.hw_pes) p.reset_statistics();
   parts_.messages.begin(state_.grid, pe_of_program_);
   state_.messages = &parts_.messages;
   parts_.atomics.begin_launch();
   state_.atomics = &parts_.atomics;
   if (state_.log) state_.log->set_programs(state_.coords, parts_.spec.config().messages.slots);
-  for (auto* pe : used_) pe->sram->launch = launch_id_;
+  for (auto* pe : used_) pe->hw.sram().tenant = launch_id_;
 }
 
 void KernelRunner::end() {
-  for (auto* pe : used_) pe->sram->launch = 0;
+  for (auto* pe : used_) pe->hw.sram().tenant = 0;
   parts_.messages.end();
 }
 
@@ -121,7 +121,7 @@ void KernelRunner::spawn() {
     PeState* pe = used_[q];
     parts_.sched.spawn(pe->name, [this, pe, programs = std::move(plan_.queues[q].programs)] {
       for (const std::uint32_t program : programs) run_program(*pe, program);
-      pe->finish = parts_.sched.now();
+      pe->hw.counters().finish_ps = parts_.sched.now() - state_.start;
     });
   }
 }
@@ -135,7 +135,7 @@ void KernelRunner::wait_for_dispatcher(PeState& pe) {
   state_.dispatcher_free = start;
   if (start > now) {
     parts_.sched.wait_for(start - now);
-    pe.dispatch_wait += start - now;
+    pe.hw.counters().dispatch_wait_ps += start - now;
     state_.trace_slice(pe, false, "dispatch", now, start);
   }
 }
@@ -165,16 +165,18 @@ void KernelRunner::run_program(PeState& pe, std::uint32_t program) {
     std::rethrow_exception(error);
   }
   ctx.finish_copies();  // a program ends when its copies have landed
-  ++pe.programs_run;
+  ++pe.hw.counters().programs;
   if (plan_.dispatched && state_.tracing(pe))
     state_.trace_slice(pe, false, coord.str().c_str(), begin, parts_.sched.now());
+  const auto& c = pe.hw.counters();
   if (debug)
     logger.debug(
         "{} ends on {} (the PE so far: vector {}, memory wait {}, GEMM wait {}, send wait {}, "
         "recv wait {}, dispatch wait {})",
-        coord.str(), pe.name, emu::format_time(pe.vector_busy), emu::format_time(pe.memory_wait),
-        emu::format_time(pe.gemm_wait), emu::format_time(pe.send_wait),
-        emu::format_time(pe.recv_wait), emu::format_time(pe.dispatch_wait));
+        coord.str(), pe.name, emu::format_time(c.vector_busy_ps),
+        emu::format_time(c.memory_wait_ps), emu::format_time(c.gemm_wait_ps),
+        emu::format_time(c.send_wait_ps), emu::format_time(c.recv_wait_ps),
+        emu::format_time(c.dispatch_wait_ps));
 }
 
 // Runs the scheduler until every program has ended, with progress reports; what stops it
@@ -182,7 +184,7 @@ void KernelRunner::run_program(PeState& pe, std::uint32_t program) {
 void KernelRunner::run_to_end() {
   const auto programs_done = [this] {
     std::uint64_t done = 0;
-    for (const auto* pe : used_) done += pe->programs_run;
+    for (const auto* pe : used_) done += pe->hw.counters().programs;
     return done;
   };
   try {
@@ -241,7 +243,8 @@ void KernelRunner::recover() {
   }
   // Programs that stopped keep their tiles until their fibers go, perhaps after this launch.
   if (parts_.deferred) parts_.deferred->settle();
-  for (auto& pe : parts_.pes) pe.gemm.abandon();  // waits for numerics still on a worker thread
+  for (auto& pe : parts_.hw_pes)
+    pe.gemm().abandon();  // waits for numerics still on a worker thread
   parts_.sys.network().abandon_in_flight();
   parts_.sys.network().set_trace_flow(0);  // a load that stopped midway never ended its flow
 }
@@ -266,31 +269,7 @@ RunResult KernelRunner::result(double wall_seconds, std::uint64_t events) const 
   s.sim_time_ps = r.sim_time_ps;
   s.events = events;
   s.wall_seconds = wall_seconds;
-  for (const auto* pe : used_) {
-    s.flops += pe->gemm.flops();
-    s.pes.push_back({.pe = pe->name,
-                     .finish_ps = pe->finish - state_.start,
-                     .vector_busy_ps = pe->vector_busy,
-                     .gemm_busy_ps = pe->gemm.busy(),
-                     .memory_wait_ps = pe->memory_wait,
-                     .gemm_wait_ps = pe->gemm_wait,
-                     .send_wait_ps = pe->send_wait,
-                     .recv_wait_ps = pe->recv_wait,
-                     .dispatch_wait_ps = pe->dispatch_wait,
-                     .programs = pe->programs_run,
-                     .flops = pe->gemm.flops(),
-                     .bytes_loaded = pe->bytes_loaded,
-                     .bytes_stored = pe->bytes_stored,
-                     .messages_sent = pe->messages_sent,
-                     .bytes_sent = pe->bytes_sent,
-                     .messages_received = pe->messages_received,
-                     .bytes_received = pe->bytes_received,
-                     .sram_peak_bytes = pe->sram->peak()});
-    s.messages += {.messages = pe->messages_sent,
-                   .bytes = pe->bytes_sent,
-                   .send_wait_ps = pe->send_wait,
-                   .recv_wait_ps = pe->recv_wait};
-  }
+  for (const auto* pe : used_) s.add_pe(pe->name, pe->hw.statistics());
   s.network = parts_.sys.network().link_stats(r.sim_time_ps);
   r.report = run_report(s);
   return r;

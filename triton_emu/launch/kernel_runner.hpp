@@ -28,8 +28,9 @@ struct LaunchResources {
   const SimOptions& options;
   emu::Scheduler& sched;
   components::System& sys;
-  std::vector<PeState>& pes;
-  FunctionalMemory* memory;  // nullptr when timing-only
+  std::vector<components::Pe>& hw_pes;
+  std::vector<PeState>& pes;  // each views the PE of hw_pes at its index
+  FunctionalMemory* memory;   // nullptr when timing-only
   GemmResources& gemm;
   DeferredLoads* deferred;  // nullptr when timing-only
   emu::TraceWriter* trace;  // nullptr without a trace

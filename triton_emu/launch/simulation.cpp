@@ -23,8 +23,13 @@ struct SimulationImpl {
         options(std::move(o)),
         sched(emu::SchedulerOptions{options.stack_size}),
         sys(spec.config(), sched, components::SystemOptions{options.timing_only, options.network}) {
+    hw_pes.reserve(sys.total_pes());
     pes.reserve(sys.total_pes());
-    for (std::uint32_t i = 0; i < sys.total_pes(); ++i) pes.emplace_back(sys, i);
+    for (std::uint32_t i = 0; i < sys.total_pes(); ++i) {
+      hw_pes.emplace_back(sched, sys.network(), sys.gemm_timing(), sys.vector_unit(),
+                          spec.config().pe.sram_bytes, i);
+      pes.emplace_back(sys, hw_pes.back());
+    }
     if (!options.timing_only) {
       const auto names = backends::available_gemm_backends();
       if (std::find(names.begin(), names.end(), options.backend) == names.end()) {
@@ -87,7 +92,8 @@ struct SimulationImpl {
   SimOptions options;
   emu::Scheduler sched;
   components::System sys;
-  std::vector<PeState> pes;
+  std::vector<components::Pe> hw_pes;
+  std::vector<PeState> pes;                  // each views the PE of hw_pes at its index
   std::unique_ptr<FunctionalMemory> memory;  // before its holders; nullptr when timing-only
   GemmResources gemm;
   std::unique_ptr<DeferredLoads> deferred;  // after gemm: copying may settle held GEMMs
@@ -98,7 +104,7 @@ struct SimulationImpl {
   std::unique_ptr<Atomics> atomics;
   std::shared_ptr<const AccessLog> last_log;  // the last launch's, if it kept one
   std::string kernel_name = "kernel";
-  std::uint64_t launch_ids = 0;  // stamps tiles (SramAccount::launch), failed launches too
+  std::uint64_t launch_ids = 0;  // stamps tiles (components::Sram::tenant), failed launches too
 };
 
 }  // namespace detail
@@ -179,6 +185,7 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
       .options = I.options,
       .sched = I.sched,
       .sys = I.sys,
+      .hw_pes = I.hw_pes,
       .pes = I.pes,
       .memory = I.memory.get(),
       .gemm = I.gemm,
