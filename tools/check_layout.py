@@ -152,12 +152,12 @@ def main(argv=None):
                         help="the longest a function may be (default 80)")
     parser.add_argument("--allow", action="append", default=[], metavar="FILE:FUNCTION",
                         help="a function that may stay long for now, e.g. "
-                             "triton_emu/simulation.cpp:run (repeatable)")
+                             "triton_emu/composite_gemm.cpp:start_gemm (repeatable)")
     args = parser.parse_args(argv)
     for entry in args.allow:
         if ":" not in entry:
             parser.error(f"--allow {entry}: expected FILE:FUNCTION, e.g. "
-                         "triton_emu/simulation.cpp:run")
+                         "triton_emu/composite_gemm.cpp:start_gemm")
     if not os.path.isdir(args.root):
         parser.error(f"--root {args.root}: no such folder")
     ctags = require_ctags()

@@ -1,8 +1,8 @@
 #pragma once
-// What a launch measured, typed: filled by Simulation::run, summed over launches run one after
-// another by kernels::sum_runs, read by the CLI's summary and sweeps. run_report() is the one
-// place it becomes report JSON (RunResult::report, the simulation's keys of
-// `cubesim run --json`; docs/cli.md lists them).
+// What a launch measured, typed: filled by KernelRunner (launch/kernel_runner.hpp), summed
+// over launches run one after another by kernels::sum_runs, read by the CLI's summary and
+// sweeps. run_report() is the one place it becomes report JSON (RunResult::report, the
+// simulation's keys of `cubesim run --json`; docs/cli.md lists them).
 
 #include <array>
 #include <cstdint>

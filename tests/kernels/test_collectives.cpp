@@ -77,7 +77,7 @@ const std::map<std::string, std::vector<std::string>> kAlgorithms = {
     {"broadcast", {"ring", "tree"}},
     {"alltoall", {"pairwise", "direct"}}};
 
-// The order of a step's sends and receives (kernels/collectives/schedule.hpp), as (send, op,
+// The order of a step's sends and receives (components/collectives/schedule.hpp), as (send, op,
 // piece) triples.
 std::vector<std::tuple<bool, std::uint32_t, std::int64_t>> order_of(
     const std::vector<components::collectives::Segment>& segments,
