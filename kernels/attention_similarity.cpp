@@ -5,7 +5,14 @@
 #include <string>
 #include <vector>
 
-#include "kernels/harness.hpp"
+#include "kernels/harness/grid.hpp"
+#include "kernels/harness/host_array.hpp"
+#include "kernels/harness/params.hpp"
+#include "kernels/harness/random_inputs.hpp"
+#include "kernels/harness/requirements.hpp"
+#include "kernels/harness/sum_runs.hpp"
+#include "kernels/harness/tolerances.hpp"
+#include "kernels/harness/verification.hpp"
 #include "triton_emu/errors.hpp"
 
 namespace cubesim::kernels {
@@ -153,9 +160,8 @@ ErrorCheck check_projection(const HostArray& x, const HostArray& w, const HostAr
   return check;
 }
 
-Outcome run_attention(Simulation& sim, const Params& params) {
-  const std::string variant = get_string(params, "variant");
-  const bool single = variant == "single", per_head = variant == "multi_per_head";
+// The problem the parameters describe (buffers not yet allocated).
+AttentionProblem read_problem(const Params& params, bool single) {
   AttentionProblem p;
   p.num_queries = get_int(params, "queries");
   p.num_keys = get_int(params, "keys");
@@ -164,18 +170,17 @@ Outcome run_attention(Simulation& sim, const Params& params) {
   p.head_dim = get_int(params, "head_dim");
   p.temperature = get_real(params, "temperature");
   p.dtype = get_dtype(params);
-  const std::int64_t size = dtype_size(p.dtype), width = p.proj_width();
-  const auto& cfg = sim.config();
-  const GridShape grid = launch_grid(sim);
-  require_one_wave(sim, "attention_similarity",
-                   "its programs meet at tl.barrier once the keys are projected");
+  return p;
+}
 
-  // scores() needs a block of at least one projected query row: three copies of it plus room.
-  require_sram(cfg, static_cast<std::uint64_t>(4 * (per_head ? p.head_dim : width) * size),
-               "a block of one projected query (" + std::to_string(per_head ? p.head_dim : width) +
-                   " values, 4 copies)",
-               "use fewer heads or a smaller head_dim");
+// The seeded inputs the harness writes (left empty in timing-only runs).
+struct AttentionInputs {
+  HostArray q, k, wq, wk;
+};
 
+// Allocates every buffer of `p` and, unless timing-only, writes the random inputs.
+AttentionInputs place_problem(Simulation& sim, AttentionProblem& p) {
+  const std::int64_t width = p.proj_width();
   p.queries = alloc_array(sim, p.dtype, p.num_queries * p.dim);
   p.keys = alloc_array(sim, p.dtype, p.num_keys * p.dim);
   p.wq = alloc_array(sim, p.dtype, width * p.dim);
@@ -183,24 +188,23 @@ Outcome run_attention(Simulation& sim, const Params& params) {
   p.q_proj = alloc_array(sim, p.dtype, p.num_queries * width);
   p.k_proj = alloc_array(sim, p.dtype, p.num_keys * width);
   p.scores = alloc_array(sim, DType::f32, p.num_queries * p.num_keys);
-  const bool timing_only = sim.options().timing_only;
+  AttentionInputs in;
+  if (sim.options().timing_only) return in;
   const std::uint64_t seed = sim.options().seed;
-  HostArray q, k, wq, wk;
-  if (!timing_only) {
-    q = random_array(p.dtype, p.num_queries * p.dim, seed, kStreamQ);
-    k = random_array(p.dtype, p.num_keys * p.dim, seed, kStreamK);
-    wq = random_array(p.dtype, width * p.dim, seed, kStreamWq);
-    wk = random_array(p.dtype, width * p.dim, seed, kStreamWk);
-    write_array(sim, p.queries, q);
-    write_array(sim, p.keys, k);
-    write_array(sim, p.wq, wq);
-    write_array(sim, p.wk, wk);
-  }
+  in.q = random_array(p.dtype, p.num_queries * p.dim, seed, kStreamQ);
+  in.k = random_array(p.dtype, p.num_keys * p.dim, seed, kStreamK);
+  in.wq = random_array(p.dtype, width * p.dim, seed, kStreamWq);
+  in.wk = random_array(p.dtype, width * p.dim, seed, kStreamWk);
+  write_array(sim, p.queries, in.q);
+  write_array(sim, p.keys, in.k);
+  write_array(sim, p.wq, in.wq);
+  write_array(sim, p.wk, in.wk);
+  return in;
+}
 
-  Outcome o;
-  o.details = {{"variant", variant},        {"heads", p.heads},   {"head_dim", p.head_dim},
-               {"projection_width", width}, {"scale", p.scale()}, {"dtype", dtype_name(p.dtype)},
-               {"programs", grid.str()}};
+// Runs the variant's launches into o.run (the preprojected variant's two, summed).
+void launch_variant(Simulation& sim, const AttentionProblem& p, const std::string& variant,
+                    Outcome& o) {
   if (variant == "multi_preprojected") {
     RunResult keys_run = sim.launch(attention_project_keys, p);
     RunResult search = sim.launch(attention_similarity_preprojected, p);
@@ -208,39 +212,23 @@ Outcome run_attention(Simulation& sim, const Params& params) {
     o.details["search_sim_time_ps"] = search.sim_time_ps;
     o.details["launches"] = "keys projected once, then the search (sim time is their sum)";
     o.run = sum_runs({std::move(keys_run), std::move(search)});
-  } else if (per_head) {
+  } else if (variant == "multi_per_head") {
     o.run = sim.launch(attention_similarity_per_head, p);
   } else {
     o.run = sim.launch(attention_similarity_fused, p);
   }
-  const std::int64_t nq = p.num_queries, nk = p.num_keys;
-  o.useful_flops = static_cast<std::uint64_t>(2 * (nq + nk) * p.dim * width + 2 * nq * nk * width);
-  o.useful_bytes =
-      static_cast<std::uint64_t>(((nq + nk) * p.dim + 2 * width * p.dim) * size + nq * nk * 4);
-  const double seconds = static_cast<double>(o.run.sim_time_ps) * 1e-12;
-  o.details["pairs_per_second"] = seconds > 0 ? static_cast<double>(nq * nk) / seconds : 0.0;
-  if (timing_only) {
-    o.details["verification"] = "skipped (timing-only run)";
-    return o;
-  }
+}
 
-  // Two stages, each a dot product checked against fp64 with dot_tolerance(): relative errors
-  // are measured against max(|ref|, the root-sum-square of the products), which is the size of
-  // a sum of products of random sign (the scale at which accumulation errors live).
-  // 1. The projections the kernel stored (dtype, rounded once from f32 sums of dim products).
-  const HostArray qp = read_array(sim, p.q_proj, p.dtype, nq * width);
-  const HostArray kp = read_array(sim, p.k_proj, p.dtype, nk * width);
-  ErrorCheck proj = check_projection(q, wq, qp, nq, p.dim, width, p.head_dim, per_head, seed);
-  proj.merge(check_projection(k, wk, kp, nk, p.dim, width, p.head_dim, per_head, seed + 1));
-  const double proj_tolerance = dot_tolerance(p.dtype, p.dim);
-  // 2. The scores from those stored projections, with the scaled query block reproduced
-  // exactly as the vector unit makes it (an f32 product rounded to the dtype): the scores GEMM
-  // sums width products in f32 into an f32 result.
+// The scores from the stored projections qp and kp against fp64, with the scaled query block
+// reproduced exactly as the vector unit makes it (an f32 product rounded to the dtype): the
+// scores GEMM sums width products in f32 into an f32 result. Each element is measured against
+// the root-sum-square of its products.
+ErrorCheck check_scores(const Simulation& sim, const AttentionProblem& p, bool per_head,
+                        const HostArray& qp, const HostArray& kp,
+                        const std::vector<std::int64_t>& samples, bool all) {
+  const std::int64_t nq = p.num_queries, nk = p.num_keys, width = p.proj_width();
   const auto sf = static_cast<float>(p.scale());
-  std::vector<double> qs(static_cast<std::size_t>(width)), kr(qs.size());
-  const std::int64_t count = elements_to_check(nq * nk, width);
-  const auto samples = sample_indices(nq * nk, count, seed);
-  const bool all = count == nq * nk;
+  std::vector<double> qs(static_cast<std::size_t>(width));
   HostArray s_host;
   if (all) s_host = read_array(sim, p.scores, DType::f32, nq * nk);
   ErrorCheck check(0);
@@ -264,6 +252,27 @@ Outcome run_attention(Simulation& sim, const Params& params) {
     const double got = all ? s_host.at(flat) : read_element(sim, p.scores, flat, DType::f32);
     check.add(flat, got, ref, std::sqrt(squares));
   }
+  return check;
+}
+
+// Two stages, each a dot product checked against fp64 with dot_tolerance(): relative errors
+// are measured against max(|ref|, the root-sum-square of the products), which is the size of
+// a sum of products of random sign (the scale at which accumulation errors live).
+void verify_attention(Outcome& o, const Simulation& sim, const AttentionProblem& p, bool per_head,
+                      const AttentionInputs& in) {
+  const std::int64_t nq = p.num_queries, nk = p.num_keys, width = p.proj_width();
+  const std::uint64_t seed = sim.options().seed;
+  // 1. The projections the kernel stored (dtype, rounded once from f32 sums of dim products).
+  const HostArray qp = read_array(sim, p.q_proj, p.dtype, nq * width);
+  const HostArray kp = read_array(sim, p.k_proj, p.dtype, nk * width);
+  ErrorCheck proj = check_projection(in.q, in.wq, qp, nq, p.dim, width, p.head_dim, per_head, seed);
+  proj.merge(check_projection(in.k, in.wk, kp, nk, p.dim, width, p.head_dim, per_head, seed + 1));
+  const double proj_tolerance = dot_tolerance(p.dtype, p.dim);
+  // 2. The scores from those stored projections.
+  const std::int64_t count = elements_to_check(nq * nk, width);
+  const auto samples = sample_indices(nq * nk, count, seed);
+  const bool all = count == nq * nk;
+  const ErrorCheck check = check_scores(sim, p, per_head, qp, kp, samples, all);
   set_verification(o, check, dot_tolerance(DType::f32, width),
                    (all ? "all " : "a random sample of ") + std::to_string(samples.size()) +
                        " of the " + std::to_string(nq * nk) +
@@ -275,6 +284,39 @@ Outcome run_attention(Simulation& sim, const Params& params) {
                               {"elements_checked", proj.checked}};
   o.elements_checked += proj.checked;
   if (proj.max_rel > proj_tolerance) o.verified = false;
+}
+
+Outcome run_attention(Simulation& sim, const Params& params) {
+  const std::string variant = get_string(params, "variant");
+  const bool single = variant == "single", per_head = variant == "multi_per_head";
+  AttentionProblem p = read_problem(params, single);
+  const std::int64_t size = dtype_size(p.dtype), width = p.proj_width();
+  const GridShape grid = launch_grid(sim);
+  require_one_wave(sim, "attention_similarity",
+                   "its programs meet at tl.barrier once the keys are projected");
+  // scores() needs a block of at least one projected query row: three copies of it plus room.
+  require_sram(sim.config(), static_cast<std::uint64_t>(4 * (per_head ? p.head_dim : width) * size),
+               "a block of one projected query (" + std::to_string(per_head ? p.head_dim : width) +
+                   " values, 4 copies)",
+               "use fewer heads or a smaller head_dim");
+  const AttentionInputs inputs = place_problem(sim, p);
+
+  Outcome o;
+  o.details = {{"variant", variant},        {"heads", p.heads},   {"head_dim", p.head_dim},
+               {"projection_width", width}, {"scale", p.scale()}, {"dtype", dtype_name(p.dtype)},
+               {"programs", grid.str()}};
+  launch_variant(sim, p, variant, o);
+  const std::int64_t nq = p.num_queries, nk = p.num_keys;
+  o.useful_flops = static_cast<std::uint64_t>(2 * (nq + nk) * p.dim * width + 2 * nq * nk * width);
+  o.useful_bytes =
+      static_cast<std::uint64_t>(((nq + nk) * p.dim + 2 * width * p.dim) * size + nq * nk * 4);
+  const double seconds = static_cast<double>(o.run.sim_time_ps) * 1e-12;
+  o.details["pairs_per_second"] = seconds > 0 ? static_cast<double>(nq * nk) / seconds : 0.0;
+  if (sim.options().timing_only) {
+    o.details["verification"] = "skipped (timing-only run)";
+    return o;
+  }
+  verify_attention(o, sim, p, per_head, inputs);
   return o;
 }
 

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "triton_emu/simulation.hpp"
+#include "triton_emu/launch/simulation.hpp"
 
 namespace cubesim::kernels {
 

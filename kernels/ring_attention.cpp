@@ -9,6 +9,13 @@
 #include <utility>
 
 #include "kernels/collectives/collective.hpp"
+#include "kernels/collectives/ring_order.hpp"
+#include "kernels/harness/host_array.hpp"
+#include "kernels/harness/params.hpp"
+#include "kernels/harness/random_inputs.hpp"
+#include "kernels/harness/requirements.hpp"
+#include "kernels/harness/tolerances.hpp"
+#include "kernels/harness/verification.hpp"
 #include "triton_emu/errors.hpp"
 
 namespace cubesim::kernels {
@@ -197,6 +204,45 @@ std::int64_t attend(tl::Context& tl, const RingAttentionProblem& p,
   return static_cast<std::int64_t>(todo.size());
 }
 
+// The program's query rows `mine`, scaled, in chunks of p.query_rows, each with a fresh online
+// softmax (running max -inf, sum 0, acc 0).
+std::vector<QueryChunk> load_query_chunks(tl::Context& tl, const RingAttentionProblem& p,
+                                          RingAttentionProblem::Rows mine) {
+  const std::int64_t nq = mine.count, d = p.head_dim;
+  std::vector<QueryChunk> chunks;
+  std::vector<tl::LoadHandle> q;
+  for (std::int64_t from = 0; from < nq; from += p.query_rows) {
+    const std::int64_t count = std::min(p.query_rows, nq - from);
+    q.push_back(tl.load_async(rows_ref(p, p.q, mine, from, count)));
+    chunks.push_back({from,
+                      count,
+                      {},
+                      {tl.full({count}, kMinusInf, DType::f32),
+                       tl.zeros({count}, DType::f32),
+                       tl.zeros({count, d}, DType::f32),
+                       {},
+                       {}}});
+  }
+  for (std::size_t i = 0; i < q.size(); ++i) chunks[i].q = tl.wait(q[i]) * p.scale();
+  return chunks;
+}
+
+// O of every query chunk (acc / l, in the problem's dtype) stored to its rows of p.out.
+void store_output(tl::Context& tl, const RingAttentionProblem& p, RingAttentionProblem::Rows mine,
+                  std::vector<QueryChunk>& chunks) {
+  const std::int64_t d = p.head_dim;
+  std::vector<tl::StoreHandle> stores;
+  for (QueryChunk& chunk : chunks) {
+    chunk.run.add_pending(tl);
+    const tl::Tile o = chunk.run.acc / chunk.run.l.column();
+    stores.push_back(
+        tl.store_async(p.out + (mine.first + chunk.from * mine.stride) * d * dtype_size(p.dtype),
+                       p.dtype == DType::f32 ? o : o.to(p.dtype),
+                       {.row_stride = mine.stride == 1 ? 0 : mine.stride * d}));
+  }
+  for (tl::StoreHandle& h : stores) tl.wait(h);
+}
+
 }  // namespace
 
 void ring_attention(tl::Context& tl, const RingAttentionProblem& p) {
@@ -215,23 +261,7 @@ void ring_attention(tl::Context& tl, const RingAttentionProblem& p) {
 
   const RingAttentionProblem::Rows mine = p.rows(r);
   const std::int64_t nq = mine.count, d = p.head_dim, rc = p.chunk_rows;
-  std::vector<QueryChunk> chunks;
-  {
-    std::vector<tl::LoadHandle> q;
-    for (std::int64_t from = 0; from < nq; from += p.query_rows) {
-      const std::int64_t count = std::min(p.query_rows, nq - from);
-      q.push_back(tl.load_async(rows_ref(p, p.q, mine, from, count)));
-      chunks.push_back({from,
-                        count,
-                        {},
-                        {tl.full({count}, kMinusInf, DType::f32),
-                         tl.zeros({count}, DType::f32),
-                         tl.zeros({count, d}, DType::f32),
-                         {},
-                         {}}});
-    }
-    for (std::size_t i = 0; i < q.size(); ++i) chunks[i].q = tl.wait(q[i]) * p.scale();
-  }
+  std::vector<QueryChunk> chunks = load_query_chunks(tl, p, mine);
   CausalMasks masks;
   Block held;
   for (std::int64_t c0 = 0; c0 < nq; c0 += rc) {
@@ -264,16 +294,7 @@ void ring_attention(tl::Context& tl, const RingAttentionProblem& p) {
     held = std::move(got);
   }
   held = {};
-  std::vector<tl::StoreHandle> stores;
-  for (QueryChunk& chunk : chunks) {
-    chunk.run.add_pending(tl);
-    const tl::Tile o = chunk.run.acc / chunk.run.l.column();
-    stores.push_back(
-        tl.store_async(p.out + (mine.first + chunk.from * mine.stride) * d * dtype_size(p.dtype),
-                       p.dtype == DType::f32 ? o : o.to(p.dtype),
-                       {.row_stride = mine.stride == 1 ? 0 : mine.stride * d}));
-  }
-  for (tl::StoreHandle& h : stores) tl.wait(h);
+  store_output(tl, p, mine, chunks);
   if (times) {
     times->end[at] = tl.now();
     times->recv_wait[at] = recv_wait;
@@ -488,6 +509,49 @@ nlohmann::json hop_kinds(const RingAttentionProblem& p, GridShape grid) {
   return {{"mesh", mesh}, {"ucie", ucie}, {"inter_sip", inter_sip}};
 }
 
+// The most bytes a program sends: the program at ring position r forwards every block but that
+// of position r + 1 (the last it receives), K and V.
+std::int64_t bytes_sent_max(const RingAttentionProblem& p) {
+  const std::int64_t n = p.programs(), d = p.head_dim, size = dtype_size(p.dtype);
+  std::int64_t sent_max = 0;
+  for (std::int64_t r = 0; r < n; ++r)
+    sent_max = std::max(sent_max, 2 * (p.seq - p.rows((r + 1) % n).count) * d * size);
+  return sent_max;
+}
+
+// Where the ring's time went, from each program's times: the ring's span, the mean program's
+// waits and work, and those of the program that finished last.
+void add_time_details(Outcome& o, const RingAttentionProblem& p, const RingAttentionTimes& times) {
+  const std::int64_t n = p.programs();
+  const emu::Tick start = *std::min_element(times.begin.begin(), times.begin.end());
+  const emu::Tick finish = *std::max_element(times.end.begin(), times.end.end());
+  const auto critical = static_cast<std::size_t>(
+      std::max_element(times.end.begin(), times.end.end()) - times.end.begin());
+  double recv_mean = 0, send_mean = 0, busy_mean = 0;
+  for (std::size_t g = 0; g < times.end.size(); ++g) {
+    recv_mean += static_cast<double>(times.recv_wait[g]) / static_cast<double>(n);
+    send_mean += static_cast<double>(times.send_wait[g]) / static_cast<double>(n);
+    busy_mean += static_cast<double>(times.end[g] - times.begin[g] - times.recv_wait[g] -
+                                     times.send_wait[g]) /
+                 static_cast<double>(n);
+  }
+  const auto [tiles_min, tiles_max] = std::minmax_element(times.tiles.begin(), times.tiles.end());
+  o.details["tiles_attended"] = {{"min", *tiles_min}, {"max", *tiles_max}};
+  o.details["ring_time_ps"] = finish - start;
+  o.details["mean_per_program_ps"] = {
+      {"recv_wait", recv_mean}, {"send_wait", send_mean}, {"compute_and_memory", busy_mean}};
+  o.details["last_program"] = {
+      {"ring_position", p.position[critical]},
+      {"recv_wait_ps", times.recv_wait[critical]},
+      {"send_wait_ps", times.send_wait[critical]},
+      {"compute_and_memory_ps", times.end[critical] - times.begin[critical] -
+                                    times.recv_wait[critical] - times.send_wait[critical]}};
+  o.details["time_note"] =
+      "recv_wait: blocked in tl.wait for the next K/V block after attending to the current "
+      "one; send_wait: in tl.send (slots full); compute_and_memory: the rest (GEMMs, vector "
+      "math, loads and stores)";
+}
+
 Outcome run_ring_attention(Simulation& sim, const Params& params) {
   require_hardware_grid(sim, "ring_attention",
                         "K and V blocks travel between neighbouring programs' PEs; its `programs` "
@@ -521,53 +585,21 @@ Outcome run_ring_attention(Simulation& sim, const Params& params) {
   const std::int64_t d = p.head_dim, size = dtype_size(p.dtype);
   o.useful_flops = static_cast<std::uint64_t>(4 * seq * seq * d / (causal ? 2 : 1));
   o.useful_bytes = static_cast<std::uint64_t>(4 * seq * d * size);
-  // Program at ring position r forwards every block but that of position r + 1 (the last it
-  // receives), K and V.
-  std::int64_t sent_max = 0;
-  for (std::int64_t r = 0; r < n; ++r)
-    sent_max = std::max(sent_max, 2 * (seq - p.rows((r + 1) % n).count) * d * size);
   const std::int64_t chunks_per_block = (p.max_rows() + p.chunk_rows - 1) / p.chunk_rows;
-  const emu::Tick start = *std::min_element(times.begin.begin(), times.begin.end());
-  const emu::Tick finish = *std::max_element(times.end.begin(), times.end.end());
-  const auto critical = static_cast<std::size_t>(
-      std::max_element(times.end.begin(), times.end.end()) - times.end.begin());
-  double recv_mean = 0, send_mean = 0, busy_mean = 0;
-  for (std::size_t g = 0; g < times.end.size(); ++g) {
-    recv_mean += static_cast<double>(times.recv_wait[g]) / static_cast<double>(n);
-    send_mean += static_cast<double>(times.send_wait[g]) / static_cast<double>(n);
-    busy_mean += static_cast<double>(times.end[g] - times.begin[g] - times.recv_wait[g] -
-                                     times.send_wait[g]) /
-                 static_cast<double>(n);
-  }
-  const auto [tiles_min, tiles_max] = std::minmax_element(times.tiles.begin(), times.tiles.end());
-  o.details = {
-      {"programs", grid.str()},
-      {"seq", seq},
-      {"layout", layout == SeqLayout::striped ? "striped" : "contiguous"},
-      {"causal", causal},
-      {"dtype", dtype_name(p.dtype)},
-      {"scale", p.scale()},
-      {"steps", n},
-      {"block_rows", p.max_rows()},
-      {"chunk_rows", p.chunk_rows},
-      {"messages_per_step", 2 * chunks_per_block},
-      {"bytes_sent_per_program", sent_max},
-      {"ring_hops", hop_kinds(p, grid)},
-      {"query_rows", p.query_rows},
-      {"tiles_attended", {{"min", *tiles_min}, {"max", *tiles_max}}},
-      {"ring_time_ps", finish - start},
-      {"mean_per_program_ps",
-       {{"recv_wait", recv_mean}, {"send_wait", send_mean}, {"compute_and_memory", busy_mean}}},
-      {"last_program",
-       {{"ring_position", p.position[critical]},
-        {"recv_wait_ps", times.recv_wait[critical]},
-        {"send_wait_ps", times.send_wait[critical]},
-        {"compute_and_memory_ps", times.end[critical] - times.begin[critical] -
-                                      times.recv_wait[critical] - times.send_wait[critical]}}},
-      {"time_note",
-       "recv_wait: blocked in tl.wait for the next K/V block after attending to the current "
-       "one; send_wait: in tl.send (slots full); compute_and_memory: the rest (GEMMs, vector "
-       "math, loads and stores)"}};
+  o.details = {{"programs", grid.str()},
+               {"seq", seq},
+               {"layout", layout == SeqLayout::striped ? "striped" : "contiguous"},
+               {"causal", causal},
+               {"dtype", dtype_name(p.dtype)},
+               {"scale", p.scale()},
+               {"steps", n},
+               {"block_rows", p.max_rows()},
+               {"chunk_rows", p.chunk_rows},
+               {"messages_per_step", 2 * chunks_per_block},
+               {"bytes_sent_per_program", bytes_sent_max(p)},
+               {"ring_hops", hop_kinds(p, grid)},
+               {"query_rows", p.query_rows}};
+  add_time_details(o, p, times);
   if (timing_only) {
     o.details["verification"] = "skipped (timing-only run)";
     return o;

@@ -43,7 +43,7 @@
 
 #include "components/dtype.hpp"
 #include "emu/time.hpp"
-#include "kernels/harness.hpp"
+#include "kernels/harness/grid.hpp"
 #include "kernels/registry.hpp"
 #include "triton_emu/context.hpp"
 #include "triton_emu/ptr.hpp"

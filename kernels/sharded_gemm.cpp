@@ -3,7 +3,12 @@
 #include <algorithm>
 #include <string>
 
-#include "kernels/harness.hpp"
+#include "kernels/harness/grid.hpp"
+#include "kernels/harness/host_array.hpp"
+#include "kernels/harness/params.hpp"
+#include "kernels/harness/random_inputs.hpp"
+#include "kernels/harness/requirements.hpp"
+#include "kernels/harness/verify_gemm.hpp"
 #include "triton_emu/errors.hpp"
 
 namespace cubesim::kernels {

@@ -6,7 +6,13 @@
 #include <string>
 #include <vector>
 
-#include "kernels/harness.hpp"
+#include "kernels/harness/grid.hpp"
+#include "kernels/harness/host_array.hpp"
+#include "kernels/harness/params.hpp"
+#include "kernels/harness/random_inputs.hpp"
+#include "kernels/harness/requirements.hpp"
+#include "kernels/harness/tolerances.hpp"
+#include "kernels/harness/verification.hpp"
 #include "triton_emu/errors.hpp"
 
 namespace cubesim::kernels {
@@ -82,6 +88,55 @@ void input_row(std::uint64_t seed, std::int64_t r, std::int64_t cols, std::vecto
   for (double& x : values) x = static_cast<double>(off) * kRowOffset + kSpread * x;
 }
 
+// The seeded input rows, rounded to the dtype, written to x; returns them for the check.
+HostArray write_input(Simulation& sim, Ptr x, std::int64_t rows, std::int64_t cols, DType dtype) {
+  const std::int64_t size = dtype_size(dtype);
+  const std::uint64_t seed = sim.options().seed;
+  HostArray x_host{dtype, rows * cols, {}};
+  x_host.bytes.resize(static_cast<std::size_t>(rows * cols * size));
+  std::vector<double> row;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    input_row(seed, r, cols, row);
+    const HostArray rounded = make_array(dtype, row);
+    std::copy(rounded.bytes.begin(), rounded.bytes.end(), x_host.bytes.begin() + r * cols * size);
+  }
+  write_array(sim, x, x_host);
+  return x_host;
+}
+
+// Rows of out (every row, or a sample) against an fp64 softmax of the input rows x_host.
+void verify_softmax(Outcome& o, const Simulation& sim, const HostArray& x_host, Ptr out,
+                    std::int64_t rows, std::int64_t cols) {
+  const DType dtype = x_host.dtype;
+  const std::int64_t size = dtype_size(dtype);
+  const std::uint64_t seed = sim.options().seed;
+  // The kernel rounds once to the dtype at the end (u_out |ref|); before that, in f32: x - max
+  // is rounded (|x - max| <= 2 kSpread, so exp's argument errs by <= 8 u32, which exp turns
+  // into a relative error of 8 u32), exp itself (<= 1 ulp), the sum of cols positive terms
+  // (relative error <= cols u32) and the division (u32). Tolerance: u_out + (cols + 16) u32.
+  // The scale is the dtype's smallest normal value: tiny probabilities underflow to
+  // subnormals, which keep only absolute accuracy.
+  const double tolerance = unit_roundoff(dtype) + static_cast<double>(cols + 16) * 0x1p-24;
+  ErrorCheck check(min_normal(dtype));
+  const std::int64_t count = elements_to_check(rows, cols);
+  const auto checked_rows = sample_indices(rows, count, seed);
+  std::vector<double> xr(static_cast<std::size_t>(cols)), ref(xr.size()), got(xr.size());
+  for (const std::int64_t r : checked_rows) {
+    x_host.decode(r * cols, cols, xr.data());
+    const double m = *std::max_element(xr.begin(), xr.end());
+    double s = 0;
+    for (std::size_t j = 0; j < xr.size(); ++j) s += ref[j] = std::exp(xr[j] - m);
+    for (double& v : ref) v /= s;
+    read_array(sim, out + r * cols * size, dtype, cols).decode(0, cols, got.data());
+    check.add_range(r * cols, got.data(), ref.data(), cols);
+  }
+  set_verification(
+      o, check, tolerance,
+      (static_cast<std::int64_t>(checked_rows.size()) == rows ? "all " : "a random sample of ") +
+          std::to_string(checked_rows.size()) + " of the " + std::to_string(rows) +
+          " rows (every element) against an fp64 softmax");
+}
+
 Outcome run_softmax_rows(Simulation& sim, const Params& p) {
   const std::int64_t rows = get_int(p, "rows"), cols = get_int(p, "cols");
   const std::int64_t block_rows_param = get_int(p, "block_rows");
@@ -109,18 +164,8 @@ Outcome run_softmax_rows(Simulation& sim, const Params& p) {
   const Ptr x = alloc_array(sim, dtype, padded_rows * cols),
             out = alloc_array(sim, dtype, padded_rows * cols);
   const bool timing_only = sim.options().timing_only;
-  const std::uint64_t seed = sim.options().seed;
   HostArray x_host{dtype, rows * cols, {}};
-  if (!timing_only) {
-    x_host.bytes.resize(static_cast<std::size_t>(rows * cols * size));
-    std::vector<double> row;
-    for (std::int64_t r = 0; r < rows; ++r) {
-      input_row(seed, r, cols, row);
-      const HostArray rounded = make_array(dtype, row);
-      std::copy(rounded.bytes.begin(), rounded.bytes.end(), x_host.bytes.begin() + r * cols * size);
-    }
-    write_array(sim, x, x_host);
-  }
+  if (!timing_only) x_host = write_input(sim, x, rows, cols, dtype);
 
   Outcome o;
   o.run = sim.launch(softmax_rows, x, out, rows, cols, block_rows, dtype);
@@ -137,32 +182,7 @@ Outcome run_softmax_rows(Simulation& sim, const Params& p) {
     o.details["verification"] = "skipped (timing-only run)";
     return o;
   }
-
-  // The kernel rounds once to the dtype at the end (u_out |ref|); before that, in f32: x - max
-  // is rounded (|x - max| <= 2 kSpread, so exp's argument errs by <= 8 u32, which exp turns
-  // into a relative error of 8 u32), exp itself (<= 1 ulp), the sum of cols positive terms
-  // (relative error <= cols u32) and the division (u32). Tolerance: u_out + (cols + 16) u32.
-  // The scale is the dtype's smallest normal value: tiny probabilities underflow to
-  // subnormals, which keep only absolute accuracy.
-  const double tolerance = unit_roundoff(dtype) + static_cast<double>(cols + 16) * 0x1p-24;
-  ErrorCheck check(min_normal(dtype));
-  const std::int64_t count = elements_to_check(rows, cols);
-  const auto checked_rows = sample_indices(rows, count, seed);
-  std::vector<double> xr(static_cast<std::size_t>(cols)), ref(xr.size()), got(xr.size());
-  for (const std::int64_t r : checked_rows) {
-    x_host.decode(r * cols, cols, xr.data());
-    const double m = *std::max_element(xr.begin(), xr.end());
-    double s = 0;
-    for (std::size_t j = 0; j < xr.size(); ++j) s += ref[j] = std::exp(xr[j] - m);
-    for (double& v : ref) v /= s;
-    read_array(sim, out + r * cols * size, dtype, cols).decode(0, cols, got.data());
-    check.add_range(r * cols, got.data(), ref.data(), cols);
-  }
-  set_verification(
-      o, check, tolerance,
-      (static_cast<std::int64_t>(checked_rows.size()) == rows ? "all " : "a random sample of ") +
-          std::to_string(checked_rows.size()) + " of the " + std::to_string(rows) +
-          " rows (every element) against an fp64 softmax");
+  verify_softmax(o, sim, x_host, out, rows, cols);
   return o;
 }
 

@@ -5,15 +5,20 @@
 #include <utility>
 
 #include "components/pe/gemm_timing.hpp"
-#include "kernels/collectives/algorithms.hpp"
+#include "kernels/collectives/plan.hpp"
+#include "kernels/harness/host_array.hpp"
+#include "kernels/harness/params.hpp"
+#include "kernels/harness/random_inputs.hpp"
+#include "kernels/harness/requirements.hpp"
+#include "kernels/harness/verify_gemm.hpp"
 #include "triton_emu/errors.hpp"
 
 namespace cubesim::kernels {
 
 namespace {
 
-using collectives::Buffer;
 using collectives::Collective;
+using components::collectives::Buffer;
 
 }  // namespace
 
@@ -56,6 +61,81 @@ GridShape grid_of(const components::SystemConfig& config, std::int64_t programs,
                    "); use one of those, or 0 for every PE");
 }
 
+namespace {
+
+// UsageError unless a program's SRAM holds the sum's data and slots, and the message slots fit
+// where system.messages.memory puts them.
+void refuse_sum_memory(const components::SystemConfig& cfg, const SplitKSetup& setup,
+                       const SplitKShape& shape) {
+  const std::int64_t M = shape.M, N = shape.N;
+  const GridShape grid = setup.grid;
+  auto sram_for = [&](Buffer buffer) {
+    return collectives::plan_sram_bytes(cfg, setup.plan, shape.collective, buffer, setup.elems * 4);
+  };
+  // Suggest buffer=hbm only where it would fit: a ring all-reduce holds its vector either way.
+  const bool hbm_fits = shape.buffer == Buffer::sram && sram_for(Buffer::hbm) <= cfg.pe.sram_bytes;
+  require_sram(
+      cfg, sram_for(shape.buffer),
+      "the sum of the " + std::to_string(M) + " x " + std::to_string(N) +
+          " f32 partials (algorithm=" + shape.algorithm +
+          ", buffer=" + (shape.buffer == Buffer::sram ? "sram" : "hbm") + ")",
+      std::string(hbm_fits ? "use buffer=hbm, or a smaller M x N" : "use a smaller M x N") +
+          (cfg.messages.memory == components::SlotMemory::pe_sram
+               ? ", or message slots outside the PE (--set "
+                 "system.messages.memory=cube_sram or hbm)"
+               : ""));
+  if (cfg.messages.memory != components::SlotMemory::pe_sram)
+    require_message_slots(cfg,
+                          collectives::most_channels_into_a_cube(*setup.plan.schedule, grid.pes),
+                          static_cast<std::uint64_t>(grid.pes * setup.elems) * 4 * 2,
+                          "the sum of the partials (algorithm=" + shape.algorithm + ", slots in " +
+                              components::slot_memory_name(cfg.messages.memory) + ")");
+}
+
+// Each program's partial on its own cube's HBM, next to its GEMM engine's writes, and the
+// launch arguments of the GEMMs and of the sum.
+void place_partials(Simulation& sim, SplitKSetup& s) {
+  const auto& cfg = sim.config();
+  const GridShape grid = s.grid;
+  const std::int64_t n = grid.total(), M = s.M, N = s.N, K = s.K;
+  std::vector<Ptr> partials(static_cast<std::size_t>(n)), out(partials.size());
+  const std::vector<std::byte> zeros(static_cast<std::size_t>(s.elems - M * N) * 4);
+  for (std::int64_t cube = 0; cube < grid.cubes * grid.sips; ++cube) {
+    const Ptr base = sim.alloc(static_cast<std::uint64_t>(grid.pes * s.elems) * 4,
+                               Placement::on_cube(static_cast<std::uint32_t>(cube / grid.cubes),
+                                                  static_cast<std::uint32_t>(cube % grid.cubes)));
+    for (std::int64_t pe = 0; pe < grid.pes; ++pe) {
+      const std::int64_t g = cube * grid.pes + pe;
+      const Ptr p = base + pe * s.elems * 4;
+      partials[static_cast<std::size_t>(g)] = p;
+      out[static_cast<std::size_t>(g)] =
+          s.collective == Collective::reduce_scatter ? s.c + g * s.plan.block * 4 : s.c;
+      if (!zeros.empty() && !sim.options().timing_only)
+        sim.write_bytes(p + M * N * 4, zeros.data(), zeros.size());
+    }
+  }
+
+  s.gemm_clock.begin.assign(static_cast<std::size_t>(n), 0);
+  s.gemm_clock.end = s.sum_clock.begin = s.sum_clock.end = s.gemm_clock.begin;
+  SplitKArgs& a = s.args;
+  a.M = M;
+  a.N = N;
+  a.dtype = s.dtype;
+  for (std::int64_t g = 0; g < n; ++g)
+    a.slices.push_back(
+        {.partial = partials[static_cast<std::size_t>(g)], .k = split_range(K, n, g).size()});
+  a.sum = {.schedule = s.plan.schedule.get(),
+           .buffer = s.buffer,
+           .in = std::move(partials),
+           .out = std::move(out),
+           .piece = s.plan.piece,
+           .window = cfg.messages.slots,
+           .clock = &s.sum_clock};
+  a.gemm = &s.gemm_clock;
+}
+
+}  // namespace
+
 std::unique_ptr<SplitKSetup> prepare_split_k(Simulation& sim, GridShape grid,
                                              const SplitKShape& shape) {
   const auto& cfg = sim.config();
@@ -77,65 +157,12 @@ std::unique_ptr<SplitKSetup> prepare_split_k(Simulation& sim, GridShape grid,
       collectives::element_multiple(shape.collective, shape.algorithm, grid);
   s->elems = (M * N + multiple - 1) / multiple * multiple;
   s->plan = collectives::make_plan(cfg, grid, shape.collective, shape.algorithm, s->elems * 4);
-  auto sram_for = [&](Buffer buffer) {
-    return collectives::plan_sram_bytes(cfg, s->plan, shape.collective, buffer, s->elems * 4);
-  };
-  // Suggest buffer=hbm only where it would fit: a ring all-reduce holds its vector either way.
-  const bool hbm_fits = shape.buffer == Buffer::sram && sram_for(Buffer::hbm) <= cfg.pe.sram_bytes;
-  require_sram(
-      cfg, sram_for(shape.buffer),
-      "the sum of the " + std::to_string(M) + " x " + std::to_string(N) +
-          " f32 partials (algorithm=" + shape.algorithm +
-          ", buffer=" + (shape.buffer == Buffer::sram ? "sram" : "hbm") + ")",
-      std::string(hbm_fits ? "use buffer=hbm, or a smaller M x N" : "use a smaller M x N") +
-          (cfg.messages.memory == components::SlotMemory::pe_sram
-               ? ", or message slots outside the PE (--set "
-                 "system.messages.memory=cube_sram or hbm)"
-               : ""));
-  if (cfg.messages.memory != components::SlotMemory::pe_sram)
-    require_message_slots(cfg, collectives::most_channels_into_a_cube(*s->plan.schedule, grid.pes),
-                          static_cast<std::uint64_t>(grid.pes * s->elems) * 4 * 2,
-                          "the sum of the partials (algorithm=" + shape.algorithm + ", slots in " +
-                              components::slot_memory_name(cfg.messages.memory) + ")");
+  refuse_sum_memory(cfg, *s, shape);
   if (shape.collective == Collective::all_reduce)
     s->plan.schedule = collectives::stored_by_owners(std::move(s->plan.schedule), s->plan.block);
 
-  // Each program's partial on its own cube's HBM, next to its GEMM engine's writes.
   s->c = alloc_array(sim, DType::f32, s->elems);
-  std::vector<Ptr> partials(static_cast<std::size_t>(n)), out(partials.size());
-  const std::vector<std::byte> zeros(static_cast<std::size_t>(s->elems - M * N) * 4);
-  for (std::int64_t cube = 0; cube < grid.cubes * grid.sips; ++cube) {
-    const Ptr base = sim.alloc(static_cast<std::uint64_t>(grid.pes * s->elems) * 4,
-                               Placement::on_cube(static_cast<std::uint32_t>(cube / grid.cubes),
-                                                  static_cast<std::uint32_t>(cube % grid.cubes)));
-    for (std::int64_t pe = 0; pe < grid.pes; ++pe) {
-      const std::int64_t g = cube * grid.pes + pe;
-      const Ptr p = base + pe * s->elems * 4;
-      partials[static_cast<std::size_t>(g)] = p;
-      out[static_cast<std::size_t>(g)] =
-          shape.collective == Collective::reduce_scatter ? s->c + g * s->plan.block * 4 : s->c;
-      if (!zeros.empty() && !sim.options().timing_only)
-        sim.write_bytes(p + M * N * 4, zeros.data(), zeros.size());
-    }
-  }
-
-  s->gemm_clock.begin.assign(static_cast<std::size_t>(n), 0);
-  s->gemm_clock.end = s->sum_clock.begin = s->sum_clock.end = s->gemm_clock.begin;
-  SplitKArgs& a = s->args;
-  a.M = M;
-  a.N = N;
-  a.dtype = shape.dtype;
-  for (std::int64_t g = 0; g < n; ++g)
-    a.slices.push_back(
-        {.partial = partials[static_cast<std::size_t>(g)], .k = split_range(K, n, g).size()});
-  a.sum = {.schedule = s->plan.schedule.get(),
-           .buffer = shape.buffer,
-           .in = std::move(partials),
-           .out = std::move(out),
-           .piece = s->plan.piece,
-           .window = cfg.messages.slots,
-           .clock = &s->sum_clock};
-  a.gemm = &s->gemm_clock;
+  place_partials(sim, *s);
   return s;
 }
 
@@ -210,8 +237,8 @@ Outcome launch_split_k(Simulation& sim, SplitKSetup& s) {
        "partial); gemm_to_sum_ps: from the last GEMM's end to the start of the sum "
        "(buffer=sram: loading the partials); sum_time_ps: the collective from the first "
        "program's start to the last one's end (buffer=sram: the output is stored after it); "
-       "sum_model_ps: its alpha-beta model (collectives/schedule.hpp), which leaves out HBM "
-       "traffic (buffer=hbm)"}};
+       "sum_model_ps: its alpha-beta model (components/collectives/alpha_beta_model.hpp), which "
+       "leaves out HBM traffic (buffer=hbm)"}};
   if (!s.plan.levels.empty()) o.details["ring_sizes"] = s.plan.levels;
   return o;
 }
@@ -273,7 +300,8 @@ KernelInfo splitk_gemm_info() {
               int_param("split", 0, 0, std::int64_t{1} << 20,
                         "programs K is split over (0: every PE); the first PEs of cube 0, "
                         "whole cubes or whole SIPs"),
-              choice_param("algorithm", "ring", {"ring", "bidir_ring", "hierarchical", "mesh2d"},
+              choice_param("algorithm", collectives::default_algorithm(Collective::reduce_scatter),
+                           collectives::algorithm_names(Collective::reduce_scatter),
                            "the reduce-scatter's algorithm (as the reduce_scatter kernel's)"),
               partial_buffer_param(),
               dtype_param(DType::f16, {DType::f16, DType::bf16, DType::f32},

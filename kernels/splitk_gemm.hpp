@@ -5,7 +5,7 @@
 // Program g of P takes the slice [k0, k1) of K (split_range: slices differ by at most one),
 // multiplies columns [k0, k1) of A by rows [k0, k1) of B on its GEMM engine (both stay in HBM
 // as refs; A's slice is strided, its rows K elements apart), and writes the f32 partial product
-// to a scratch buffer on its own cube. A collective schedule (kernels/collectives/schedule.hpp)
+// to a scratch buffer on its own cube. A collective schedule (kernels/collectives/plan.hpp)
 // then sums the P partials, flattened row-major and cut into P blocks: a reduce-scatter, so
 // program g ends holding block g of C (summed with vector adds as the pieces arrive) and
 // stores it. C is row-major f32 and every byte of it is written exactly once. M x N is padded
@@ -19,10 +19,12 @@
 #include <string>
 #include <vector>
 
+#include "components/collectives/schedule.hpp"
 #include "components/dtype.hpp"
+#include "kernels/collectives/algorithm.hpp"
 #include "kernels/collectives/collective.hpp"
-#include "kernels/collectives/schedule.hpp"
-#include "kernels/harness.hpp"
+#include "kernels/collectives/executor.hpp"
+#include "kernels/harness/grid.hpp"
 #include "kernels/registry.hpp"
 #include "triton_emu/context.hpp"
 #include "triton_emu/ptr.hpp"
@@ -67,7 +69,7 @@ struct SplitKSetup {
   DType dtype = DType::f16;
   collectives::Collective collective = collectives::Collective::reduce_scatter;
   std::string algorithm;
-  collectives::Buffer buffer = collectives::Buffer::sram;
+  components::collectives::Buffer buffer = components::collectives::Buffer::sram;
   collectives::Plan plan;  // of the sum
   std::int64_t elems = 0;  // of each partial and of C: M x N rounded up to whole blocks
   Ptr c;                   // C, row-major f32, interleaved across cubes
@@ -85,8 +87,8 @@ struct SplitKShape {
   // reduce_scatter: program g stores block g of C; all_reduce: every program ends with all of
   // C and each block is stored by its owner (collectives::stored_by_owners).
   collectives::Collective collective = collectives::Collective::reduce_scatter;
-  std::string algorithm = "ring";
-  collectives::Buffer buffer = collectives::Buffer::sram;
+  std::string algorithm = collectives::default_algorithm(collectives::Collective::reduce_scatter);
+  components::collectives::Buffer buffer = components::collectives::Buffer::sram;
 };
 
 // UsageError when the shape cannot be split over `grid` (K < programs) or a program's SRAM
@@ -104,7 +106,7 @@ std::unique_ptr<SplitKSetup> setup_splitk_gemm(Simulation& sim, GridShape grid,
 // the sum (and its alpha-beta model), how the work was cut.
 Outcome launch_split_k(Simulation& sim, SplitKSetup& setup);
 
-// The harnesses' `buffer` parameter (collectives::Buffer of the sum).
+// The harnesses' `buffer` parameter (components::collectives::Buffer of the sum).
 ParamSpec partial_buffer_param();
 
 KernelInfo splitk_gemm_info();

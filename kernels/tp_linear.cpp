@@ -4,14 +4,19 @@
 #include <string>
 #include <vector>
 
+#include "kernels/harness/host_array.hpp"
+#include "kernels/harness/params.hpp"
+#include "kernels/harness/random_inputs.hpp"
+#include "kernels/harness/tolerances.hpp"
+#include "kernels/harness/verification.hpp"
 #include "triton_emu/errors.hpp"
 
 namespace cubesim::kernels {
 
 namespace {
 
-using collectives::Buffer;
 using collectives::Collective;
+using components::collectives::Buffer;
 
 constexpr std::uint64_t kStreamX = 1, kStreamW = 2, kStreamBias = 3;
 
@@ -143,8 +148,8 @@ KernelInfo tp_linear_info() {
                         "columns of X, rows of W (input features): split over the programs, "
                         "at least one each"),
               bool_param("bias", true, "add a bias b (N values of dtype) to every row of Y"),
-              choice_param("algorithm", "ring",
-                           {"ring", "bidir_ring", "hierarchical", "mesh2d", "tree"},
+              choice_param("algorithm", collectives::default_algorithm(Collective::all_reduce),
+                           collectives::algorithm_names(Collective::all_reduce),
                            "the all-reduce's algorithm (as the allreduce kernel's)"),
               partial_buffer_param(),
               int_param("programs", 0, 0, std::int64_t{1} << 20,

@@ -19,6 +19,7 @@
 #include <memory>
 #include <string>
 
+#include "kernels/harness/grid.hpp"
 #include "kernels/splitk_gemm.hpp"
 
 namespace cubesim::kernels {
@@ -27,8 +28,9 @@ struct TpLinearShape {
   std::int64_t M = 0, N = 0, K = 0;  // tokens, output features, input features
   DType dtype = DType::f16;          // of X, W and b; Y is f32
   bool bias = true;
-  std::string algorithm = "ring";  // of the all-reduce
-  collectives::Buffer buffer = collectives::Buffer::sram;
+  std::string algorithm =  // of the all-reduce
+      collectives::default_algorithm(collectives::Collective::all_reduce);
+  components::collectives::Buffer buffer = components::collectives::Buffer::sram;
 };
 
 // Lays out X_g and W_g on each program's cube and b (random from the simulation's seed unless

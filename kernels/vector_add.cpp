@@ -4,7 +4,13 @@
 #include <bit>
 #include <vector>
 
-#include "kernels/harness.hpp"
+#include "kernels/harness/grid.hpp"
+#include "kernels/harness/host_array.hpp"
+#include "kernels/harness/params.hpp"
+#include "kernels/harness/random_inputs.hpp"
+#include "kernels/harness/requirements.hpp"
+#include "kernels/harness/tolerances.hpp"
+#include "kernels/harness/verification.hpp"
 #include "triton_emu/errors.hpp"
 
 namespace cubesim::kernels {
@@ -89,31 +95,98 @@ std::int64_t automatic_block(std::uint64_t sram_bytes, std::int64_t block_bytes,
       std::max<std::uint64_t>(1, std::min(std::bit_floor(fits), std::bit_ceil(share))));
 }
 
-Outcome run_vector_add(Simulation& sim, const Params& p) {
-  const std::int64_t n = get_int(p, "n");
-  const DType dtype = get_dtype(p);
-  const std::int64_t size = dtype_size(dtype);
-  const auto& cfg = sim.config();
-  const bool triton_grid = get_string(p, "grid") == "triton";
-  if (triton_grid)
+// How a run is laid out: the parameters, with block = 0 resolved.
+struct VectorAddPlan {
+  std::int64_t n = 0, size = 0, block = 0, chunks = 0;
+  DType dtype = DType::f32;
+  bool triton_grid = false, pipelined = false;
+};
+
+VectorAddPlan plan_vector_add(const Simulation& sim, const Params& p) {
+  VectorAddPlan v;
+  v.n = get_int(p, "n");
+  v.dtype = get_dtype(p);
+  v.size = dtype_size(v.dtype);
+  v.triton_grid = get_string(p, "grid") == "triton";
+  if (v.triton_grid)
     require_hardware_grid(sim, "vector_add with grid=triton",
                           "it launches cdiv(n, block) programs itself");
-  const bool pipelined = get_string(p, "pipeline") == "double";
-  if (pipelined && triton_grid)
+  v.pipelined = get_string(p, "pipeline") == "double";
+  if (v.pipelined && v.triton_grid)
     throw UsageError(
         "vector_add: pipeline=double overlaps the chunks of one program, but with grid=triton "
         "every program has a single chunk; use grid=hardware (or --grid) with pipeline=double");
   // Tiles of a chunk: x, y and x + y (double-buffered: two of each), and the tail's i32
   // offsets and mask.
-  const std::int64_t chunk_tiles = pipelined ? 6 : 3;
-  std::int64_t block = get_int(p, "block");
-  if (block == 0)
-    block = triton_grid ? kTritonBlock
-                        : automatic_block(cfg.pe.sram_bytes, chunk_tiles * size + 8, n,
-                                          static_cast<std::uint64_t>(launch_grid(sim).total()),
-                                          pipelined ? kPipelinedChunks : 1);
-  const std::int64_t chunks = (n + block - 1) / block;
-  const GridShape grid = triton_grid ? GridShape{chunks, 1, 1, true} : launch_grid(sim);
+  const std::int64_t chunk_tiles = v.pipelined ? 6 : 3;
+  v.block = get_int(p, "block");
+  if (v.block == 0)
+    v.block = v.triton_grid
+                  ? kTritonBlock
+                  : automatic_block(sim.config().pe.sram_bytes, chunk_tiles * v.size + 8, v.n,
+                                    static_cast<std::uint64_t>(launch_grid(sim).total()),
+                                    v.pipelined ? kPipelinedChunks : 1);
+  v.chunks = (v.n + v.block - 1) / v.block;
+  return v;
+}
+
+// Writes the seeded x and y in passes (they are regenerated for the check, so the host never
+// holds more than a pass of them: n = 2^24 would otherwise keep 128+ MiB alive).
+void write_inputs(Simulation& sim, const VectorAddPlan& v, Ptr x, Ptr y) {
+  const std::uint64_t seed = sim.options().seed;
+  std::vector<std::byte> buf(static_cast<std::size_t>(std::min(v.n, kHostChunk) * v.size));
+  for (std::int64_t begin = 0; begin < v.n; begin += kHostChunk) {
+    const std::int64_t count = std::min(kHostChunk, v.n - begin);
+    for (auto [ptr, stream] : {std::pair{x, kStreamX}, std::pair{y, kStreamY}}) {
+      random_block(v.dtype, Fill::signed_unit, seed, stream, begin, count, buf.data());
+      sim.write_bytes(ptr + begin * v.size, buf.data(), static_cast<std::uint64_t>(count * v.size));
+    }
+  }
+}
+
+// Every element of out against x + y in fp64, the inputs regenerated pass by pass.
+void verify_sum(Outcome& o, const Simulation& sim, const VectorAddPlan& v, Ptr out) {
+  // x and y are exactly representable, and with magnitudes in [1/16, 1] their sum has at most
+  // 11 + 5 significant bits (f16; bf16 8 + 5), so it is exact in the vector unit's f32 and is
+  // rounded once to the dtype: |error| <= u |x + y| (u = 2^-11 f16, 2^-8 bf16, 2^-24 f32),
+  // and u * min_normal where the sum is subnormal, hence scale = the smallest normal value.
+  // f32 inputs round once in f32 alike. i32 sums are exact (|x + y| <= 2000): tolerance 0.
+  // The 1% on top only absorbs the rounding of the error computation itself.
+  const DType dtype = v.dtype;
+  const std::uint64_t seed = sim.options().seed;
+  const double tolerance = unit_roundoff(dtype) * 1.01;
+  ErrorCheck check(min_normal(dtype));
+  HostArray xs{dtype, 0, {}}, ys{dtype, 0, {}}, got{dtype, 0, {}};
+  std::vector<double> xv, yv, ov;
+  for (std::int64_t begin = 0; begin < v.n; begin += kHostChunk) {
+    const std::int64_t count = std::min(kHostChunk, v.n - begin);
+    const auto bytes = static_cast<std::size_t>(count * v.size);
+    for (auto* a : {&xs, &ys, &got}) {
+      a->size = count;
+      a->bytes.resize(bytes);
+    }
+    random_block(dtype, Fill::signed_unit, seed, kStreamX, begin, count, xs.bytes.data());
+    random_block(dtype, Fill::signed_unit, seed, kStreamY, begin, count, ys.bytes.data());
+    sim.read_bytes(out + begin * v.size, got.bytes.data(), bytes);
+    xv.resize(static_cast<std::size_t>(count));
+    yv.resize(xv.size());
+    ov.resize(xv.size());
+    xs.decode(0, count, xv.data());
+    ys.decode(0, count, yv.data());
+    got.decode(0, count, ov.data());
+    for (std::size_t k = 0; k < xv.size(); ++k) xv[k] += yv[k];  // the reference
+    check.add_range(begin, ov.data(), xv.data(), count);
+  }
+  set_verification(o, check, tolerance,
+                   "all " + std::to_string(v.n) + " elements against x + y in fp64");
+}
+
+Outcome run_vector_add(Simulation& sim, const Params& p) {
+  const VectorAddPlan v = plan_vector_add(sim, p);
+  const std::int64_t n = v.n, size = v.size, block = v.block, chunks = v.chunks;
+  const DType dtype = v.dtype;
+  const auto& cfg = sim.config();
+  const GridShape grid = v.triton_grid ? GridShape{chunks, 1, 1, true} : launch_grid(sim);
 
   // x, y and x + y; the tail chunk adds its i32 offsets and mask.
   const auto sram = static_cast<std::uint64_t>(block * (3 * size + 8));
@@ -129,30 +202,18 @@ Outcome run_vector_add(Simulation& sim, const Params& p) {
   const Ptr x = alloc_array(sim, dtype, padded), y = alloc_array(sim, dtype, padded),
             out = alloc_array(sim, dtype, padded);
   const bool timing_only = sim.options().timing_only;
-  const std::uint64_t seed = sim.options().seed;
-  std::vector<std::byte> buf;
-  if (!timing_only) {
-    // Inputs are written in passes and regenerated for the check, so the host never holds
-    // more than a pass of them (n = 2^24 would otherwise keep 128+ MiB alive).
-    buf.resize(static_cast<std::size_t>(std::min(n, kHostChunk) * size));
-    for (std::int64_t begin = 0; begin < n; begin += kHostChunk) {
-      const std::int64_t count = std::min(kHostChunk, n - begin);
-      for (auto [ptr, stream] : {std::pair{x, kStreamX}, std::pair{y, kStreamY}}) {
-        random_block(dtype, Fill::signed_unit, seed, stream, begin, count, buf.data());
-        sim.write_bytes(ptr + begin * size, buf.data(), static_cast<std::uint64_t>(count * size));
-      }
-    }
-  }
+  if (!timing_only) write_inputs(sim, v, x, y);
 
   Outcome o;
-  o.run = triton_grid ? sim.launch_on(Grid::logical(chunks), vector_add, x, y, out, n, block, dtype)
-          : pipelined ? sim.launch(vector_add_pipelined, x, y, out, n, block, dtype)
-                      : sim.launch(vector_add, x, y, out, n, block, dtype);
+  o.run = v.triton_grid
+              ? sim.launch_on(Grid::logical(chunks), vector_add, x, y, out, n, block, dtype)
+          : v.pipelined ? sim.launch(vector_add_pipelined, x, y, out, n, block, dtype)
+                        : sim.launch(vector_add, x, y, out, n, block, dtype);
   o.useful_flops = static_cast<std::uint64_t>(n);
   o.useful_bytes = static_cast<std::uint64_t>(3 * n * size);
   o.details = {{"dtype", dtype_name(dtype)},
                {"block", block},
-               {"pipeline", pipelined ? "double" : "none"},
+               {"pipeline", v.pipelined ? "double" : "none"},
                {"chunks", chunks},
                {"programs", grid.str()},
                {"chunks_per_program_max", (chunks + grid.total() - 1) / grid.total()}};
@@ -160,38 +221,7 @@ Outcome run_vector_add(Simulation& sim, const Params& p) {
     o.details["verification"] = "skipped (timing-only run)";
     return o;
   }
-
-  // x and y are exactly representable, and with magnitudes in [1/16, 1] their sum has at most
-  // 11 + 5 significant bits (f16; bf16 8 + 5), so it is exact in the vector unit's f32 and is
-  // rounded once to the dtype: |error| <= u |x + y| (u = 2^-11 f16, 2^-8 bf16, 2^-24 f32),
-  // and u * min_normal where the sum is subnormal, hence scale = the smallest normal value.
-  // f32 inputs round once in f32 alike. i32 sums are exact (|x + y| <= 2000): tolerance 0.
-  // The 1% on top only absorbs the rounding of the error computation itself.
-  const double tolerance = unit_roundoff(dtype) * 1.01;
-  ErrorCheck check(min_normal(dtype));
-  HostArray xs{dtype, 0, {}}, ys{dtype, 0, {}}, got{dtype, 0, {}};
-  std::vector<double> xv, yv, ov;
-  for (std::int64_t begin = 0; begin < n; begin += kHostChunk) {
-    const std::int64_t count = std::min(kHostChunk, n - begin);
-    const auto bytes = static_cast<std::size_t>(count * size);
-    for (auto* a : {&xs, &ys, &got}) {
-      a->size = count;
-      a->bytes.resize(bytes);
-    }
-    random_block(dtype, Fill::signed_unit, seed, kStreamX, begin, count, xs.bytes.data());
-    random_block(dtype, Fill::signed_unit, seed, kStreamY, begin, count, ys.bytes.data());
-    sim.read_bytes(out + begin * size, got.bytes.data(), bytes);
-    xv.resize(static_cast<std::size_t>(count));
-    yv.resize(xv.size());
-    ov.resize(xv.size());
-    xs.decode(0, count, xv.data());
-    ys.decode(0, count, yv.data());
-    got.decode(0, count, ov.data());
-    for (std::size_t k = 0; k < xv.size(); ++k) xv[k] += yv[k];  // the reference
-    check.add_range(begin, ov.data(), xv.data(), count);
-  }
-  set_verification(o, check, tolerance,
-                   "all " + std::to_string(n) + " elements against x + y in fp64");
+  verify_sum(o, sim, v, out);
   return o;
 }
 

@@ -18,6 +18,7 @@ packages=(
   libopenmpi-dev openmpi-bin      # distributed sweeps
   python3 python3-matplotlib      # sweep plots
   clang-format                    # the formatting check in CI (tools/check-format.sh)
+  universal-ctags                 # function lengths in the layout check (tools/check_layout.py)
 )
 
 missing=()

@@ -13,10 +13,10 @@
 #include "emu/log.hpp"
 #include "triton_emu/atomics.hpp"
 #include "triton_emu/backends/gemm_backend.hpp"
+#include "triton_emu/composite_gemm.hpp"
 #include "triton_emu/copy.hpp"
 #include "triton_emu/element_codec.hpp"
 #include "triton_emu/errors.hpp"
-#include "triton_emu/gemm_engine.hpp"
 #include "triton_emu/launch_state.hpp"
 #include "triton_emu/messages.hpp"
 
@@ -58,7 +58,7 @@ bool Context::timing_only() const {
   return launch_.sys.timing_only();
 }
 std::uint64_t Context::sram_free() const {
-  return pe_.sram->available();
+  return pe_.hw.sram().available();
 }
 
 void Context::fault(const std::string& what) const {
@@ -68,7 +68,7 @@ void Context::fault(const std::string& what) const {
 // ---- Vector unit ------------------------------------------------------------------------------
 
 void Context::charge_vector(std::uint64_t elements, components::VectorOp op) {
-  pending_ += launch_.sys.vector_unit().time(elements, op);
+  pending_ += pe_.hw.vector().time(elements, op);
   pending_elements_ += elements;
   pending_ops_ |= static_cast<std::uint8_t>(1u << static_cast<unsigned>(op));
 }
@@ -82,7 +82,7 @@ void Context::sync() {
   pending_ = 0;
   pending_elements_ = 0;
   pending_ops_ = 0;
-  pe_.vector_busy += t;
+  pe_.hw.counters().vector_busy_ps += t;
   launch_.sched.wait_for(t);
   if (launch_.tracing(pe_)) {
     // The work paid for since the last sync: its elements and the kinds of op among them.
@@ -117,7 +117,7 @@ void Context::bad_shape(const char* what, const Shape& shape, DType dtype) const
           " has a negative dimension; dimensions are element counts (0 or more)");
   fault(std::string(what) + ": a " + std::string(dtype_name(dtype)) + " tile of shape " +
         shape.str() + " has more than 2^63 bytes; no PE's SRAM (" +
-        std::to_string(pe_.sram->capacity()) + " bytes on " + pe_.name +
+        std::to_string(pe_.hw.sram().capacity()) + " bytes on " + pe_.name +
         ") holds it: work on smaller blocks");
 }
 
@@ -126,7 +126,7 @@ Tile Context::make_tile(Shape shape, DType dtype, bool values) {
 }
 
 Tile Context::make_tile(Shape shape, DType dtype, std::uint64_t bytes, bool values) {
-  auto& sram = *pe_.sram;
+  auto& sram = pe_.hw.sram();
   if (!sram.allocate(bytes))
     fault("SRAM overflow on " + pe_.name + ": a " + std::string(dtype_name(dtype)) +
           " tile of shape " + shape.str() + " needs " + std::to_string(bytes) + " bytes but only " +
@@ -138,9 +138,9 @@ Tile Context::make_tile(Shape shape, DType dtype, std::uint64_t bytes, bool valu
   t.shape_ = shape;
   t.dtype_ = dtype;
   t.data_ = new Tile::Data;  // default-initialised: the values are written by the caller
-  t.data_->sram = pe_.sram;
+  t.data_->sram = pe_.hw.shared_sram();
   t.data_->held = bytes;
-  t.data_->launch = sram.launch;
+  t.data_->launch = sram.tenant;
   // Timing-only runs keep values of integer and bool tiles only (index math and masks; see
   // tile.cpp).
   if (values && (!timing_only() || is_integer(dtype))) t.data_->bytes.assign_uninitialised(bytes);
@@ -441,13 +441,13 @@ void Context::issue_copy(detail::Copy& c) {
     const detail::AccessSegment* seg = &s;
     detail::Copy* copy = &c;
     if (c.write)
-      launch_.sys.network().write(pe_.global_pe, s.addr, s.bytes, [copy, seg] {
+      launch_.sys.network().write(pe_.hw.global_pe(), s.addr, s.bytes, [copy, seg] {
         if (copy->src && copy->memory)
           copy->memory->write(seg->addr, copy->src + seg->tile_offset, seg->bytes);
         if (--copy->in_flight == 0) copy->owner->copy_landed(*copy);
       });
     else
-      launch_.sys.network().read(pe_.global_pe, s.addr, s.bytes, [copy, seg] {
+      launch_.sys.network().read(pe_.hw.global_pe(), s.addr, s.bytes, [copy, seg] {
         if (copy->dst) copy->memory->read(seg->addr, copy->dst + seg->tile_offset, seg->bytes);
         if (--copy->in_flight == 0) copy->owner->copy_landed(*copy);
       });
@@ -458,7 +458,7 @@ void Context::issue_copy(detail::Copy& c) {
 
 void Context::copy_landed(detail::Copy& c) {
   if (c.deferred) launch_.deferred->landed(c.tile);
-  (c.write ? pe_.bytes_stored : pe_.bytes_loaded) += c.bytes;
+  (c.write ? pe_.hw.counters().bytes_stored : pe_.hw.counters().bytes_loaded) += c.bytes;
   c.done.fire();
   if (!c.async) return;  // the blocked program records the rest
   if (c.lane >= 0) {
@@ -485,7 +485,7 @@ void Context::wait_copy(detail::Copy& c, const char* what) {
   const emu::Tick start = launch_.sched.now();
   c.done.wait();
   const emu::Tick end = launch_.sched.now();
-  pe_.memory_wait += end - start;
+  pe_.hw.counters().memory_wait_ps += end - start;
   if (c.async) {
     if (launch_.log && c.logged_op) launch_.log->copy_waited(c.records, program_, epoch_);
     if (end > start && launch_.tracing(pe_))
@@ -508,7 +508,7 @@ void Context::memory_op_done(const char* what, emu::Tick start, std::uint64_t fl
                              std::uint64_t bytes, std::size_t parts, const char* part_name,
                              const char* parts_key, const Shape& shape, const char* type_key,
                              std::string_view type) {
-  pe_.memory_wait += launch_.sched.now() - start;
+  pe_.hw.counters().memory_wait_ps += launch_.sched.now() - start;
   if (launch_.trace_calls) [[unlikely]]
     emu::log().trace("{}: {} of {} bytes in {} {}(s) took {}", pe_.name, what, bytes, parts,
                      part_name, emu::format_time(launch_.sched.now() - start));
@@ -636,7 +636,7 @@ StoreHandle Context::store_async(Ptr ptr, const Tile& tile, const StoreOptions& 
 
 void Context::require_this_launch(const Tile& t, const char* handle, const char* call,
                                   const char* why) const {
-  if (t.data_->launch != pe_.sram->launch)
+  if (t.data_->launch != pe_.hw.sram().tenant)
     fault(fmt::format("wait on {}: the {} comes from a {} of an earlier launch; {}", pe_.name,
                       handle, call, why));
 }
@@ -719,10 +719,10 @@ TileHandle Context::composite(Op op, const Operand& a, const Operand& b, const T
 void Context::wait(Handle& handle) {
   sync();
   if (!handle.valid()) fault("wait: the handle was not returned by composite()");
-  detail::check_handle_owner(*this, pe_.sram->launch, *handle.state_);
+  detail::check_handle_owner(*this, pe_.hw.sram().tenant, *handle.state_);
   const emu::Tick start = launch_.sched.now();
   detail::wait_gemm(launch_, *handle.state_, program_, epoch_);
-  pe_.gemm_wait += launch_.sched.now() - start;
+  pe_.hw.counters().gemm_wait_ps += launch_.sched.now() - start;
   if (launch_.trace_calls)
     emu::log().trace("{}: waited {} for a composite", pe_.name,
                      emu::format_time(launch_.sched.now() - start));
@@ -730,7 +730,7 @@ void Context::wait(Handle& handle) {
 
 Tile Context::wait(TileHandle& handle) {
   if (handle.valid()) {
-    detail::check_handle_owner(*this, pe_.sram->launch, *handle.handle_.state_);
+    detail::check_handle_owner(*this, pe_.hw.sram().tenant, *handle.handle_.state_);
     detail::check_result_handle(*this, *handle.handle_.state_);
   }
   wait(handle.handle_);
@@ -797,7 +797,7 @@ void Context::atomic_segments(AtomicOp op, int type, const Shape& shape, const s
   emu::Completion done(launch_.sched, what, std::max<std::size_t>(pieces.size(), 1));
   const std::uint64_t flow = launch_.begin_trace_flow(pe_);
   for (const Piece& p : pieces)
-    launch_.atomics->issue(pe_.global_pe, op, static_cast<detail::AtomicType>(type), p.addr,
+    launch_.atomics->issue(pe_.hw.global_pe(), op, static_cast<detail::AtomicType>(type), p.addr,
                            p.bytes, operand ? operand + p.tile_offset : nullptr,
                            compare ? compare + p.tile_offset : nullptr,
                            old ? old + p.tile_offset : nullptr, operand ? launch_.memory : nullptr,
@@ -929,14 +929,14 @@ void Context::send(const Peer& dst, const Tile& tile) {
   const emu::Tick t0 = launch_.sched.now();
   if (launch_.log) launch_.log->sent(program_, to);
   m.send(*this, program_, to, tile, launch_.tracing(pe_) ? &launch_ : nullptr);
-  pe_.send_wait += launch_.sched.now() - t0;
+  pe_.hw.counters().send_wait_ps += launch_.sched.now() - t0;
   // A send takes time on the program's own track only while it waits for a free slot.
   // (its arguments are built only then: most sends never wait).
   if (launch_.sched.now() > t0 && launch_.tracing(pe_))
     launch_.trace_slice(pe_, false, "send (waiting for a slot)", t0, launch_.sched.now(),
                         fmt::format(R"({{"to":"{}","bytes":{}}})", m.pe_name(to), tile.bytes()));
-  ++pe_.messages_sent;
-  pe_.bytes_sent += tile.bytes();
+  ++pe_.hw.counters().messages_sent;
+  pe_.hw.counters().bytes_sent += tile.bytes();
 }
 
 Tile Context::recv(const Peer& src, Shape shape, DType dtype) {
@@ -975,7 +975,7 @@ Tile Context::wait_recv(RecvHandle& handle, const char* what) {
   if (launch_.log) launch_.log->recv_done(program_, r.from, r.seq);
   launch_.messages->wait(program_, r);
   if (launch_.log) launch_.log->returned(program_);
-  pe_.recv_wait += launch_.sched.now() - t0;
+  pe_.hw.counters().recv_wait_ps += launch_.sched.now() - t0;
   if (!r.error.empty()) fault("recv on " + pe_.name + ": " + r.error);
   Tile t = r.tile;
   if (launch_.sched.now() > t0 && launch_.tracing(pe_))
@@ -983,8 +983,8 @@ Tile Context::wait_recv(RecvHandle& handle, const char* what) {
                         fmt::format(R"({{"from":"{}","bytes":{},"channel":"{}","seq":{}}})",
                                     launch_.messages->pe_name(r.from), t.bytes(),
                                     launch_.messages->channel_name(r.channel), r.seq));
-  ++pe_.messages_received;
-  pe_.bytes_received += t.bytes();
+  ++pe_.hw.counters().messages_received;
+  pe_.hw.counters().bytes_received += t.bytes();
   if (!r.values.empty() && t.data_ && !t.data_->bytes.empty())
     std::memcpy(t.data_->bytes.data(), r.values.data(),
                 std::min<std::size_t>(r.values.size(), t.data_->bytes.size()));

@@ -11,7 +11,8 @@
 #include <tuple>
 #include <vector>
 
-#include "components/pe/gemm_engine.hpp"
+#include "components/pe/pe.hpp"
+#include "components/system/system.hpp"
 #include "emu/scheduler.hpp"
 #include "emu/trace.hpp"
 #include "emu/waitable.hpp"
@@ -34,46 +35,22 @@ class OperandCache;
 class Messages;
 class Atomics;
 
-// One PE: its SRAM, its GEMM engine and what it did during the current launch.
+// The programming model's view of one PE (components::Pe: its SRAM, GEMM engine, vector unit
+// and statistics): where it is, the program running on it, and its trace tracks.
 struct PeState {
-  PeState(components::System& sys, std::uint32_t pe)
-      : global_pe(pe),
-        coord(sys.pe_coord(pe)),
-        name(sys.pe_name(pe)),
-        sram(new tl::SramAccount(sys.config().pe.sram_bytes)),
-        gemm(sys.scheduler(), sys.network(), sys.gemm_timing(), pe) {}
+  PeState(const components::System& sys, components::Pe& pe)
+      : hw(pe), coord(sys.pe_coord(pe.global_pe())), name(sys.pe_name(pe.global_pe())) {}
 
-  std::uint32_t global_pe = 0;
+  components::Pe& hw;
   components::PeCoord coord;
-  std::string name;  // "sip0.cube1.pe5"
-  boost::intrusive_ptr<tl::SramAccount> sram;
-  components::GemmEngine gemm;  // its busy time and FLOPs are per launch
-  // Per launch.
-  emu::Tick finish = 0;
-  emu::Tick vector_busy = 0;
-  emu::Tick memory_wait = 0;    // blocked in load / store
-  emu::Tick gemm_wait = 0;      // blocked in wait()
-  emu::Tick send_wait = 0;      // blocked in send: no free slot at the receiver
-  emu::Tick recv_wait = 0;      // blocked in a recv's wait: the message not yet readable
-  emu::Tick dispatch_wait = 0;  // a logical grid's: waiting for the dispatcher to start a program
-  std::uint64_t programs_run = 0;
-  std::uint32_t program = 0;  // the program running (or last run) on the PE
-  std::uint64_t bytes_loaded = 0, bytes_stored = 0;
-  std::uint64_t messages_sent = 0, bytes_sent = 0, messages_received = 0, bytes_received = 0;
+  std::string name;            // "sip0.cube1.pe5"
+  std::uint32_t program = 0;   // the program running (or last run) on the PE
   bool trace_selected = true;  // by SimOptions::trace_pes
   bool traced = false;         // its tracks exist
   emu::TraceWriter::Track track{}, gemm_track{};
   // Asynchronous copies' trace lanes: copies in flight at once each get a lane of their own.
   std::vector<emu::TraceWriter::Track> copy_tracks;
   std::vector<bool> copy_lane_busy;
-  void reset_launch_stats() {
-    finish = vector_busy = memory_wait = gemm_wait = send_wait = recv_wait = dispatch_wait = 0;
-    programs_run = 0;
-    bytes_loaded = bytes_stored = 0;
-    messages_sent = bytes_sent = messages_received = bytes_received = 0;
-    gemm.reset_stats();
-    if (sram) sram->reset_peak();
-  }
 };
 
 // The numeric side of composite GEMMs, made on first use: runs without GEMMs never start the

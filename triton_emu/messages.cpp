@@ -25,13 +25,13 @@ void Messages::begin(const std::int64_t grid[3], const std::vector<PeState*>& pr
   programs_ = programs;
   program_of_pe_.assign(sys_.total_pes(), -1);
   for (std::size_t i = 0; i < programs.size(); ++i)
-    program_of_pe_[programs[i]->global_pe] = static_cast<std::int64_t>(i);
+    program_of_pe_[programs[i]->hw.global_pe()] = static_cast<std::int64_t>(i);
   blocked_.assign(programs.size(), Blocked{});
   last_used_.assign(programs.size(), {});
 }
 
 void Messages::end() {
-  for (auto& [pe, bytes] : pe_sram_taken_) pe->sram->free(bytes);
+  for (auto& [pe, bytes] : pe_sram_taken_) pe->hw.sram().free(bytes);
   for (auto& [cube, bytes] : cube_sram_taken_) cube_sram_[cube].free(bytes);
   pe_sram_taken_.clear();
   cube_sram_taken_.clear();
@@ -46,7 +46,7 @@ const std::string& Messages::pe_name(std::uint32_t program) const {
 }
 
 std::uint32_t Messages::pe_of(std::uint32_t program) const {
-  return programs_[program]->global_pe;
+  return programs_[program]->hw.global_pe();
 }
 
 std::string Messages::leftovers() const {
@@ -187,17 +187,17 @@ std::uint32_t Messages::channel(tl::Context& ctx, std::uint32_t from, std::uint3
   // The channel's slots are taken in the receiver's memory for the rest of the launch.
   switch (cfg_.memory) {
     case SlotMemory::pe_sram:
-      if (!dst.sram->allocate(bytes))
-        ctx.fault(
-            fmt::format("channel {}: its {} slots of {} bytes need {} bytes of {}'s SRAM "
-                        "and {} are free; use fewer or smaller slots "
-                        "(system.messages.slots, slot_KiB), fewer channels into the PE, or "
-                        "put the slots elsewhere (system.messages.memory)",
-                        name, cfg_.slots, cfg_.slot_bytes, bytes, dst.name, dst.sram->available()));
+      if (!dst.hw.sram().allocate(bytes))
+        ctx.fault(fmt::format(
+            "channel {}: its {} slots of {} bytes need {} bytes of {}'s SRAM "
+            "and {} are free; use fewer or smaller slots "
+            "(system.messages.slots, slot_KiB), fewer channels into the PE, or "
+            "put the slots elsewhere (system.messages.memory)",
+            name, cfg_.slots, cfg_.slot_bytes, bytes, dst.name, dst.hw.sram().available()));
       pe_sram_taken_.emplace_back(&dst, bytes);
       break;
     case SlotMemory::cube_sram: {
-      const std::uint32_t cube = dst.global_pe / sys_.config().cube.pes;
+      const std::uint32_t cube = dst.hw.global_pe() / sys_.config().cube.pes;
       if (!cube_sram_[cube].allocate(bytes))
         ctx.fault(
             fmt::format("channel {}: its {} slots of {} bytes need {} bytes of the cube's "
@@ -222,8 +222,8 @@ std::uint32_t Messages::channel(tl::Context& ctx, std::uint32_t from, std::uint3
     const auto pair = std::make_pair(pe_of(from), pe_of(to));
     auto it = hbm_slots_.find(pair);
     if (it == hbm_slots_.end())
-      it =
-          hbm_slots_.emplace(pair, alloc_hbm_(dst.global_pe / sys_.config().cube.pes, bytes)).first;
+      it = hbm_slots_.emplace(pair, alloc_hbm_(dst.hw.global_pe() / sys_.config().cube.pes, bytes))
+               .first;
     c.slot_base = it->second;
   }
   channel_of_.emplace(key, id);

@@ -7,24 +7,10 @@ using nlohmann::json;
 namespace {
 
 json pe_json(const PeStats& pe) {
-  return {{"pe", pe.pe},
-          {"finish_ps", pe.finish_ps},
-          {"vector_busy_ps", pe.vector_busy_ps},
-          {"gemm_busy_ps", pe.gemm_busy_ps},
-          {"memory_wait_ps", pe.memory_wait_ps},
-          {"gemm_wait_ps", pe.gemm_wait_ps},
-          {"send_wait_ps", pe.send_wait_ps},
-          {"recv_wait_ps", pe.recv_wait_ps},
-          {"dispatch_wait_ps", pe.dispatch_wait_ps},
-          {"programs", pe.programs},
-          {"flops", pe.flops},
-          {"bytes_loaded", pe.bytes_loaded},
-          {"bytes_stored", pe.bytes_stored},
-          {"messages_sent", pe.messages_sent},
-          {"bytes_sent", pe.bytes_sent},
-          {"messages_received", pe.messages_received},
-          {"bytes_received", pe.bytes_received},
-          {"sram_peak_bytes", pe.sram_peak_bytes}};
+  json j = {{"pe", pe.pe}};
+  for (const components::PeStatistic& s : components::kPeStatistics)
+    j[std::string(s.name)] = pe.*s.member;
+  return j;
 }
 
 // {name: {kind, bytes, packets, busy_ps, utilisation[, credit_wait_ps]}}
@@ -70,6 +56,12 @@ json stats_section(const RunStats& r) {
 }
 
 }  // namespace
+
+void RunStats::add_pe(std::string name, const components::PeStatistics& pe) {
+  flops += pe.flops;
+  messages += MessageTotals::of(pe);
+  pes.push_back({pe, std::move(name)});
+}
 
 double RunStats::flops_per_second() const {
   const double seconds = static_cast<double>(sim_time_ps) / 1e12;

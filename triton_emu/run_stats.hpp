@@ -1,8 +1,8 @@
 #pragma once
-// What a launch measured, typed: filled by Simulation::run, summed over launches run one after
-// another by kernels::sum_runs, read by the CLI's summary and sweeps. run_report() is the one
-// place it becomes report JSON (RunResult::report, the simulation's keys of
-// `cubesim run --json`; docs/cli.md lists them).
+// What a launch measured, typed: filled by KernelRunner (launch/kernel_runner.hpp), summed
+// over launches run one after another by kernels::sum_runs, read by the CLI's summary and
+// sweeps. run_report() is the one place it becomes report JSON (RunResult::report, the
+// simulation's keys of `cubesim run --json`; docs/cli.md lists them).
 
 #include <array>
 #include <cstdint>
@@ -12,28 +12,15 @@
 
 #include "components/network/link_stats.hpp"
 #include "components/network/network.hpp"
+#include "components/pe/pe_statistics.hpp"
 #include "emu/time.hpp"
 
 namespace cubesim {
 
-// One PE's launch.
-struct PeStats {
-  std::string pe;           // "sip0.cube1.pe5"
-  emu::Tick finish_ps = 0;  // from the start of the launch
-  emu::Tick vector_busy_ps = 0;
-  emu::Tick gemm_busy_ps = 0;
-  emu::Tick memory_wait_ps = 0;    // blocked in load / store
-  emu::Tick gemm_wait_ps = 0;      // blocked in wait()
-  emu::Tick send_wait_ps = 0;      // blocked in tl.send: no free slot at the receiver
-  emu::Tick recv_wait_ps = 0;      // blocked waiting for a recv's message
-  emu::Tick dispatch_wait_ps = 0;  // waiting for the dispatcher to start a program
-  std::uint64_t programs = 0;      // programs it ran (one, but on a logical grid's waves)
-  std::uint64_t flops = 0;
-  std::uint64_t bytes_loaded = 0;
-  std::uint64_t bytes_stored = 0;
-  std::uint64_t messages_sent = 0, bytes_sent = 0;
-  std::uint64_t messages_received = 0, bytes_received = 0;
-  std::uint64_t sram_peak_bytes = 0;
+// One PE's launch: what it measured (components/pe/pe_statistics.hpp declares each figure,
+// its report key, unit and meaning) and its name.
+struct PeStats : components::PeStatistics {
+  std::string pe;  // "sip0.cube1.pe5"
 };
 
 // tl.send / tl.recv over a launch (or launches summed): messages, payload bytes, and the time
@@ -43,6 +30,10 @@ struct MessageTotals {
   std::uint64_t bytes = 0;
   emu::Tick send_wait_ps = 0;
   emu::Tick recv_wait_ps = 0;
+  // One PE's share: what its programs sent and their time blocked sending and receiving.
+  static MessageTotals of(const components::PeStatistics& pe) {
+    return {pe.messages_sent, pe.bytes_sent, pe.send_wait_ps, pe.recv_wait_ps};
+  }
   MessageTotals& operator+=(const MessageTotals& o) {
     messages += o.messages;
     bytes += o.bytes;
@@ -76,6 +67,10 @@ struct RunStats {
   MessageTotals messages;          // over every launch summed into this one
   components::LinkStats network;   // utilisation over sim_time_ps
   std::vector<RunStats> launches;  // the launches summed into this one, if several
+
+  // A PE of the launch, after those added before: its statistics, its FLOPs and its messages
+  // into the launch's totals.
+  void add_pe(std::string name, const components::PeStatistics& pe);
 
   std::uint64_t total_pes() const { return std::uint64_t{sips} * cubes_per_sip * pes_per_cube; }
   double flops_per_second() const;

@@ -559,7 +559,7 @@ double element_value(DType dtype, const std::byte* p) {
 
 Context& Tile::context() const {
   if (!ctx_) throw std::logic_error("empty tile (made by Tile())");
-  if (data_->launch == 0 || data_->launch != data_->sram->launch)
+  if (data_->launch == 0 || data_->launch != data_->sram->tenant)
     throw UsageError(
         "a tile of shape " + shape_.str() + " (" + std::string(dtype_name(dtype_)) +
         ") was used after the launch that made it ended: a tile lives in its PE's SRAM only "

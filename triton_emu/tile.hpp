@@ -30,7 +30,6 @@
 
 #include "components/dtype.hpp"
 #include "components/pe/sram.hpp"
-#include "emu/prefetch.hpp"
 
 namespace cubesim::detail {
 class DeferredLoads;
@@ -91,20 +90,12 @@ struct Shape {
   std::string str() const;  // "[4, 8]"
 };
 
-// Tiles and SRAM accounts are shared by plain (not atomic) reference counts: only the
-// simulation thread creates, copies and drops them (GEMM workers get raw pointers to values
-// that the job keeps alive), and std::shared_ptr's locked increments and decrements were ~10 %
-// of a small tl.load.
+// Tiles are shared by plain (not atomic) reference counts, as their PE's SRAM account is
+// (components/pe/sram.hpp): only the simulation thread creates, copies and drops them (GEMM
+// workers get raw pointers to values that the job keeps alive), and std::shared_ptr's locked
+// increments and decrements are a large part of a small tl.load.
 template <class T>
 using SimThreadShared = boost::intrusive_ref_counter<T, boost::thread_unsafe_counter>;
-
-// One PE's SRAM, whose bytes its live tiles hold (each tile gives its bytes back when it goes).
-struct SramAccount : components::Sram, SimThreadShared<SramAccount> {
-  explicit SramAccount(std::uint64_t capacity_bytes) : components::Sram(capacity_bytes) {}
-  // The launch running on the PE (0: none). Tiles are stamped with it when made, so a tile kept
-  // past its launch is told apart from a live one although its program's Context is gone.
-  std::uint64_t launch = 0;
-};
 
 class Tile {
  public:
@@ -116,17 +107,6 @@ class Tile {
   std::uint64_t bytes() const { return static_cast<std::uint64_t>(numel()) * dtype_size(dtype_); }
   bool has_values() const { return data_ && (!data_->bytes.empty() || data_->deferred); }
   bool valid() const { return ctx_ != nullptr; }
-  // The tile's shared record (null for an empty tile), which stays where it is while the tile
-  // holds it, and a prefetch of one: code about to touch the records of many tiles, each cold
-  // (dropping a tile touches its record), can start them all at once. Only a hint: nothing
-  // else changes.
-  const void* record() const { return data_.get(); }
-  static void prefetch_record(const void* record) {
-    if (record == nullptr) return;
-    const auto* p = static_cast<const char*>(record);
-    for (std::size_t at = 0; at < sizeof(Data); at += 64) emu::prefetch(p + at);
-    emu::prefetch(p + sizeof(Data) - 1);
-  }
 
   // Values, converted; throws std::logic_error in timing-only runs.
   std::vector<float> to_f32() const;
@@ -176,9 +156,11 @@ class Tile {
   friend struct TileAccess;
   struct Data : SimThreadShared<Data> {
     TileBytes bytes;
-    boost::intrusive_ptr<SramAccount> sram;
+    boost::intrusive_ptr<components::Sram> sram;  // its PE's, which `held` bytes of it are
     std::uint64_t held = 0;
-    std::uint64_t launch = 0;  // SramAccount::launch when made
+    // The launch it was made in (its SRAM's tenant then): a tile kept past its launch is told
+    // apart from a live one although its program's Context is gone.
+    std::uint64_t launch = 0;
     std::optional<Source> source{};
     // Set while the values are still only in memory: a load deferred its copy (deferred_loads.hpp).
     detail::DeferredLoads* deferred = nullptr;

@@ -15,6 +15,7 @@
 #include "components/network/topology.hpp"
 #include "components/pe/gemm_timing.hpp"
 #include "components/pe/vector_unit.hpp"
+#include "components/system/pe_coord.hpp"
 #include "components/system_config.hpp"
 #include "emu/scheduler.hpp"
 
@@ -23,14 +24,6 @@ namespace cubesim::components {
 struct SystemOptions {
   bool timing_only = false;  // no functional bytes stored or moved; timing is identical
   NetworkModel network = NetworkModel::packet;  // see components/network/network.hpp
-};
-
-// Where a PE sits: SIP, cube within the SIP, PE within the cube (ADR-0022's axes 2, 1, 0).
-struct PeCoord {
-  std::uint32_t sip = 0;
-  std::uint32_t cube = 0;
-  std::uint32_t pe = 0;
-  friend constexpr bool operator==(PeCoord, PeCoord) = default;
 };
 
 class System {

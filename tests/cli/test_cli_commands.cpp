@@ -4,6 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+
 #include "tests/cli/cli_runner.hpp"
 
 namespace cubesim::test {
@@ -70,6 +73,38 @@ TEST_F(CliList, Json) {
     }
   }
   EXPECT_TRUE(found);
+}
+
+TEST_F(CliList, StatsGivesEachPerPeStatisticWithItsUnit) {
+  const auto r = cubesim({"list", "--stats"});
+  ASSERT_EQ(r.code, 0) << show(r);
+  EXPECT_THAT(r.out, HasSubstr("stats.pes"));
+  EXPECT_THAT(r.out, HasSubstr("finish_ps (ps)"));
+  EXPECT_THAT(r.out, HasSubstr("sram_peak_bytes (bytes)"));
+  EXPECT_THAT(r.out, HasSubstr("flops (FLOP)"));
+  EXPECT_THAT(r.out, Not(HasSubstr("vector_add")));  // the statistics, not the kernels
+}
+
+// The statistics --stats lists are exactly the keys of a run's per-PE report, besides `pe`.
+TEST_F(CliList, StatsJsonAreTheKeysOfARunsPerPeReport) {
+  const auto r = cubesim({"list", "--stats", "--json"});
+  ASSERT_EQ(r.code, 0) << show(r);
+  const auto listed = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(listed.is_array());
+  std::set<std::string> names;
+  for (const auto& s : listed) {
+    EXPECT_TRUE(s["unit"].is_string() && s["description"].is_string()) << s;
+    EXPECT_TRUE(names.insert(s["name"].get<std::string>()).second) << s;
+  }
+  const auto run = cubesim({"run", spec_file("tiny.json"), "vector_add", "-p", "n=1000", "--json",
+                            path("report.json").string()});
+  ASSERT_EQ(run.code, 0) << show(run);
+  const auto pes = read_json(path("report.json"))["stats"]["pes"];
+  ASSERT_FALSE(pes.empty());
+  std::set<std::string> reported;
+  for (const auto& [key, value] : pes[0].items())
+    if (key != "pe") reported.insert(key);
+  EXPECT_EQ(names, reported);
 }
 
 using CliValidate = CliTest;

@@ -8,7 +8,8 @@
 
 #include "kernel_test_support.hpp"
 #include "kernels/attention_similarity.hpp"
-#include "kernels/harness.hpp"
+#include "kernels/harness/grid.hpp"
+#include "kernels/harness/host_array.hpp"
 
 namespace cubesim::kernels {
 namespace {

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cubesim/cubesim.hpp>
 #include <fstream>
 #include <map>
@@ -12,14 +13,23 @@
 #include <vector>
 
 #include "../triton_emu/error_of.hpp"
+#include "components/collectives/schedule.hpp"
+#include "components/system/system.hpp"
 #include "kernel_test_support.hpp"
+#include "kernels/collectives/algorithm.hpp"
 #include "kernels/collectives/collective.hpp"
-#include "kernels/collectives/schedule.hpp"
+#include "kernels/collectives/executor.hpp"
+#include "kernels/collectives/plan.hpp"
+#include "kernels/collectives/ring_order.hpp"
+#include "kernels/collectives/shapes.hpp"
+#include "kernels/harness/grid.hpp"
 #include "kernels/registry.hpp"
 
 namespace cubesim::kernels::collectives {
 namespace {
 
+using components::collectives::Buffer;
+using components::collectives::Schedule;
 using emu::Tick;
 using kernels::testing::MessageCosts;
 using kernels::testing::spec_path;
@@ -67,39 +77,39 @@ const std::map<std::string, std::vector<std::string>> kAlgorithms = {
     {"broadcast", {"ring", "tree"}},
     {"alltoall", {"pairwise", "direct"}}};
 
-// The order of a step's sends and receives (kernels/collectives/schedule.hpp), as (send, op,
+// The order of a step's sends and receives (components/collectives/schedule.hpp), as (send, op,
 // piece) triples.
 std::vector<std::tuple<bool, std::uint32_t, std::int64_t>> order_of(
-    const std::vector<collectives::Segment>& segments, const collectives::Step& step,
-    std::int64_t piece, std::uint32_t window) {
-  std::vector<collectives::Action> actions;
-  collectives::step_actions(segments, step, piece, window, actions);
+    const std::vector<components::collectives::Segment>& segments,
+    const components::collectives::Step& step, std::int64_t piece, std::uint32_t window) {
+  std::vector<components::collectives::Action> actions;
+  components::collectives::step_actions(segments, step, piece, window, actions);
   std::vector<std::tuple<bool, std::uint32_t, std::int64_t>> out;
   for (const auto& a : actions) out.emplace_back(a.send, a.op, a.piece);
   return out;
 }
 
 TEST(CollectiveSchedule, ARingStepSendsItsPieceThenReceivesTheNext) {
-  using collectives::OpKind;
-  const std::vector<collectives::Segment> segments{{.elems = 128}, {.elems = 128}};
-  const collectives::Step step{{OpKind::send, 1, 0}, {OpKind::recv_add, 2, 1}};
+  using components::collectives::OpKind;
+  const std::vector<components::collectives::Segment> segments{{.elems = 128}, {.elems = 128}};
+  const components::collectives::Step step{{OpKind::send, 1, 0}, {OpKind::recv_add, 2, 1}};
   for (const std::uint32_t window : {1U, 4U})
     EXPECT_THAT(order_of(segments, step, 128, window),
                 ::testing::ElementsAre(std::tuple{true, 0U, 0}, std::tuple{false, 1U, 0}));
 }
 
 TEST(CollectiveSchedule, APieceForwardedInItsStepIsSentAfterItArrives) {
-  using collectives::OpKind;
-  const std::vector<collectives::Segment> segments{{.elems = 128}};
-  const collectives::Step step{{OpKind::send, 1, 0}, {OpKind::recv, 2, 0}};
+  using components::collectives::OpKind;
+  const std::vector<components::collectives::Segment> segments{{.elems = 128}};
+  const components::collectives::Step step{{OpKind::send, 1, 0}, {OpKind::recv, 2, 0}};
   EXPECT_THAT(order_of(segments, step, 128, 1),
               ::testing::ElementsAre(std::tuple{false, 1U, 0}, std::tuple{true, 0U, 0}));
 }
 
 TEST(CollectiveSchedule, SegmentsOfSeveralPiecesSendAWindowAheadOfTheirReceives) {
-  using collectives::OpKind;
-  const std::vector<collectives::Segment> segments{{.elems = 300}, {.elems = 300}};
-  const collectives::Step step{{OpKind::send, 1, 0}, {OpKind::recv_add, 2, 1}};
+  using components::collectives::OpKind;
+  const std::vector<components::collectives::Segment> segments{{.elems = 300}, {.elems = 300}};
+  const components::collectives::Step step{{OpKind::send, 1, 0}, {OpKind::recv_add, 2, 1}};
   EXPECT_THAT(order_of(segments, step, 128, 1),
               ::testing::ElementsAre(std::tuple{true, 0U, 0}, std::tuple{false, 1U, 0},
                                      std::tuple{true, 0U, 1}, std::tuple{false, 1U, 1},
@@ -108,6 +118,51 @@ TEST(CollectiveSchedule, SegmentsOfSeveralPiecesSendAWindowAheadOfTheirReceives)
               ::testing::ElementsAre(std::tuple{true, 0U, 0}, std::tuple{true, 0U, 1},
                                      std::tuple{false, 1U, 0}, std::tuple{true, 0U, 2},
                                      std::tuple{false, 1U, 1}, std::tuple{false, 1U, 2}));
+}
+
+// The algorithm table (kernels/collectives/algorithm.hpp): a name it lacks, or an algorithm
+// without the collective, is refused with the names that would work, not run as some other
+// algorithm.
+TEST(CollectiveAlgorithms, AnUnknownNameIsAUsageErrorListingTheKnownOnes) {
+  const components::SystemConfig c = Spec::load(spec_path("tiny.json")).config();
+  const GridShape grid = hardware_grid(c);
+  EXPECT_THAT(error_of<UsageError>([&] {
+                make_plan(c, grid, Collective::all_reduce, "rign", grid.total() * 4 * 8);
+              }),
+              AllOf(HasSubstr("unknown collective algorithm 'rign'"),
+                    HasSubstr("'ring', 'bidir_ring', 'hierarchical', 'mesh2d', 'tree'")));
+}
+
+TEST(CollectiveAlgorithms, AnAlgorithmWithoutTheCollectiveIsAUsageErrorListingThoseWithIt) {
+  const components::SystemConfig c = Spec::load(spec_path("tiny.json")).config();
+  const GridShape grid = hardware_grid(c);
+  EXPECT_THAT(error_of<UsageError>([&] {
+                make_plan(c, grid, Collective::reduce_scatter, "tree", grid.total() * 4 * 8);
+              }),
+              AllOf(HasSubstr("'tree' has no reduce_scatter"),
+                    HasSubstr("are 'ring', 'bidir_ring', 'hierarchical', 'mesh2d'")));
+  EXPECT_THAT(error_of<UsageError>([&] { element_multiple(Collective::all_to_all, "ring", grid); }),
+              HasSubstr("the algorithms of alltoall are 'pairwise', 'direct'"));
+}
+
+// Every kernel that runs a collective offers exactly the table's algorithms of it, the first
+// entry implementing it as the default.
+TEST(CollectiveAlgorithms, KernelsOfferTheTablesAlgorithmsOfTheirCollective) {
+  const std::vector<std::pair<const char*, Collective>> kernels = {
+      {"allreduce", Collective::all_reduce}, {"reduce_scatter", Collective::reduce_scatter},
+      {"allgather", Collective::all_gather}, {"broadcast", Collective::broadcast},
+      {"alltoall", Collective::all_to_all},  {"splitk_gemm", Collective::reduce_scatter},
+      {"tp_linear", Collective::all_reduce}};
+  for (const auto& [kernel, collective] : kernels) {
+    const auto& params = find_kernel(kernel).params;
+    const auto it = std::find_if(params.begin(), params.end(),
+                                 [](const ParamSpec& p) { return p.name == "algorithm"; });
+    ASSERT_NE(it, params.end()) << kernel;
+    EXPECT_EQ(it->choices, algorithm_names(collective)) << kernel;
+    EXPECT_EQ(it->default_value.get<std::string>(), default_algorithm(collective)) << kernel;
+  }
+  EXPECT_EQ(algorithm_names(Collective::all_to_all),
+            (std::vector<std::string>{"pairwise", "direct"}));
 }
 
 TEST(Collectives, EveryCollectiveAndAlgorithmMatchesTheHostReference) {
@@ -232,25 +287,20 @@ TEST(Collectives, ChainBroadcastTakesTheAlphaBetaTimeOnAnIdleCube) {
   EXPECT_EQ(model, expected);
 }
 
-// Every algorithm's schedule over the PEs of one cube, in `block`-element blocks, by name.
+// Every algorithm's schedule over the PEs of one cube, in `block`-element blocks, as
+// "<collective> <algorithm>": each algorithm of the table, for each of all-reduce, broadcast
+// and all-to-all it implements.
 std::vector<std::pair<std::string, std::unique_ptr<Schedule>>> every_algorithm_on_one_cube(
     const components::SystemConfig& c, std::int64_t block) {
   const GridShape cube{static_cast<std::int64_t>(c.cube.pes), 1, 1};
-  const std::int64_t n = cube.total();
-  const std::vector<std::int64_t> order = ring_order(c, cube);
   std::vector<std::pair<std::string, std::unique_ptr<Schedule>>> cases;
-  for (const char* a : {"ring", "hierarchical", "mesh2d"})
-    cases.emplace_back(std::string("allreduce ") + a,
-                       rings(Collective::all_reduce, ring_levels(a, c, cube), block, 1));
-  cases.emplace_back("allreduce bidir_ring",
-                     rings(Collective::all_reduce, ring_levels("ring", c, cube), block, 2));
-  cases.emplace_back("allreduce tree",
-                     tree(Collective::all_reduce, binary_tree(order, 0), n * block));
-  cases.emplace_back("broadcast ring", tree(Collective::broadcast, chain(order), n * block));
-  cases.emplace_back("broadcast tree",
-                     tree(Collective::broadcast, binary_tree(order, 0), n * block));
-  cases.emplace_back("alltoall pairwise", all_to_all(order, block, false));
-  cases.emplace_back("alltoall direct", all_to_all(order, block, true));
+  for (const Algorithm* a : algorithms())
+    for (const Collective collective :
+         {Collective::all_reduce, Collective::broadcast, Collective::all_to_all})
+      if (a->implements_collective(collective))
+        cases.emplace_back(
+            std::string(collective_name(collective)) + " " + a->name,
+            make_plan(c, cube, collective, a->name, cube.total() * block * 4).schedule);
   return cases;
 }
 

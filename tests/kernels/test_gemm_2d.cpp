@@ -7,7 +7,7 @@
 
 #include "kernel_test_support.hpp"
 #include "kernels/gemm_2d.hpp"
-#include "kernels/harness.hpp"
+#include "kernels/harness/host_array.hpp"
 
 namespace cubesim::kernels {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "kernels/harness.hpp"
+#include "kernels/harness/sum_runs.hpp"
 
 namespace cubesim::kernels {
 namespace {
@@ -21,7 +21,7 @@ RunResult launch_of(emu::Tick time, std::uint64_t flops, std::uint64_t hbm_bytes
   s.flops = flops;
   s.events = 10;
   s.wall_seconds = 0.25;
-  s.pes = {{.pe = "sip0.cube0.pe0", .finish_ps = time, .flops = flops}};
+  s.pes = {{{.finish_ps = time, .flops = flops}, "sip0.cube0.pe0"}};
   s.messages = {
       .messages = packets, .bytes = hbm_bytes, .send_wait_ps = time / 4, .recv_wait_ps = time / 2};
   s.network.elapsed_ps = time;

@@ -9,7 +9,7 @@
 #include <set>
 
 #include "kernel_test_support.hpp"
-#include "kernels/harness.hpp"
+#include "kernels/harness/params.hpp"
 #include "kernels/registry.hpp"
 
 namespace cubesim::kernels {

@@ -9,7 +9,7 @@
 
 #include "components/pe/gemm_timing.hpp"
 #include "kernel_test_support.hpp"
-#include "kernels/harness.hpp"
+#include "kernels/harness/grid.hpp"
 #include "kernels/ring_attention.hpp"
 
 namespace cubesim::kernels {

@@ -7,7 +7,9 @@
 #include <ostream>
 
 #include "kernel_test_support.hpp"
-#include "kernels/harness.hpp"
+#include "kernels/harness/grid.hpp"
+#include "kernels/harness/host_array.hpp"
+#include "kernels/harness/random_inputs.hpp"
 #include "kernels/sharded_gemm.hpp"
 
 namespace cubesim::kernels {

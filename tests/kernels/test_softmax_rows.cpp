@@ -7,7 +7,8 @@
 #include <ostream>
 
 #include "kernel_test_support.hpp"
-#include "kernels/harness.hpp"
+#include "kernels/harness/host_array.hpp"
+#include "kernels/harness/random_inputs.hpp"
 #include "kernels/softmax_rows.hpp"
 
 namespace cubesim::kernels {

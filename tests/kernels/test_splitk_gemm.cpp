@@ -9,14 +9,15 @@
 
 #include "components/pe/gemm_timing.hpp"
 #include "kernel_test_support.hpp"
-#include "kernels/collectives/algorithms.hpp"
+#include "kernels/collectives/plan.hpp"
+#include "kernels/harness/grid.hpp"
 #include "kernels/splitk_gemm.hpp"
 
 namespace cubesim::kernels {
 namespace {
 
-using collectives::Buffer;
 using collectives::Collective;
+using components::collectives::Buffer;
 using emu::Tick;
 using testing::expect_verified;
 using ::testing::HasSubstr;
@@ -126,25 +127,26 @@ TEST(SplitKGemm, CoverageCatchesProgramsThatStoreTheirBlocksOverEachOther) {
 
 // A broken variant that skips a message: program 1 leaves out its first send, so its ring
 // successor waits for it forever; the run ends in a deadlock report, not a hang or a wrong C.
-class SkipsFirstSend final : public collectives::Schedule {
+class SkipsFirstSend final : public components::collectives::Schedule {
  public:
-  explicit SkipsFirstSend(const collectives::Schedule& inner) : inner_(inner) {}
+  explicit SkipsFirstSend(const components::collectives::Schedule& inner) : inner_(inner) {}
   std::int64_t programs() const override { return inner_.programs(); }
-  std::vector<collectives::Segment> segments(std::int64_t g) const override {
+  std::vector<components::collectives::Segment> segments(std::int64_t g) const override {
     return inner_.segments(g);
   }
   std::int64_t steps(std::int64_t g) const override { return inner_.steps(g); }
-  void step(std::int64_t g, std::int64_t k, collectives::Step& out) const override {
+  void step(std::int64_t g, std::int64_t k, components::collectives::Step& out) const override {
     inner_.step(g, k, out);
     if (g != 1 || k != 0) return;
-    const auto send = std::find_if(out.begin(), out.end(), [](const collectives::Op& op) {
-      return op.kind == collectives::OpKind::send;
-    });
+    const auto send =
+        std::find_if(out.begin(), out.end(), [](const components::collectives::Op& op) {
+          return op.kind == components::collectives::OpKind::send;
+        });
     out.erase(send);
   }
 
  private:
-  const collectives::Schedule& inner_;
+  const components::collectives::Schedule& inner_;
 };
 
 TEST(SplitKGemm, AProgramThatSkipsAMessageEndsInADeadlockReport) {

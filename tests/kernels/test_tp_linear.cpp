@@ -10,14 +10,15 @@
 
 #include "components/pe/gemm_timing.hpp"
 #include "kernel_test_support.hpp"
-#include "kernels/collectives/algorithms.hpp"
+#include "kernels/collectives/plan.hpp"
+#include "kernels/harness/grid.hpp"
 #include "kernels/tp_linear.hpp"
 
 namespace cubesim::kernels {
 namespace {
 
-using collectives::Buffer;
 using collectives::Collective;
+using components::collectives::Buffer;
 using emu::Tick;
 using testing::expect_verified;
 using testing::MessageCosts;

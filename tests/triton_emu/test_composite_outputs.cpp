@@ -12,6 +12,7 @@
 #include <optional>
 #include <vector>
 
+#include "components/system/system.hpp"
 #include "error_of.hpp"
 #include "random_values.hpp"
 #include "spec_path.hpp"

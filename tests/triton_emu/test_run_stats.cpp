@@ -30,32 +30,30 @@ RunStats small_run() {
   r.network_model = components::NetworkModel::flow;
   r.backend = "cpu";
   r.sim_time_ps = 2'000'000;
-  r.flops = 6'000'000;
   r.events = 300;
   r.wall_seconds = 0.5;
   r.dispatch = "round_robin";
   r.programs = 5;
   r.waves = 3;
-  r.pes = {{.pe = "sip0.cube0.pe0",
-            .finish_ps = 2'000'000,
-            .vector_busy_ps = 10,
-            .gemm_busy_ps = 1'500'000,
-            .memory_wait_ps = 400'000,
-            .gemm_wait_ps = 90,
-            .send_wait_ps = 30,
-            .recv_wait_ps = 70,
-            .dispatch_wait_ps = 20,
-            .programs = 3,
-            .flops = 4'000'000,
-            .bytes_loaded = 8192,
-            .bytes_stored = 1024,
-            .messages_sent = 3,
-            .bytes_sent = 3072,
-            .messages_received = 2,
-            .bytes_received = 512,
-            .sram_peak_bytes = 65536},
-           {.pe = "sip0.cube0.pe1", .finish_ps = 1'000'000, .flops = 2'000'000}};
-  r.messages = {.messages = 3, .bytes = 3072, .send_wait_ps = 30, .recv_wait_ps = 70};
+  // Their FLOPs and messages make the launch's totals.
+  r.add_pe("sip0.cube0.pe0", {.finish_ps = 2'000'000,
+                              .vector_busy_ps = 10,
+                              .gemm_busy_ps = 1'500'000,
+                              .memory_wait_ps = 400'000,
+                              .gemm_wait_ps = 90,
+                              .send_wait_ps = 30,
+                              .recv_wait_ps = 70,
+                              .dispatch_wait_ps = 20,
+                              .programs = 3,
+                              .flops = 4'000'000,
+                              .bytes_loaded = 8192,
+                              .bytes_stored = 1024,
+                              .messages_sent = 3,
+                              .bytes_sent = 3072,
+                              .messages_received = 2,
+                              .bytes_received = 512,
+                              .sram_peak_bytes = 65536});
+  r.add_pe("sip0.cube0.pe1", {.finish_ps = 1'000'000, .flops = 2'000'000});
   components::LinkStats& n = r.network;
   n.elapsed_ps = r.sim_time_ps;
   n.transfers = 3;
@@ -127,6 +125,46 @@ TEST(RunReport, BytesByKindOfLinkAndPackets) {
   EXPECT_EQ(s["packets"], 7u);
   EXPECT_EQ(s["flops"], 6'000'000u);
   EXPECT_EQ(s["events"], 300u);
+}
+
+TEST(RunStats, AddPeAddsItsFlopsAndMessagesToTheLaunchTotals) {
+  RunStats r;
+  r.add_pe("a", {.send_wait_ps = 5,
+                 .recv_wait_ps = 7,
+                 .flops = 11,
+                 .messages_sent = 2,
+                 .bytes_sent = 96,
+                 .messages_received = 1,
+                 .bytes_received = 48});
+  r.add_pe("b", {.send_wait_ps = 13,
+                 .recv_wait_ps = 17,
+                 .flops = 19,
+                 .messages_sent = 3,
+                 .bytes_sent = 200,
+                 .messages_received = 4,
+                 .bytes_received = 248});
+  EXPECT_EQ(r.flops, 30u);
+  EXPECT_EQ(r.messages.messages, 5u);  // sent: each message once
+  EXPECT_EQ(r.messages.bytes, 296u);
+  EXPECT_EQ(r.messages.send_wait_ps, 18u);
+  EXPECT_EQ(r.messages.recv_wait_ps, 24u);
+  ASSERT_EQ(r.pes.size(), 2u);
+  EXPECT_EQ(r.pes[1].pe, "b");
+  EXPECT_EQ(r.pes[1].bytes_received, 248u);
+}
+
+// Every statistic of the table, under its key, and the PE's name: nothing else.
+TEST(RunReport, PerPeObjectHoldsEveryStatisticOfTheTable) {
+  components::PeStatistics values;
+  std::uint64_t v = 1000;
+  for (const components::PeStatistic& s : components::kPeStatistics) values.*s.member = v += 37;
+  RunStats r;
+  r.add_pe("sip0.cube1.pe2", values);
+  const json pe = run_report(r)["stats"]["pes"][0];
+  EXPECT_EQ(pe.size(), std::size(components::kPeStatistics) + 1);
+  EXPECT_EQ(pe["pe"], "sip0.cube1.pe2");
+  for (const components::PeStatistic& s : components::kPeStatistics)
+    EXPECT_EQ(pe[std::string(s.name)], values.*s.member) << s.name;
 }
 
 TEST(RunReport, PerPeFigures) {

@@ -4,6 +4,7 @@
 
 #include <cubesim/cubesim.hpp>
 
+#include "components/system/system.hpp"
 #include "spec_path.hpp"
 
 namespace cubesim {

@@ -13,6 +13,7 @@
 #include <set>
 #include <vector>
 
+#include "components/system/system.hpp"
 #include "random_values.hpp"
 #include "spec_path.hpp"
 

@@ -18,7 +18,7 @@
 #include "components/spec/spec.hpp"
 #include "components/system/system.hpp"
 #include "kernels/registry.hpp"
-#include "triton_emu/simulation.hpp"
+#include "triton_emu/launch/simulation.hpp"
 
 namespace cubesim::cli {
 

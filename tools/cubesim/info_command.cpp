@@ -14,7 +14,7 @@
 #include "tools/cubesim/output_files.hpp"
 #include "tools/cubesim/summary.hpp"
 #include "triton_emu/host_memory.hpp"
-#include "triton_emu/simulation.hpp"
+#include "triton_emu/launch/simulation.hpp"
 
 namespace cubesim::cli {
 

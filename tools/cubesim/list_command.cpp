@@ -1,9 +1,12 @@
-// cubesim list: the kernels `run` knows, with their parameters.
+// cubesim list: the kernels `run` knows, with their parameters; with --stats, the statistics
+// each PE reports for a launch (components/pe/pe_statistics.hpp).
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <memory>
 
+#include "components/pe/pe_statistics.hpp"
 #include "kernels/registry.hpp"
 #include "tools/cubesim/common.hpp"
 #include "tools/cubesim/output_files.hpp"
@@ -54,17 +57,40 @@ int list(bool as_json) {
   return 0;
 }
 
+int list_stats(bool as_json) {
+  if (as_json) {
+    nlohmann::json all = nlohmann::json::array();
+    for (const components::PeStatistic& s : components::kPeStatistics)
+      all.push_back({{"name", s.name}, {"unit", s.unit}, {"description", s.description}});
+    std::cout << to_pretty_json(all);
+    return 0;
+  }
+  std::size_t width = 0;
+  for (const components::PeStatistic& s : components::kPeStatistics)
+    width = std::max(width, s.name.size() + s.unit.size() + 3);
+  std::cout << "Per-PE statistics of a launch (stats.pes[] of cubesim run --json):\n";
+  for (const components::PeStatistic& s : components::kPeStatistics) {
+    const std::string key = std::string(s.name) + " (" + std::string(s.unit) + ")";
+    std::cout << "  " << key << std::string(width - key.size() + 2, ' ') << s.description << "\n";
+  }
+  return 0;
+}
+
 }  // namespace
 
 Command add_list_command(CLI::App& app) {
   auto as_json = std::make_shared<bool>(false);
+  auto stats = std::make_shared<bool>(false);
   CLI::App* sub = app.add_subcommand("list", "List the kernels and their parameters");
   sub->add_flag("--json", *as_json, "Print the list as JSON instead");
+  sub->add_flag("--stats", *stats,
+                "List the statistics each PE reports for a launch instead of the kernels");
   sub->footer(
       "Each kernel 'cubesim run' knows, with its description and parameters: "
-      "-p NAME=DEFAULT, the type, the allowed range or choices.\n\n"
+      "-p NAME=DEFAULT, the type, the allowed range or choices. With --stats: each per-PE "
+      "statistic of 'cubesim run --json' (stats.pes), its unit and meaning.\n\n"
       "Exit codes: 0 ok.");
-  return {sub, [as_json] { return list(*as_json); }};
+  return {sub, [as_json, stats] { return *stats ? list_stats(*as_json) : list(*as_json); }};
 }
 
 }  // namespace cubesim::cli

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "kernels/registry.hpp"
-#include "triton_emu/simulation.hpp"
+#include "triton_emu/launch/simulation.hpp"
 
 namespace cubesim::cli {
 

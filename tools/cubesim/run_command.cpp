@@ -20,7 +20,7 @@
 #include "tools/cubesim/progress_line.hpp"
 #include "tools/cubesim/report.hpp"
 #include "tools/cubesim/summary.hpp"
-#include "triton_emu/simulation.hpp"
+#include "triton_emu/launch/simulation.hpp"
 
 namespace cubesim::cli {
 

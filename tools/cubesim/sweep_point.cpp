@@ -9,7 +9,7 @@
 #include "tools/cubesim/common.hpp"
 #include "tools/cubesim/option_values.hpp"
 #include "tools/cubesim/report.hpp"
-#include "triton_emu/simulation.hpp"
+#include "triton_emu/launch/simulation.hpp"
 
 namespace cubesim::cli::sweep {
 

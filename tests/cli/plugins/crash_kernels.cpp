@@ -4,7 +4,8 @@
 // host before it launches anything.
 #include <cstdlib>
 #include <cubesim/cubesim.hpp>
-#include <kernels/harness.hpp>
+#include <kernels/harness/host_array.hpp>
+#include <kernels/harness/random_inputs.hpp>
 #include <kernels/plugin.hpp>
 
 #include "crash.hpp"

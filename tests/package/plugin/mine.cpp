@@ -5,7 +5,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cubesim/cubesim.hpp>
-#include <kernels/harness.hpp>
+#include <kernels/harness/grid.hpp>
+#include <kernels/harness/host_array.hpp>
+#include <kernels/harness/params.hpp>
+#include <kernels/harness/random_inputs.hpp>
+#include <kernels/harness/requirements.hpp>
+#include <kernels/harness/tolerances.hpp>
+#include <kernels/harness/verification.hpp>
 #include <kernels/plugin.hpp>
 #include <string>
 

@@ -10,9 +10,9 @@
 #include "triton_emu/access_log.hpp"
 #include "triton_emu/context.hpp"
 #include "triton_emu/errors.hpp"
+#include "triton_emu/launch/simulation.hpp"
 #include "triton_emu/message_hazards.hpp"
 #include "triton_emu/ptr.hpp"
-#include "triton_emu/simulation.hpp"
 #include "triton_emu/tile.hpp"
 
 #ifdef CUBESIM_PACKAGE_SPECS_DIR

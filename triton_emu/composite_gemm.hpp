@@ -36,7 +36,7 @@ void wait_gemm(LaunchState& launch, tl::HandleState& h, std::uint32_t program, s
 // A fault unless `h` still owns its result tile (it was not passed on as an accumulator).
 void check_result_handle(const tl::Context& ctx, const tl::HandleState& h);
 // Faults unless the composite behind `h` was issued by the program of `ctx`, in this launch
-// (`launch`: the SramAccount::launch of its PE).
+// (`launch`: the tenant of its PE's SRAM, components::Sram::tenant).
 void check_handle_owner(const tl::Context& ctx, std::uint64_t launch, const tl::HandleState& h);
 // The result tile of a finished composite to a tile, handed out to the program.
 tl::Tile gemm_result(tl::HandleState& h);

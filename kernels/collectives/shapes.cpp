@@ -1,9 +1,14 @@
-#include "kernels/collectives/algorithms.hpp"
+#include "kernels/collectives/shapes.hpp"
 
 #include <algorithm>
 #include <stdexcept>
 
 namespace cubesim::kernels::collectives {
+
+using components::collectives::OpKind;
+using components::collectives::Schedule;
+using components::collectives::Segment;
+using components::collectives::Step;
 
 namespace {
 

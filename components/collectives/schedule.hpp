@@ -1,6 +1,7 @@
 #pragma once
-// A collective as a schedule of messages, one executor that runs any schedule over tl.send /
-// tl.recv, and one alpha-beta model that times any schedule from the spec.
+// A collective as a schedule of messages: the vocabulary the executor that runs a schedule over
+// tl.send / tl.recv (kernels/collectives/executor.hpp) and the alpha-beta model that times one
+// from the spec (alpha_beta_model.hpp) share, and the order both give a step's messages.
 //
 // Each program has a working vector cut into segments (f32 ranges); a segment may start from
 // the program's input and may end in its output. The program goes through steps; in a step it
@@ -18,24 +19,13 @@
 // deadlocks.
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
-#include "emu/time.hpp"
-#include "kernels/harness.hpp"
-#include "triton_emu/context.hpp"
-#include "triton_emu/ptr.hpp"
-
-namespace cubesim::kernels::collectives {
-
+namespace cubesim::components::collectives {
 // Where the data is while the collective runs: in the PE's SRAM (loaded before, stored after,
 // neither timed) or in HBM (loaded when first needed, stored once final, both timed).
 enum class Buffer : std::uint8_t { sram, hbm };
-
-// When each program began and ended the collective proper (its timed part).
-struct Clock {
-  std::vector<emu::Tick> begin, end;  // per global program id
-  emu::Tick elapsed() const;          // max(end) - min(begin)
-};
 
 struct Segment {
   std::int64_t elems = 0;
@@ -63,18 +53,6 @@ class Schedule {
   virtual void step(std::int64_t g, std::int64_t k, Step& out) const = 0;
 };
 
-struct ScheduleArgs {
-  const Schedule* schedule = nullptr;
-  Buffer buffer = Buffer::sram;
-  std::vector<Ptr> in, out;  // per global program id
-  std::int64_t piece = 0;    // elements per message at most
-  std::uint32_t window = 1;  // messages per peer sent ahead of the receives (the slots)
-  Clock* clock = nullptr;
-};
-
-// One program's part.
-void run_schedule(tl::Context& tl, const ScheduleArgs& args);
-
 // The order in which a program performs one step's messages.
 struct Action {
   bool send = false;
@@ -85,24 +63,25 @@ std::int64_t pieces_of(std::int64_t elems, std::int64_t piece);
 void step_actions(const std::vector<Segment>& segments, const Step& step, std::int64_t piece,
                   std::uint32_t window, std::vector<Action>& out);
 
-// The alpha-beta time of a schedule on an idle system, from the spec, program by program in
-// time order. A message of b bytes leaves its sender once its credit is back and the sender's
-// injection port is free (the port carries its messages and the credits it returns, one after
-// another); its head crosses the route's hops (alpha: the hop latencies) and it queues for the
-// receiver's ejection port behind what else arrives there; it takes b / the slowest link of
-// its route (beta) and, behind the messages before it on the same route, arrives; then the
-// slot's write latency. The receiver reads it out (slot latency + b / slot bandwidth) once it
-// is there and the recv is posted, returns the slot's credit, and adds (recv_add) on the
-// vector unit. With buffer=hbm it also loads and stores as the executor does (a value when
-// first needed, a result once final): each packet of an access over its own path, the HBM
-// channel's link serialising reads from it and writes to it. Exact when messages are single
-// packets in SRAM slots, routes of different pairs share no link but their end ports, no PE
-// has more packets in flight than its DMA window, and buffer=sram; with buffer=hbm the
-// accesses' packets interleave with messages on the links they share, which the model serves
-// whole (within 5 % on an idle cube for one-packet pieces; tests/kernels/test_collectives).
-// With message slots in HBM (system.messages.memory=hbm) a message is a write of b bytes into
-// its slot's HBM address and its read-out a read of them back to the receiver, each timed as
-// the accesses above (the write's landing is the message's arrival).
-emu::Tick model_time(Simulation& sim, GridShape grid, const ScheduleArgs& args);
+// When each of program g's segments is last read (sent, or added to) and last written: -1 when
+// never.
+struct LastUses {
+  std::vector<std::int64_t> read, write;
+  LastUses() = default;
+  LastUses(const Schedule& schedule, std::int64_t g, std::int64_t steps, std::size_t segments);
+};
 
-}  // namespace cubesim::kernels::collectives
+// The writes into each (segment, piece) still to come in a step's actions: the last one stores
+// its final value (buffer=hbm). Steps write few pieces: a vector, searched.
+class PieceWrites {
+ public:
+  void count(const Step& step, const std::vector<Action>& actions);
+  // One write into `piece` is done: whether it was the step's last.
+  bool done(std::int32_t segment, std::int64_t piece) { return --at({segment, piece}) == 0; }
+
+ private:
+  int& at(std::pair<std::int32_t, std::int64_t> piece);
+  std::vector<std::pair<std::pair<std::int32_t, std::int64_t>, int>> counts_;
+};
+
+}  // namespace cubesim::components::collectives

@@ -1,4 +1,4 @@
-#include "triton_emu/gemm_engine.hpp"
+#include "triton_emu/composite_gemm.hpp"
 
 #include <fmt/format.h>
 
@@ -23,7 +23,7 @@ struct HandleState {
       : done(s, "composite gemm"), owner(&issuer), launch(launch_id) {}
   emu::Completion done;
   const Context* owner;         // the program that issued the composite (gone after `launch`)
-  std::uint64_t launch;         // the launch it was issued in (SramAccount::launch)
+  std::uint64_t launch;         // the launch it was issued in (its SRAM's tenant then)
   std::uint32_t logged_op = 0;  // its accesses in the launch's AccessLog (0: not recorded)
   Tile result;                  // a composite to a tile: its result, reserved when issued
   bool passed_on = false;       // the result went on to a later composite as its accumulator
@@ -395,13 +395,22 @@ std::optional<tl::Tile> accumulator(tl::Context& ctx, const GemmOut& out,
   return t;
 }
 
-}  // namespace
+// A composite GEMM's call as the checks settle it: an m x k by k x n product of `in` inputs to
+// a result of `out_dtype`, its accumulator tile (if any) and its epilogue steps.
+struct GemmCall {
+  std::int64_t m = 0, n = 0, k = 0;
+  DType in = DType::f32;
+  DType out_dtype = DType::f32;
+  std::optional<tl::Tile> acc;
+  bool in_place = false;  // acc is the unseen result of an earlier composite: add into it
+  std::uint32_t steps = 0;
+  tl::Ref out_mem{};  // a result in memory (unused for a tile)
+};
 
-std::shared_ptr<tl::HandleState> start_gemm(LaunchState& launch, PeState& pe, tl::Context& ctx,
-                                            std::uint32_t program, std::uint32_t epoch,
-                                            const tl::Context::Operand& a,
-                                            const tl::Context::Operand& b, const GemmOut& out,
-                                            const tl::CompositeOptions& options) {
+// The operands: both this program's, of one dtype the engine multiplies, inner dimensions equal.
+GemmCall check_operands(const tl::Context& ctx, const tl::Context::Operand& a,
+                        const tl::Context::Operand& b, const GemmOut& out,
+                        const tl::CompositeOptions& options) {
   const OperandInfo ai = info(a), bi = info(b);
   for (const auto* op : {&a, &b})
     if (const auto* t = std::get_if<tl::Tile>(op); t && &t->context() != &ctx)
@@ -409,12 +418,14 @@ std::shared_ptr<tl::HandleState> start_gemm(LaunchState& launch, PeState& pe, tl
   if (ai.dtype != bi.dtype)
     ctx.fault("composite gemm: a is " + name(ai.dtype) + " but b is " + name(bi.dtype) +
               "; cast one of them (tile.to(...))");
-  const std::int64_t m = options.trans_a ? ai.cols : ai.rows;
-  const std::int64_t ka = options.trans_a ? ai.rows : ai.cols;
+  GemmCall call;
+  call.in = ai.dtype;
+  call.m = options.trans_a ? ai.cols : ai.rows;
+  call.k = options.trans_a ? ai.rows : ai.cols;
   const std::int64_t kb = options.trans_b ? bi.cols : bi.rows;
-  const std::int64_t n = options.trans_b ? bi.rows : bi.cols;
-  if (ka != kb)
-    ctx.fault("composite gemm: inner dimensions differ: a gives K = " + std::to_string(ka) +
+  call.n = options.trans_b ? bi.rows : bi.cols;
+  if (call.k != kb)
+    ctx.fault("composite gemm: inner dimensions differ: a gives K = " + std::to_string(call.k) +
               " but b gives K = " + std::to_string(kb) + " (check the shapes and trans_a/trans_b)");
   if (!backends::gemm_input_supported(ai.dtype)) {
     std::optional<DType> asked = options.out_dtype;
@@ -424,34 +435,59 @@ std::shared_ptr<tl::HandleState> start_gemm(LaunchState& launch, PeState& pe, tl
               "; the GEMM engine multiplies no " + name(ai.dtype) +
               " masks: cast them to i8 (tile.to(DType::i8)) for an i32 count");
   }
-  const bool ints = is_integer(ai.dtype);
-  bool in_place = false;
-  std::optional<tl::Tile> acc;
+  return call;
+}
+
+// The accumulator and the result's dtype: pairs the backends compute, an accumulator of the
+// product's shape.
+void check_result(tl::Context& ctx, const GemmOut& out, const tl::CompositeOptions& options,
+                  GemmCall& call) {
   if (out.to_tile) {
     if (options.out_row_stride != 0)
       ctx.fault(
           "composite gemm: out_row_stride applies to a result in memory, not to a tile; "
           "leave it 0");
-    acc = accumulator(ctx, out, options, in_place);
+    call.acc = accumulator(ctx, out, options, call.in_place);
   }
-  if (acc && !backends::gemm_pair_supported(ai.dtype, acc->dtype()))
+  const DType in = call.in;
+  const auto& acc = call.acc;
+  if (acc && !backends::gemm_pair_supported(in, acc->dtype()))
     ctx.fault("composite gemm: the accumulator tile is " + name(acc->dtype()) + " but a is " +
-              name(ai.dtype) + "; use an " +
-              (ints ? name(backends::gemm_default_out(ai.dtype)) : std::string("f32")) +
+              name(in) + "; use an " +
+              (is_integer(in) ? name(backends::gemm_default_out(in)) : std::string("f32")) +
               " accumulator");
-  const DType out_dtype =
-      options.out_dtype.value_or(acc ? acc->dtype() : backends::gemm_default_out(ai.dtype));
-  if (!backends::gemm_pair_supported(ai.dtype, out_dtype))
-    ctx.fault("composite gemm: " + name(ai.dtype) + " inputs cannot give a " + name(out_dtype) +
-              " result; " + name(ai.dtype) + " inputs take a result of " +
-              backends::gemm_outputs_for(ai.dtype) + " (set CompositeOptions::out_dtype)");
-  if (acc) {
-    if (acc->shape().rows() != m || acc->shape().cols() != n)
-      ctx.fault("composite gemm: the accumulator tile has shape " + acc->shape().str() +
-                " but the product is " + std::to_string(m) + " x " + std::to_string(n) +
-                "; pass an accumulator of shape [" + std::to_string(m) + ", " + std::to_string(n) +
-                "]");
+  call.out_dtype = options.out_dtype.value_or(acc ? acc->dtype() : backends::gemm_default_out(in));
+  if (!backends::gemm_pair_supported(in, call.out_dtype))
+    ctx.fault("composite gemm: " + name(in) + " inputs cannot give a " + name(call.out_dtype) +
+              " result; " + name(in) + " inputs take a result of " +
+              backends::gemm_outputs_for(in) + " (set CompositeOptions::out_dtype)");
+  if (acc && (acc->shape().rows() != call.m || acc->shape().cols() != call.n))
+    ctx.fault("composite gemm: the accumulator tile has shape " + acc->shape().str() +
+              " but the product is " + std::to_string(call.m) + " x " + std::to_string(call.n) +
+              "; pass an accumulator of shape [" + std::to_string(call.m) + ", " +
+              std::to_string(call.n) + "]");
+}
+
+// A bias: this program's tile or a ref, one float row of the result's width.
+void check_bias(const tl::Context& ctx, const tl::Context::Operand& bias, std::int64_t n) {
+  const OperandInfo info_of_bias = info(bias);
+  if (const auto* t = std::get_if<tl::Tile>(&bias)) {
+    if (!t->valid()) ctx.fault("composite gemm: the bias tile is empty (Tile())");
+    if (&t->context() != &ctx)
+      ctx.fault("composite gemm: the bias tile belongs to another program");
   }
+  if (info_of_bias.rows != 1 || info_of_bias.cols != n)
+    ctx.fault("composite gemm: the bias has shape " + shape_of(bias).str() +
+              " but the result has N = " + std::to_string(n) + " columns; pass a bias of shape [" +
+              std::to_string(n) + "] (or [1, " + std::to_string(n) + "])");
+  if (is_integer(info_of_bias.dtype))
+    ctx.fault("composite gemm: the bias is " + name(info_of_bias.dtype) +
+              ": an integer bias is not supported; cast it to f32, f16 or bf16 "
+              "(tile.to(DType::f32))");
+}
+
+// The epilogue (alpha, beta, bias, activation): meaningful values, on a float GEMM only.
+void check_epilogue(const tl::Context& ctx, const tl::CompositeOptions& options, GemmCall& call) {
   if (!std::isfinite(options.alpha) || !std::isfinite(options.beta))
     ctx.fault("composite gemm: alpha and beta must be finite (alpha = " +
               std::to_string(options.alpha) + ", beta = " + std::to_string(options.beta) + ")");
@@ -463,118 +499,136 @@ std::shared_ptr<tl::HandleState> start_gemm(LaunchState& launch, PeState& pe, tl
     ctx.fault("composite gemm: unknown activation " +
               std::to_string(static_cast<int>(options.activation)) +
               "; use Activation::none, relu or gelu");
-  if (options.bias) {
-    const OperandInfo bias = info(*options.bias);
-    if (const auto* t = std::get_if<tl::Tile>(&*options.bias)) {
-      if (!t->valid()) ctx.fault("composite gemm: the bias tile is empty (Tile())");
-      if (&t->context() != &ctx)
-        ctx.fault("composite gemm: the bias tile belongs to another program");
-    }
-    if (bias.rows != 1 || bias.cols != n)
-      ctx.fault("composite gemm: the bias has shape " + shape_of(*options.bias).str() +
-                " but the result has N = " + std::to_string(n) +
-                " columns; pass a bias of shape [" + std::to_string(n) + "] (or [1, " +
-                std::to_string(n) + "])");
-    if (is_integer(bias.dtype))
-      ctx.fault("composite gemm: the bias is " + name(bias.dtype) +
-                ": an integer bias is not supported; cast it to f32, f16 or bf16 "
-                "(tile.to(DType::f32))");
-  }
-  const std::uint32_t steps = epilogue_steps(options);
-  if (ints && steps != 0)
-    ctx.fault("composite gemm: an integer GEMM (" + name(ai.dtype) + " inputs, " + name(out_dtype) +
+  if (options.bias) check_bias(ctx, *options.bias, call.n);
+  call.steps = epilogue_steps(options);
+  if (is_integer(call.in) && call.steps != 0)
+    ctx.fault("composite gemm: an integer GEMM (" + name(call.in) + " inputs, " +
+              name(call.out_dtype) +
               " result) has no epilogue (alpha, beta, bias, activation); compute it on the "
               "vector unit after the GEMM");
-  const std::uint32_t out_size = dtype_size(out_dtype);
-  const std::int64_t out_stride = options.out_row_stride != 0 ? options.out_row_stride : n;
-  tl::Ref out_mem{out.ptr, tl::Shape{m, n}, out_dtype, out_stride};
+}
+
+// A result in memory: rows that do not overlap, aligned, inside the address map and inside
+// one allocated buffer.
+void check_memory_result(const LaunchState& launch, const tl::Context& ctx, const GemmOut& out,
+                         const GemmCall& call) {
+  const std::int64_t m = call.m, n = call.n, out_stride = call.out_mem.row_stride;
+  const std::uint32_t out_size = dtype_size(call.out_dtype);
+  if (out_stride < n)
+    ctx.fault("composite gemm: out_row_stride " + std::to_string(out_stride) +
+              " is smaller than a row of the result (N = " + std::to_string(n) +
+              " elements); rows would overlap");
+  if (out.ptr.addr % out_size != 0)
+    ctx.fault("composite gemm: the output at " + hex_address(out.ptr.addr) + " is misaligned for " +
+              name(call.out_dtype) + " elements");
+  __extension__ using u128 = unsigned __int128;
+  const u128 span = m * n == 0 ? 0 : (u128(m - 1) * u128(out_stride) + u128(n)) * out_size;
+  if (span >> 63)
+    ctx.fault("composite gemm: an output of " + std::to_string(m) + " rows " +
+              std::to_string(out_stride) + " elements apart spans more than 2^63 bytes");
+  try {
+    launch.sys.address_map().check_range(out.ptr.addr, static_cast<std::uint64_t>(span),
+                                         "composite gemm output");
+  } catch (const components::AddressError& e) {
+    ctx.fault(e.what());
+  }
+  if (!launch.allocations.contains(out.ptr.addr, static_cast<std::uint64_t>(span)))
+    ctx.fault(launch.allocations.describe_miss(out.ptr.addr, static_cast<std::uint64_t>(span),
+                                               "composite gemm output"));
+}
+
+// A result in SRAM: the accumulator's tile when the engine can add into it, else a new tile.
+tl::Tile result_tile(tl::Context& ctx, const GemmCall& call) {
+  if (call.in_place && call.acc->dtype() == call.out_dtype) return *call.acc;
+  const std::uint64_t bytes =
+      static_cast<std::uint64_t>(call.m * call.n) * dtype_size(call.out_dtype);
+  if (bytes > ctx.sram_free())
+    ctx.fault("composite gemm: its " + std::to_string(call.m) + " x " + std::to_string(call.n) +
+              " " + name(call.out_dtype) + " result tile needs " + std::to_string(bytes) +
+              " bytes of SRAM but only " + std::to_string(ctx.sram_free()) + " are free on " +
+              ctx.pe_name() +
+              "; compute smaller blocks, let tiles go out of scope, or raise "
+              "system.pe.sram_KiB");
+  tl::Tile t = ctx.make_tile(tl::Shape{call.m, call.n}, call.out_dtype);
+  // i32 tiles keep values in timing-only runs (index math), where no GEMM computes them.
+  if (ctx.timing_only() && t.raw() && bytes != 0)
+    std::memset(const_cast<std::byte*>(t.raw()), 0, bytes);
+  return t;
+}
+
+// The composite's accesses, in flight until the program waits on it: the engine reads and
+// writes at times of its own.
+void log_accesses(AccessLog& log, tl::HandleState& handle, std::uint32_t program,
+                  std::uint32_t epoch, const GemmJob& job, const GemmOut& out,
+                  const tl::Ref& out_mem) {
+  const std::uint32_t logged = log.begin_async();
+  handle.logged_op = logged;
+  for (const auto* op : {&job.a, &job.b})
+    if (const auto* r = std::get_if<tl::Ref>(op))
+      record_rows(log, program, epoch, logged, *r, false);
+  if (job.options.bias)
+    if (const auto* r = std::get_if<tl::Ref>(&*job.options.bias))
+      record_rows(log, program, epoch, logged, *r, false);
   if (!out.to_tile) {
-    if (out_stride < n)
-      ctx.fault("composite gemm: out_row_stride " + std::to_string(out_stride) +
-                " is smaller than a row of the result (N = " + std::to_string(n) +
-                " elements); rows would overlap");
-    if (out.ptr.addr % out_size != 0)
-      ctx.fault("composite gemm: the output at " + hex_address(out.ptr.addr) +
-                " is misaligned for " + name(out_dtype) + " elements");
-    __extension__ using u128 = unsigned __int128;
-    const u128 span = m * n == 0 ? 0 : (u128(m - 1) * u128(out_stride) + u128(n)) * out_size;
-    if (span >> 63)
-      ctx.fault("composite gemm: an output of " + std::to_string(m) + " rows " +
-                std::to_string(out_stride) + " elements apart spans more than 2^63 bytes");
-    try {
-      launch.sys.address_map().check_range(out.ptr.addr, static_cast<std::uint64_t>(span),
-                                           "composite gemm output");
-    } catch (const components::AddressError& e) {
-      ctx.fault(e.what());
-    }
-    if (!launch.allocations.contains(out.ptr.addr, static_cast<std::uint64_t>(span)))
-      ctx.fault(launch.allocations.describe_miss(out.ptr.addr, static_cast<std::uint64_t>(span),
-                                                 "composite gemm output"));
+    if (job.options.accumulate) record_rows(log, program, epoch, logged, out_mem, false);
+    record_rows(log, program, epoch, logged, out_mem, true);
   }
-  if (launch.sys.gemm_timing().peak_flops_per_s(ai.dtype) == 0)
-    ctx.fault("composite gemm: the GEMM engine has no " + name(ai.dtype) +
-              " rate: the spec does not give system.pe.gemm.peak_TFLOPS." + name(ai.dtype) +
-              "; add it (TFLOP/s) to run " + name(ai.dtype) +
-              " composites, or convert the operands to a dtype the engine has");
+}
+
+// The engine's job for a checked call: what it computes and what it streams.
+std::unique_ptr<GemmJob> make_job(LaunchState& launch, PeState& pe, const tl::Context::Operand& a,
+                                  const tl::Context::Operand& b, const GemmOut& out,
+                                  const tl::CompositeOptions& options, GemmCall& call) {
   auto job = std::make_unique<GemmJob>();
-  job->handle = std::make_shared<tl::HandleState>(launch.sched, ctx, pe.sram->launch);
-  if (out.to_tile) {
-    if (in_place && acc->dtype() == out_dtype) {
-      job->out_tile = *acc;  // the engine adds into the tile it holds
-    } else {
-      const std::uint64_t bytes = static_cast<std::uint64_t>(m * n) * out_size;
-      if (bytes > ctx.sram_free())
-        ctx.fault("composite gemm: its " + std::to_string(m) + " x " + std::to_string(n) + " " +
-                  name(out_dtype) + " result tile needs " + std::to_string(bytes) +
-                  " bytes of SRAM but only " + std::to_string(ctx.sram_free()) + " are free on " +
-                  ctx.pe_name() +
-                  "; compute smaller blocks, let tiles go out of scope, or raise "
-                  "system.pe.sram_KiB");
-      job->out_tile = ctx.make_tile(tl::Shape{m, n}, out_dtype);
-      // i32 tiles keep values in timing-only runs (index math), where no GEMM computes them.
-      if (ctx.timing_only() && job->out_tile.raw() && bytes != 0)
-        std::memset(const_cast<std::byte*>(job->out_tile.raw()), 0, bytes);
-    }
-    job->handle->result = job->out_tile;
-  }
-  if (launch.log) {
-    // In flight until the program waits on it: the engine reads and writes at times of its own.
-    const std::uint32_t logged = launch.log->begin_async();
-    job->handle->logged_op = logged;
-    for (const auto* op : {&a, &b})
-      if (const auto* r = std::get_if<tl::Ref>(op))
-        record_rows(*launch.log, program, epoch, logged, *r, false);
-    if (options.bias)
-      if (const auto* r = std::get_if<tl::Ref>(&*options.bias))
-        record_rows(*launch.log, program, epoch, logged, *r, false);
-    if (!out.to_tile) {
-      if (options.accumulate) record_rows(*launch.log, program, epoch, logged, out_mem, false);
-      record_rows(*launch.log, program, epoch, logged, out_mem, true);
-    }
-  }
   job->launch = &launch;
   job->pe = &pe;
-  job->m = static_cast<std::uint64_t>(m);
-  job->n = static_cast<std::uint64_t>(n);
-  job->k = static_cast<std::uint64_t>(ka);
-  job->dtype = ai.dtype;
-  job->epilogue_steps = steps;
+  job->m = static_cast<std::uint64_t>(call.m);
+  job->n = static_cast<std::uint64_t>(call.n);
+  job->k = static_cast<std::uint64_t>(call.k);
+  job->dtype = call.in;
+  job->epilogue_steps = call.steps;
   job->operands[0] = streamed(a);
   job->operands[1] = streamed(b);
   if (options.bias) job->operands[2] = streamed(*options.bias);
   if (!out.to_tile) {
-    if (options.accumulate) job->operands[3] = streamed(out_mem);
-    job->result = streamed(out_mem);
+    if (options.accumulate) job->operands[3] = streamed(call.out_mem);
+    job->result = streamed(call.out_mem);
   }
-  job->out_dtype = out_dtype;
+  job->out_dtype = call.out_dtype;
   job->options = options;
   job->a = a;
   job->b = b;
   job->out = out.ptr;
-  job->out_stride = out_stride;
-  job->acc = std::move(acc);
-  auto handle = job->handle;
-  pe.gemm.submit(std::move(job));
+  job->out_stride = call.out_mem.row_stride;
+  job->acc = std::move(call.acc);
+  return job;
+}
+
+}  // namespace
+
+std::shared_ptr<tl::HandleState> start_gemm(LaunchState& launch, PeState& pe, tl::Context& ctx,
+                                            std::uint32_t program, std::uint32_t epoch,
+                                            const tl::Context::Operand& a,
+                                            const tl::Context::Operand& b, const GemmOut& out,
+                                            const tl::CompositeOptions& options) {
+  GemmCall call = check_operands(ctx, a, b, out, options);
+  check_result(ctx, out, options, call);
+  check_epilogue(ctx, options, call);
+  const std::int64_t out_stride = options.out_row_stride != 0 ? options.out_row_stride : call.n;
+  call.out_mem = {out.ptr, tl::Shape{call.m, call.n}, call.out_dtype, out_stride};
+  if (!out.to_tile) check_memory_result(launch, ctx, out, call);
+  if (launch.sys.gemm_timing().peak_flops_per_s(call.in) == 0)
+    ctx.fault("composite gemm: the GEMM engine has no " + name(call.in) +
+              " rate: the spec does not give system.pe.gemm.peak_TFLOPS." + name(call.in) +
+              "; add it (TFLOP/s) to run " + name(call.in) +
+              " composites, or convert the operands to a dtype the engine has");
+  auto handle = std::make_shared<tl::HandleState>(launch.sched, ctx, pe.hw.sram().tenant);
+  tl::Tile result = out.to_tile ? result_tile(ctx, call) : tl::Tile{};
+  auto job = make_job(launch, pe, a, b, out, options, call);
+  job->handle = handle;
+  if (out.to_tile) handle->result = job->out_tile = std::move(result);
+  if (launch.log) log_accesses(*launch.log, *handle, program, epoch, *job, out, call.out_mem);
+  pe.hw.gemm().submit(std::move(job));
   return handle;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
-// The collective algorithms as schedules (schedule.hpp).
+// The shapes of the algorithms' schedules (components/collectives/schedule.hpp), which the
+// entries of algorithms/ build on.
 //
 // Rings, level by level: the programs are split into groups at each level (one group of every
 // program for a plain ring; a cube's PEs, then the cubes of a SIP, then the SIPs for the
@@ -30,33 +31,28 @@
 #include <memory>
 #include <vector>
 
-#include "kernels/collectives/schedule.hpp"
+#include "components/collectives/schedule.hpp"
+#include "kernels/collectives/algorithm.hpp"
 
 namespace cubesim::kernels::collectives {
-
-enum class Collective : std::uint8_t {
-  all_reduce,
-  reduce_scatter,
-  all_gather,
-  broadcast,
-  all_to_all
-};
 
 // A partition of the programs into groups of one size, each group in ring order.
 using Groups = std::vector<std::vector<std::int64_t>>;
 
 // all_reduce, reduce_scatter or all_gather over `levels` (their group sizes multiply to the
 // number of programs); `block` elements per block, a multiple of `directions` (1 or 2).
-std::unique_ptr<Schedule> rings(Collective collective, std::vector<Groups> levels,
-                                std::int64_t block, int directions);
+std::unique_ptr<components::collectives::Schedule> rings(Collective collective,
+                                                         std::vector<Groups> levels,
+                                                         std::int64_t block, int directions);
 
 // all_reduce or broadcast of `elems` elements over the tree given by parent[g] (-1: the root).
-std::unique_ptr<Schedule> tree(Collective collective, std::vector<std::int64_t> parent,
-                               std::int64_t elems);
+std::unique_ptr<components::collectives::Schedule> tree(Collective collective,
+                                                        std::vector<std::int64_t> parent,
+                                                        std::int64_t elems);
 
 // All-to-all of `block` elements per pair, over the ring `order` (position -> program).
-std::unique_ptr<Schedule> all_to_all(std::vector<std::int64_t> order, std::int64_t block,
-                                     bool direct);
+std::unique_ptr<components::collectives::Schedule> all_to_all(std::vector<std::int64_t> order,
+                                                              std::int64_t block, bool direct);
 
 // A balanced binary tree over the ring `order`, rooted at program `root`: on the ring turned
 // so that the root is in the middle, the middle position of a range is the parent of the
@@ -70,6 +66,7 @@ std::vector<std::int64_t> chain(const std::vector<std::int64_t>& order);
 // or all-gather ends holding every block; with the output a buffer that all of them share
 // (ScheduleArgs::out the same for every program), its owners then write it exactly once:
 // the rings' block g by program g, a tree's whole vector (block = the vector) by program 0.
-std::unique_ptr<Schedule> stored_by_owners(std::unique_ptr<Schedule> inner, std::int64_t block);
+std::unique_ptr<components::collectives::Schedule> stored_by_owners(
+    std::unique_ptr<components::collectives::Schedule> inner, std::int64_t block);
 
 }  // namespace cubesim::kernels::collectives

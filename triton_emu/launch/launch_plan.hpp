@@ -1,8 +1,8 @@
 #pragma once
-// Where the programs of a launch run, in what order (simulation.hpp's Grid says which launch
+// Where the programs of a launch run, in what order (grid.hpp's Grid says which launch
 // is which): one program per PE at its own coordinates (a grid that fits the hardware), or a
 // logical grid that the dispatcher places on PEs by system.dispatch.policy and runs in waves.
-// When each program starts is the launch's business (Simulation::run): on its PE, after the
+// When each program starts is the launch's business (KernelRunner): on its PE, after the
 // PE's previous program, once the dispatcher has started it.
 
 #include <cstdint>
@@ -10,7 +10,7 @@
 
 #include "components/system_config.hpp"
 #include "triton_emu/access_log.hpp"
-#include "triton_emu/simulation.hpp"
+#include "triton_emu/launch/grid.hpp"
 
 namespace cubesim::detail {
 

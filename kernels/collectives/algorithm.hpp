@@ -1,0 +1,82 @@
+#pragma once
+// The collective algorithms: one table of entries (algorithm.cpp), one algorithm per file
+// (algorithms/*.cpp). An entry names the algorithm, the collectives it implements (each with a
+// line saying how, which the kernels' `algorithm` parameter shows), the channels its data is
+// split over, what a program's element count must be a multiple of, and how it plans a
+// collective: the schedule (components/collectives/schedule.hpp) and how the data is cut.
+// The table's names are the choices of every kernel's `algorithm` parameter; a name the table
+// does not have, or an algorithm that does not implement the collective, is a UsageError that
+// lists the names that would work.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "components/collectives/schedule.hpp"
+#include "components/system_config.hpp"
+#include "kernels/harness/grid.hpp"
+#include "kernels/harness/params.hpp"
+#include "kernels/harness/requirements.hpp"
+
+namespace cubesim::kernels::collectives {
+
+enum class Collective : std::uint8_t {
+  all_reduce,
+  reduce_scatter,
+  all_gather,
+  broadcast,
+  all_to_all
+};
+// The kernel's name: allreduce, reduce_scatter, allgather, broadcast, alltoall.
+const char* collective_name(Collective collective);
+
+// What a plan depends on: the collective of `elems` f32 elements per program over every
+// program of `grid`, whose ring (ring_order.hpp) is `order`.
+struct PlanInput {
+  const components::SystemConfig& config;
+  GridShape grid;
+  Collective collective;
+  std::int64_t elems = 0;
+  std::vector<std::int64_t> order;
+};
+
+// What a harness needs of a collective's algorithm over the programs of a grid: the schedule,
+// how the data is cut, and what its messages take.
+struct Plan {
+  std::unique_ptr<components::collectives::Schedule> schedule;
+  std::int64_t block = 0;            // elements per block (the data is cut into one per program)
+  std::int64_t segment = 0;          // elements of the largest segment
+  std::int64_t piece = 0;            // elements per message: a slot's worth, at most a segment
+  std::int64_t step_bytes = 0;       // the most a program sends in a step
+  std::vector<std::int64_t> levels;  // ring algorithms: the group size of each level
+  std::int64_t channels_in = 0;      // the most channels into one program
+  int directions = 1;                // the algorithm's channels (each block in that many parts)
+};
+
+struct Algorithm {
+  const char* name;
+  std::vector<std::pair<Collective, const char*>> implements;  // each with how, for the help
+  int channels = 1;  // independent rings the data is split over (each block in that many parts)
+  // What a program's f32 elements must be a multiple of.
+  std::int64_t (*element_multiple)(Collective collective, GridShape grid);
+  // The plan, all but its piece and directions (make_plan sets them).
+  Plan (*schedule)(const PlanInput& input);
+
+  bool implements_collective(Collective collective) const;
+};
+
+// Every algorithm, in the table's order.
+const std::vector<const Algorithm*>& algorithms();
+// The names of the algorithms implementing `collective`, in the table's order: the choices of
+// its `algorithm` parameter, the first the default.
+std::vector<std::string> algorithm_names(Collective collective);
+std::string default_algorithm(Collective collective);
+// "ring: one ring of every program; ...": each algorithm implementing `collective`, with how.
+std::string algorithm_help(Collective collective);
+// The algorithm `name` implementing `collective`; UsageError listing those that do when there
+// is none of that name or it does not implement the collective.
+const Algorithm& find_algorithm(const std::string& name, Collective collective);
+
+}  // namespace cubesim::kernels::collectives

@@ -1,0 +1,43 @@
+#pragma once
+// The executor: one program's part of a collective's schedule (components/collectives/
+// schedule.hpp), run over tl.load / tl.send / tl.recv / tl.store, and the alpha-beta time
+// the hardware model gives the same schedule (components/collectives/alpha_beta_model.hpp).
+
+#include <cstdint>
+#include <vector>
+
+#include "components/collectives/schedule.hpp"
+#include "emu/time.hpp"
+#include "kernels/harness/grid.hpp"
+#include "kernels/harness/params.hpp"
+#include "kernels/harness/requirements.hpp"
+#include "triton_emu/context.hpp"
+#include "triton_emu/ptr.hpp"
+
+namespace cubesim::kernels::collectives {
+
+// When each program began and ended the collective proper (its timed part).
+struct Clock {
+  std::vector<emu::Tick> begin, end;  // per global program id
+  emu::Tick elapsed() const;          // max(end) - min(begin)
+};
+
+struct ScheduleArgs {
+  const components::collectives::Schedule* schedule = nullptr;
+  components::collectives::Buffer buffer = components::collectives::Buffer::sram;
+  std::vector<Ptr> in, out;  // per global program id
+  std::int64_t piece = 0;    // elements per message at most
+  std::uint32_t window = 1;  // messages per peer sent ahead of the receives (the slots)
+  Clock* clock = nullptr;
+};
+
+// One program's part: with buffer=sram it loads its inputs, meets the others at a barrier,
+// runs the steps between the clock's begin and end, meets them again and stores its outputs;
+// with buffer=hbm it loads each value when first needed and stores each result once final,
+// inside the clock.
+void run_schedule(tl::Context& tl, const ScheduleArgs& args);
+
+// The alpha-beta model's time of `args` on the launch's `grid` of sim's system, from the spec.
+emu::Tick model_time(Simulation& sim, GridShape grid, const ScheduleArgs& args);
+
+}  // namespace cubesim::kernels::collectives

@@ -1,0 +1,50 @@
+#pragma once
+// A collective's plan from its algorithm's entry (algorithm.hpp), the plans of the three
+// schedule shapes the entries build (shapes.hpp), and what a plan needs of the hardware.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "components/collectives/schedule.hpp"
+#include "components/system_config.hpp"
+#include "kernels/collectives/algorithm.hpp"
+#include "kernels/collectives/shapes.hpp"
+#include "kernels/harness/grid.hpp"
+#include "kernels/harness/params.hpp"
+#include "kernels/harness/requirements.hpp"
+
+namespace cubesim::kernels::collectives {
+
+// The plan of `algorithm` for `collective` over every program of `grid`, for `bytes` of f32
+// per program, a multiple of 4 x element_multiple(collective, algorithm, grid); UsageError
+// for an algorithm that the table lacks or that does not implement the collective.
+Plan make_plan(const components::SystemConfig& config, GridShape grid, Collective collective,
+               const std::string& algorithm, std::int64_t bytes);
+// What a program's f32 elements must be a multiple of for `algorithm`: the programs (x its
+// channels), whose blocks the data is cut into; 1 for algorithms that move the vector whole.
+std::int64_t element_multiple(Collective collective, const std::string& algorithm, GridShape grid);
+
+// Rings over `levels` (levels whose groups have one member are left out) in `channels`
+// directions: the data cut into one block per program, each in `channels` segments.
+Plan ring_plan(const PlanInput& input, std::vector<Groups> levels, int channels);
+// A tree given by parent[g] (-1: the root) moving the whole vector, with at most `channels_in`
+// channels into a program.
+Plan tree_plan(const PlanInput& input, std::vector<std::int64_t> parent, std::int64_t channels_in);
+// An all-to-all over the ring: pairwise, or every message in one step (`direct`).
+Plan all_to_all_plan(const PlanInput& input, bool direct);
+
+// The SRAM a program holds while it runs `plan` (see run_schedule): buffer=sram, or a ring
+// all-reduce, its whole vector (an all-to-all's input and output); both what a step sends and
+// receives and a few pieces being added, and the slots of its channels in when they live in
+// its SRAM.
+std::uint64_t plan_sram_bytes(const components::SystemConfig& config, const Plan& plan,
+                              Collective collective, components::collectives::Buffer buffer,
+                              std::int64_t bytes);
+// The most channels any cube receives on in `schedule`: every (sender, receiver) pair whose
+// receiver is on that cube (global program g runs on cube g / pes_per_cube). For
+// require_message_slots.
+std::uint64_t most_channels_into_a_cube(const components::collectives::Schedule& schedule,
+                                        std::int64_t pes_per_cube);
+
+}  // namespace cubesim::kernels::collectives

@@ -1,0 +1,122 @@
+#pragma once
+// The host side of cubesim (DESIGN.md "Library"): build a simulation from a spec, allocate
+// and fill buffers, launch kernels on the hardware grid (or a sub-grid), read results and the
+// report, and check sharding.
+//
+//   cubesim::Simulation sim(cubesim::Spec::load("tiny"));  // a shipped spec by name, or a path
+//   cubesim::Ptr a = sim.alloc(bytes);                        // interleaved across cubes
+//   sim.write<float>(a, host_values);
+//   cubesim::RunResult r = sim.launch(kernel, a, n);          // runs to completion
+//   auto c = sim.read<float>(a, n);
+//
+// A kernel is any callable void(cubesim::tl::Context&, Args...); the arguments are stored once
+// and passed to every program as the kernel's parameters declare them: a by-value parameter is
+// each program's own copy, a by-reference one is shared by all programs.
+// launch_on(Grid::logical(cdiv(n, BLOCK)), kernel, ...) runs Triton's grid. A failing kernel makes
+// launch() throw KernelError (exit 3) or DeadlockError (exit 4) naming the PE and the simulated
+// time.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "components/spec/spec.hpp"
+#include "emu/trace.hpp"
+#include "triton_emu/context.hpp"
+#include "triton_emu/errors.hpp"
+#include "triton_emu/launch/grid.hpp"
+#include "triton_emu/launch/run_result.hpp"
+#include "triton_emu/launch/sim_options.hpp"
+#include "triton_emu/memory/placement.hpp"
+#include "triton_emu/message_hazards.hpp"
+#include "triton_emu/ptr.hpp"
+
+namespace cubesim {
+
+using Spec = components::Spec;
+using SpecError = components::SpecError;
+
+namespace components {
+class System;
+}
+namespace detail {
+struct SimulationImpl;
+}
+
+class Simulation {
+ public:
+  explicit Simulation(const Spec& spec, SimOptions options = {});
+  ~Simulation();
+  Simulation(const Simulation&) = delete;
+  Simulation& operator=(const Simulation&) = delete;
+
+  const Spec& spec() const;
+  const components::SystemConfig& config() const;
+  const SimOptions& options() const;
+  components::System& system();
+
+  // Allocation: aligned to `align` bytes (a power of two); UsageError when HBM is full. Kernel
+  // accesses and host reads/writes must each lie inside one allocated buffer. A buffer of 0
+  // bytes has an address no other buffer shares.
+  Ptr alloc(std::uint64_t bytes, Placement placement = {}, std::uint64_t align = 4096);
+
+  void write_bytes(Ptr p, const void* src, std::uint64_t bytes);
+  void read_bytes(Ptr p, void* dst, std::uint64_t bytes) const;
+  template <typename T>
+  void write(Ptr p, std::span<const T> values) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    write_bytes(p, values.data(), values.size_bytes());
+  }
+  template <typename T>
+  void write(Ptr p, const std::vector<T>& values) {
+    write<T>(p, std::span<const T>(values));
+  }
+  template <typename T>
+  std::vector<T> read(Ptr p, std::size_t count) const {
+    static_assert(std::is_trivially_copyable_v<T>);
+    std::vector<T> out(count);
+    read_bytes(p, out.data(), count * sizeof(T));
+    return out;
+  }
+
+  // On SimOptions::grid: the hardware grid unless set.
+  template <typename Kernel, typename... Args>
+  RunResult launch(Kernel&& kernel, Args&&... args) {
+    return launch_on(options().grid, std::forward<Kernel>(kernel), std::forward<Args>(args)...);
+  }
+  template <typename Kernel, typename... Args>
+  RunResult launch_on(Grid grid, Kernel&& kernel, Args&&... args) {
+    return run(grid, [&kernel, &args...](tl::Context& tl) { kernel(tl, args...); });
+  }
+
+  // The message check of the last launch, also of one that threw (a deadlock, or messages
+  // nobody received), where no RunResult holds it; needs SimOptions::record_accesses.
+  MessageHazards message_hazards() const;
+  std::string describe(const MessageHazards& h) const;
+
+  // With message slots in HBM (system.messages.memory=hbm): the address of the slots of the
+  // channel from global PE `from_pe` to `to_pe` (slot k at + k * slot_bytes), once a launch has
+  // used that channel; nullopt otherwise.
+  std::optional<std::uint64_t> message_slots(std::uint32_t from_pe, std::uint32_t to_pe) const;
+
+  // A label for reports and traces (the CLI sets the kernel name).
+  void set_kernel_name(std::string name);
+
+  // The trace being written (nullptr without one): what it wrote and whether a cap stopped it.
+  const emu::TraceWriter* trace() const;
+  // Writes the link slices still open and renames the trace into place; std::runtime_error when
+  // the file cannot be written. Otherwise the destructor does it, logging failures.
+  void close_trace();
+
+ private:
+  RunResult run(Grid grid, const std::function<void(tl::Context&)>& body);
+  void check_host_access(Ptr p, std::uint64_t bytes, const char* what) const;
+  std::unique_ptr<detail::SimulationImpl> impl_;
+};
+
+}  // namespace cubesim
