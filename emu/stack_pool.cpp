@@ -14,6 +14,10 @@
 #include "emu/log.hpp"
 #include "emu/stack_overflow.hpp"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace cubesim::emu {
 namespace {
 
@@ -24,6 +28,16 @@ constexpr std::size_t kColours = 15;      // colours 0..14: at most 3.5 KiB belo
 constexpr std::uint64_t kCanary = 0xC0BE5111DEADF00DULL;
 
 std::atomic<bool> g_warned_unguarded{false};
+
+// Sanitizer builds: stack memory keeps the shadow poison of frames that never returned (the
+// context switch's entry frame, every frame of a fiber abandoned after a fault), and of an
+// earlier pool's frames where the kernel maps a new slab over its addresses. Whoever gets the
+// memory next must find it clean, as a fresh stack is.
+void forget_frames([[maybe_unused]] std::byte* p, [[maybe_unused]] std::size_t bytes) {
+#if defined(__SANITIZE_ADDRESS__)
+  __asan_unpoison_memory_region(p, bytes);
+#endif
+}
 
 }  // namespace
 
@@ -46,6 +60,7 @@ StackPool::StackPool(std::size_t stack_size) {
 StackPool::~StackPool() {
   for (auto& slab : slabs_) {
     detail::unregister_region(slab->region);
+    forget_frames(slab->base, slab->bytes);
     munmap(slab->base, slab->bytes);
   }
 }
@@ -98,6 +113,7 @@ StackPool::Stack StackPool::acquire() {
   ++in_use_;
   std::byte* base = slot_base(slot);
   std::byte* page_top = base + stride_;
+  forget_frames(base + page_, usable_);
   // The slot index lives in the top 64 bytes; the coloured stack top lies below it.
   std::memcpy(page_top - sizeof slot, &slot, sizeof slot);
   const std::size_t colour = (slot * 7 % kColours) * kColourStep + kColourStep;

@@ -10,6 +10,10 @@
 #include "emu/stack_overflow.hpp"
 #include "emu/stack_pool.hpp"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
 using namespace cubesim::emu;
 
 namespace {
@@ -85,6 +89,34 @@ TEST(StackPool, StackTopsAreColouredAcrossCacheSets) {
 TEST(StackPool, SmallRequestsAreRaisedToTheMinimum) {
   StackPool pool(100);
   EXPECT_EQ(pool.stack_size(), 16u * 1024);
+}
+
+// Frames that never return (a context switch's entry frame, an abandoned fiber's) leave their
+// redzones poisoned in a sanitizer build; a recycled stack, and memory the pool gave back, must
+// be as clean as a fresh one, or the next user's first write is reported.
+TEST(StackPool, HandsOutStacksWithoutTheLastUsersPoison) {
+#if defined(__SANITIZE_ADDRESS__)
+  const auto usable = [](const StackPool::Stack& st) {
+    return static_cast<char*>(st.top) - st.size;
+  };
+  char* low = nullptr;
+  std::size_t bytes = 0;
+  {
+    StackPool pool(64 * 1024);
+    const auto first = pool.acquire();
+    __asan_poison_memory_region(usable(first), first.size);
+    pool.release(first.top);
+    const auto again = pool.acquire();
+    ASSERT_EQ(again.slot, first.slot);
+    EXPECT_EQ(__asan_region_is_poisoned(usable(again), again.size), nullptr);
+    __asan_poison_memory_region(usable(again), again.size);  // abandoned: never released
+    low = usable(again);
+    bytes = again.size;
+  }
+  EXPECT_EQ(__asan_region_is_poisoned(low, bytes), nullptr);
+#else
+  GTEST_SKIP() << "only a sanitizer build keeps shadow poison";
+#endif
 }
 
 namespace {
