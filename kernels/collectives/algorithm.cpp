@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "emu/name_table.hpp"
+
 #include "kernels/collectives/algorithms/algorithms.hpp"
 #include "triton_emu/errors.hpp"
 
@@ -28,18 +30,22 @@ bool Algorithm::implements_collective(Collective collective) const {
                      [&](const auto& i) { return i.first == collective; });
 }
 
-const std::vector<const Algorithm*>& algorithms() {
-  static const std::vector<const Algorithm*> table = {
-      &ring_algorithm(), &bidir_ring_algorithm(), &hierarchical_algorithm(), &mesh2d_algorithm(),
-      &tree_algorithm(), &pairwise_algorithm(),   &direct_algorithm(),
+const emu::NameTable<const Algorithm*>& algorithms() {
+  const auto row = [](const Algorithm& a) {
+    return emu::NameTable<const Algorithm*>::Row{a.name, &a};
   };
+  static const emu::NameTable<const Algorithm*> table(
+      "collective algorithm",
+      {row(ring_algorithm()), row(bidir_ring_algorithm()), row(hierarchical_algorithm()),
+       row(mesh2d_algorithm()), row(tree_algorithm()), row(pairwise_algorithm()),
+       row(direct_algorithm())});
   return table;
 }
 
 std::vector<std::string> algorithm_names(Collective collective) {
   std::vector<std::string> names;
-  for (const Algorithm* a : algorithms())
-    if (a->implements_collective(collective)) names.emplace_back(a->name);
+  for (const auto& row : algorithms().rows())
+    if (row.entry->implements_collective(collective)) names.push_back(row.name);
   return names;
 }
 
@@ -49,21 +55,19 @@ std::string default_algorithm(Collective collective) {
 
 std::string algorithm_help(Collective collective) {
   std::string help;
-  for (const Algorithm* a : algorithms())
-    for (const auto& [c, how] : a->implements)
-      if (c == collective) help += (help.empty() ? "" : "; ") + std::string(a->name) + ": " + how;
+  for (const auto& row : algorithms().rows())
+    for (const auto& [c, how] : row.entry->implements)
+      if (c == collective) help += (help.empty() ? "" : "; ") + row.name + ": " + how;
   return help;
 }
 
 const Algorithm& find_algorithm(const std::string& name, Collective collective) {
-  const auto& table = algorithms();
-  const auto it =
-      std::find_if(table.begin(), table.end(), [&](const Algorithm* a) { return name == a->name; });
-  if (it != table.end() && (*it)->implements_collective(collective)) return **it;
+  const Algorithm* const* found = algorithms().find(name);
+  if (found != nullptr && (*found)->implements_collective(collective)) return **found;
   std::string known;
   for (const std::string& n : algorithm_names(collective))
     known += (known.empty() ? "'" : ", '") + n + "'";
-  throw UsageError((it == table.end() ? "unknown collective algorithm '" + name + "'"
+  throw UsageError((found == nullptr ? "unknown collective algorithm '" + name + "'"
                                       : "collective algorithm '" + name + "' has no " +
                                             collective_name(collective)) +
                    "; the algorithms of " + collective_name(collective) + " are " + known);

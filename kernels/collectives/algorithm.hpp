@@ -16,6 +16,7 @@
 
 #include "components/collectives/schedule.hpp"
 #include "components/system_config.hpp"
+#include "emu/name_table.hpp"
 #include "kernels/harness/grid.hpp"
 #include "kernels/harness/params.hpp"
 #include "kernels/harness/requirements.hpp"
@@ -67,8 +68,8 @@ struct Algorithm {
   bool implements_collective(Collective collective) const;
 };
 
-// Every algorithm, in the table's order.
-const std::vector<const Algorithm*>& algorithms();
+// Every algorithm by name, in the table's order.
+const emu::NameTable<const Algorithm*>& algorithms();
 // The names of the algorithms implementing `collective`, in the table's order: the choices of
 // its `algorithm` parameter, the first the default.
 std::vector<std::string> algorithm_names(Collective collective);

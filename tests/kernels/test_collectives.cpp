@@ -294,13 +294,13 @@ std::vector<std::pair<std::string, std::unique_ptr<Schedule>>> every_algorithm_o
     const components::SystemConfig& c, std::int64_t block) {
   const GridShape cube{static_cast<std::int64_t>(c.cube.pes), 1, 1};
   std::vector<std::pair<std::string, std::unique_ptr<Schedule>>> cases;
-  for (const Algorithm* a : algorithms())
+  for (const auto& row : algorithms().rows())
     for (const Collective collective :
          {Collective::all_reduce, Collective::broadcast, Collective::all_to_all})
-      if (a->implements_collective(collective))
+      if (row.entry->implements_collective(collective))
         cases.emplace_back(
-            std::string(collective_name(collective)) + " " + a->name,
-            make_plan(c, cube, collective, a->name, cube.total() * block * 4).schedule);
+            std::string(collective_name(collective)) + " " + row.name,
+            make_plan(c, cube, collective, row.name, cube.total() * block * 4).schedule);
   return cases;
 }
 
