@@ -45,8 +45,8 @@
 #include "emu/time.hpp"
 #include "kernels/harness/grid.hpp"
 #include "kernels/registry.hpp"
-#include "triton_emu/context.hpp"
-#include "triton_emu/ptr.hpp"
+#include "triton_emu/launch/context.hpp"
+#include "triton_emu/memory/ptr.hpp"
 
 namespace cubesim::kernels {
 

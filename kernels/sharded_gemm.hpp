@@ -24,8 +24,8 @@
 
 #include "components/dtype.hpp"
 #include "kernels/registry.hpp"
-#include "triton_emu/context.hpp"
-#include "triton_emu/ptr.hpp"
+#include "triton_emu/launch/context.hpp"
+#include "triton_emu/memory/ptr.hpp"
 
 namespace cubesim::kernels {
 

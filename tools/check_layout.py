@@ -24,8 +24,10 @@ LAYERS = ["emu", "components", "triton_emu", "kernels", "tools/cubesim"]
 
 # Within a layer, sub-folders in order, lowest first ("." is the layer's own folder): a file may
 # include files of its own sub-folder and of lower ones only. Sub-folders not listed are not
-# ordered. Empty for now: declaring triton_emu's order is issue 36's next step.
-SUBLAYERS = {"triton_emu": []}
+# ordered (triton_emu/include/ is the public header, which gathers every part).
+SUBLAYERS = {
+    "triton_emu": [".", "backends", "memory", "tile", "api", "checks", "gemm", "ops", "launch"],
+}
 
 # The folders whose functions are measured.
 LENGTH_CHECKED = ["triton_emu", "kernels"]
@@ -152,12 +154,12 @@ def main(argv=None):
                         help="the longest a function may be (default 80)")
     parser.add_argument("--allow", action="append", default=[], metavar="FILE:FUNCTION",
                         help="a function that may stay long for now, e.g. "
-                             "triton_emu/composite_gemm.cpp:start_gemm (repeatable)")
+                             "triton_emu/ops/composite_gemm.cpp:start_gemm (repeatable)")
     args = parser.parse_args(argv)
     for entry in args.allow:
         if ":" not in entry:
             parser.error(f"--allow {entry}: expected FILE:FUNCTION, e.g. "
-                         "triton_emu/composite_gemm.cpp:start_gemm")
+                         "triton_emu/ops/composite_gemm.cpp:start_gemm")
     if not os.path.isdir(args.root):
         parser.error(f"--root {args.root}: no such folder")
     ctags = require_ctags()

@@ -1,7 +1,7 @@
 #pragma once
 // What the links of a Topology carried since their statistics were last zeroed: each link that
 // carried traffic, the busiest one and the one held back most, bytes by kind of link, and the
-// network's packet counts. Typed here; the run report (triton_emu/run_stats.hpp) is the one
+// network's packet counts. Typed here; the run report (triton_emu/launch/run_stats.hpp) is the one
 // place it becomes JSON.
 
 #include <array>

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "emu/name_table.hpp"
-
 #include "kernels/collectives/algorithms/algorithms.hpp"
 #include "triton_emu/errors.hpp"
 
@@ -68,8 +67,8 @@ const Algorithm& find_algorithm(const std::string& name, Collective collective) 
   for (const std::string& n : algorithm_names(collective))
     known += (known.empty() ? "'" : ", '") + n + "'";
   throw UsageError((found == nullptr ? "unknown collective algorithm '" + name + "'"
-                                      : "collective algorithm '" + name + "' has no " +
-                                            collective_name(collective)) +
+                                     : "collective algorithm '" + name + "' has no " +
+                                           collective_name(collective)) +
                    "; the algorithms of " + collective_name(collective) + " are " + known);
 }
 

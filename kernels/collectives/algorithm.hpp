@@ -18,8 +18,6 @@
 #include "components/system_config.hpp"
 #include "emu/name_table.hpp"
 #include "kernels/harness/grid.hpp"
-#include "kernels/harness/params.hpp"
-#include "kernels/harness/requirements.hpp"
 
 namespace cubesim::kernels::collectives {
 

@@ -9,10 +9,8 @@
 #include "components/collectives/schedule.hpp"
 #include "emu/time.hpp"
 #include "kernels/harness/grid.hpp"
-#include "kernels/harness/params.hpp"
-#include "kernels/harness/requirements.hpp"
-#include "triton_emu/context.hpp"
-#include "triton_emu/ptr.hpp"
+#include "triton_emu/launch/context.hpp"
+#include "triton_emu/memory/ptr.hpp"
 
 namespace cubesim::kernels::collectives {
 

@@ -11,8 +11,6 @@
 #include "kernels/collectives/algorithm.hpp"
 #include "kernels/collectives/shapes.hpp"
 #include "kernels/harness/grid.hpp"
-#include "kernels/harness/params.hpp"
-#include "kernels/harness/requirements.hpp"
 
 namespace cubesim::kernels::collectives {
 

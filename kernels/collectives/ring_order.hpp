@@ -7,8 +7,6 @@
 
 #include "components/system_config.hpp"
 #include "kernels/harness/grid.hpp"
-#include "kernels/harness/params.hpp"
-#include "kernels/harness/requirements.hpp"
 
 namespace cubesim::kernels::collectives {
 

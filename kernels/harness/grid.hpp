@@ -7,7 +7,7 @@
 #include <string>
 
 #include "components/system_config.hpp"
-#include "triton_emu/context.hpp"
+#include "triton_emu/launch/context.hpp"
 #include "triton_emu/launch/simulation.hpp"
 
 namespace cubesim::kernels {

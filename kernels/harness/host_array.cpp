@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "triton_emu/backends/cpu_convert.hpp"
-#include "triton_emu/element_codec.hpp"
+#include "triton_emu/tile/element_codec.hpp"
 
 namespace cubesim::kernels {
 

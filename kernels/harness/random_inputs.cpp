@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <array>
 
-#include "triton_emu/element_codec.hpp"
+#include "triton_emu/tile/element_codec.hpp"
 
 namespace cubesim::kernels {
 

@@ -7,7 +7,7 @@
 #include <functional>
 
 #include "spec_path.hpp"
-#include "triton_emu/allocations.hpp"
+#include "triton_emu/memory/allocations.hpp"
 
 namespace cubesim {
 namespace {

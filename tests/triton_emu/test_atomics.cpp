@@ -1,6 +1,6 @@
-// tl.atomic_* (triton_emu/atomics.hpp): every read-modify-write is atomic (contended counters
-// hand out each value once), tile atomics accumulate like a split-K reduction, the time of a
-// request on an idle system is the write's path, the channel's atomic unit and the reply, all
+// tl.atomic_* (triton_emu/ops/atomic_unit.hpp): every read-modify-write is atomic (contended
+// counters hand out each value once), tile atomics accumulate like a split-K reduction, the time of
+// a request on an idle system is the write's path, the channel's atomic unit and the reply, all
 // computed here from the spec, requests to one channel queue at its unit, and misuse is a
 // kernel fault naming the PE and the address.
 #include <gmock/gmock.h>

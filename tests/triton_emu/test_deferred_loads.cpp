@@ -1,4 +1,4 @@
-// Large loads copy their values when first used (triton_emu/deferred_loads.hpp); a kernel must
+// Large loads copy their values when first used (triton_emu/tile/deferred_loads.hpp); a kernel must
 // see exactly what an eager load would have given it.
 #include <gtest/gtest.h>
 

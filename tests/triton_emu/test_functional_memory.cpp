@@ -1,5 +1,5 @@
-// The modelled memory as triton_emu uses it (triton_emu/functional_memory.hpp): the byte store
-// underneath, and the held-back work that an access settles first.
+// The modelled memory as triton_emu uses it (triton_emu/memory/functional_memory.hpp): the byte
+// store underneath, and the held-back work that an access settles first.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,7 +11,7 @@
 #include "components/memory/sparse_memory.hpp"
 #include "components/spec/spec.hpp"
 #include "spec_path.hpp"
-#include "triton_emu/functional_memory.hpp"
+#include "triton_emu/memory/functional_memory.hpp"
 
 namespace cubesim::detail {
 namespace {

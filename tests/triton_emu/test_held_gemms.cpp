@@ -1,4 +1,4 @@
-// Held composite GEMMs (triton_emu/held_gemms.hpp) against an fp64 reference: products that
+// Held composite GEMMs (triton_emu/gemm/held_gemms.hpp) against an fp64 reference: products that
 // share operands are computed together yet each gets its own product, results reach memory at
 // the engine's completion and in completion order, operands are taken as they were when held.
 #include <gtest/gtest.h>
@@ -13,8 +13,8 @@
 #include "components/spec/spec.hpp"
 #include "spec_path.hpp"
 #include "triton_emu/backends/gemm_backend.hpp"
-#include "triton_emu/gemm_worker_pool.hpp"
-#include "triton_emu/held_gemms.hpp"
+#include "triton_emu/gemm/gemm_worker_pool.hpp"
+#include "triton_emu/gemm/held_gemms.hpp"
 
 namespace cubesim::detail {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "spec_path.hpp"
 #include "tests/resident_memory.hpp"
-#include "triton_emu/host_memory.hpp"
+#include "triton_emu/memory/host_memory.hpp"
 
 namespace cubesim {
 namespace {

@@ -1,4 +1,4 @@
-// tl.send / tl.recv between programs (triton_emu/messages.hpp): values arrive as sent and in
+// tl.send / tl.recv between programs (triton_emu/ops/channels.hpp): values arrive as sent and in
 // order, the times on an idle system are the network's path plus the slot's costs, computed
 // here from the spec, a full channel blocks its sender until the credit is back, and every
 // misuse is a kernel fault or a deadlock naming the programs and the channel.

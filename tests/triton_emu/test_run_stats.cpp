@@ -5,7 +5,7 @@
 #include <set>
 #include <string>
 
-#include "triton_emu/run_stats.hpp"
+#include "triton_emu/launch/run_stats.hpp"
 
 namespace cubesim {
 namespace {

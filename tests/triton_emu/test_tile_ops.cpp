@@ -14,7 +14,7 @@
 #include "components/float8.hpp"
 #include "error_of.hpp"
 #include "spec_path.hpp"
-#include "triton_emu/element_codec.hpp"
+#include "triton_emu/tile/element_codec.hpp"
 
 namespace cubesim {
 namespace {

@@ -13,8 +13,8 @@
 #include "tools/cubesim/format.hpp"
 #include "tools/cubesim/output_files.hpp"
 #include "tools/cubesim/summary.hpp"
-#include "triton_emu/host_memory.hpp"
 #include "triton_emu/launch/simulation.hpp"
+#include "triton_emu/memory/host_memory.hpp"
 
 namespace cubesim::cli {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "triton_emu/run_stats.hpp"
+#include "triton_emu/launch/run_stats.hpp"
 
 namespace cubesim::cli {
 

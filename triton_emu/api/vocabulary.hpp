@@ -13,8 +13,8 @@
 #include <variant>
 
 #include "components/dtype.hpp"
-#include "triton_emu/ptr.hpp"
-#include "triton_emu/tile.hpp"
+#include "triton_emu/memory/ptr.hpp"
+#include "triton_emu/tile/tile.hpp"
 
 namespace cubesim::detail {
 struct Receipt;
@@ -33,6 +33,9 @@ struct Ref {
   DType dtype = DType::f32;
   std::int64_t row_stride = 0;  // elements between rows; 0 = cols (contiguous)
 };
+
+// A composite's operand: a tile in SRAM, or memory the engine streams.
+using Operand = std::variant<Tile, Ref>;
 
 struct LoadOptions {
   std::int64_t row_stride = 0;  // elements between rows (2D); 0 = cols, i.e. contiguous

@@ -5,10 +5,11 @@
 
 #include "emu/log.hpp"
 #include "emu/progress.hpp"
-#include "triton_emu/atomics.hpp"
-#include "triton_emu/host_memory.hpp"
 #include "triton_emu/launch/launch_errors.hpp"
-#include "triton_emu/messages.hpp"
+#include "triton_emu/memory/host_memory.hpp"
+#include "triton_emu/ops/atomic_unit.hpp"
+#include "triton_emu/ops/channels.hpp"
+#include "triton_emu/ops/copies.hpp"
 
 namespace cubesim::detail {
 
@@ -158,13 +159,13 @@ void KernelRunner::run_program(PeState& pe, std::uint32_t program) {
   }
   // Pay the vector time not yet paid, so a fault is reported at the time it happened.
   // (Outside the handler: switching fibers with an exception being handled is unsafe.)
-  ctx.sync();
+  ctx.program_.sync();
   if (error) {
     if (logger.should_log(spdlog::level::debug))
       logger.debug("{} on {} stops: {}", coord.str(), pe.name, emu::describe_exception(error));
     std::rethrow_exception(error);
   }
-  ctx.finish_copies();  // a program ends when its copies have landed
+  ops::finish_copies(ctx.program_);  // a program ends when its copies have landed
   ++pe.hw.counters().programs;
   if (plan_.dispatched && state_.tracing(pe))
     state_.trace_slice(pe, false, coord.str().c_str(), begin, parts_.sched.now());

@@ -14,11 +14,12 @@
 
 #include "components/spec/spec.hpp"
 #include "components/system/system.hpp"
+#include "triton_emu/launch/context.hpp"
 #include "triton_emu/launch/grid.hpp"
 #include "triton_emu/launch/launch_plan.hpp"
 #include "triton_emu/launch/run_result.hpp"
 #include "triton_emu/launch/sim_options.hpp"
-#include "triton_emu/launch_state.hpp"
+#include "triton_emu/ops/launch_state.hpp"
 
 namespace cubesim::detail {
 

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "triton_emu/messages.hpp"
+#include "triton_emu/ops/channels.hpp"
 
 namespace cubesim::detail {
 

@@ -11,7 +11,7 @@
 #include "emu/errors.hpp"
 #include "emu/time.hpp"
 #include "triton_emu/errors.hpp"
-#include "triton_emu/launch_state.hpp"
+#include "triton_emu/ops/launch_state.hpp"
 
 namespace cubesim::detail {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "components/system_config.hpp"
-#include "triton_emu/access_log.hpp"
+#include "triton_emu/checks/access_log.hpp"
 #include "triton_emu/launch/grid.hpp"
 
 namespace cubesim::detail {

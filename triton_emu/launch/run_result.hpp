@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "triton_emu/access_log.hpp"
-#include "triton_emu/message_hazards.hpp"
-#include "triton_emu/ptr.hpp"
-#include "triton_emu/run_stats.hpp"
+#include "triton_emu/checks/access_log.hpp"
+#include "triton_emu/checks/message_hazards.hpp"
+#include "triton_emu/launch/run_stats.hpp"
+#include "triton_emu/memory/ptr.hpp"
 
 namespace cubesim {
 

@@ -5,13 +5,13 @@
 #include <algorithm>
 
 #include "emu/log.hpp"
-#include "triton_emu/atomics.hpp"
 #include "triton_emu/backends/gemm_backend.hpp"
-#include "triton_emu/host_memory.hpp"
 #include "triton_emu/launch/kernel_runner.hpp"
-#include "triton_emu/launch_state.hpp"
+#include "triton_emu/memory/host_memory.hpp"
 #include "triton_emu/memory/placement.hpp"
-#include "triton_emu/messages.hpp"
+#include "triton_emu/ops/atomic_unit.hpp"
+#include "triton_emu/ops/channels.hpp"
+#include "triton_emu/ops/launch_state.hpp"
 
 namespace cubesim {
 

@@ -27,14 +27,14 @@
 
 #include "components/spec/spec.hpp"
 #include "emu/trace.hpp"
-#include "triton_emu/context.hpp"
+#include "triton_emu/checks/message_hazards.hpp"
 #include "triton_emu/errors.hpp"
+#include "triton_emu/launch/context.hpp"
 #include "triton_emu/launch/grid.hpp"
 #include "triton_emu/launch/run_result.hpp"
 #include "triton_emu/launch/sim_options.hpp"
 #include "triton_emu/memory/placement.hpp"
-#include "triton_emu/message_hazards.hpp"
-#include "triton_emu/ptr.hpp"
+#include "triton_emu/memory/ptr.hpp"
 
 namespace cubesim {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "components/memory/address_map.hpp"
-#include "triton_emu/ptr.hpp"
+#include "triton_emu/memory/ptr.hpp"
 
 namespace cubesim {
 

@@ -7,13 +7,13 @@
 
 #include "components/dtype.hpp"
 #include "components/spec/spec_paths.hpp"
-#include "triton_emu/access_log.hpp"
-#include "triton_emu/context.hpp"
+#include "triton_emu/checks/access_log.hpp"
+#include "triton_emu/checks/message_hazards.hpp"
 #include "triton_emu/errors.hpp"
+#include "triton_emu/launch/context.hpp"
 #include "triton_emu/launch/simulation.hpp"
-#include "triton_emu/message_hazards.hpp"
-#include "triton_emu/ptr.hpp"
-#include "triton_emu/tile.hpp"
+#include "triton_emu/memory/ptr.hpp"
+#include "triton_emu/tile/tile.hpp"
 
 #ifdef CUBESIM_PACKAGE_SPECS_DIR
 // Defined by find_package(cubesim) for the programs that link cubesim::cubesim: they find the
