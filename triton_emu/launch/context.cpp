@@ -65,7 +65,7 @@ Tile Context::full(Shape shape, double value, DType dtype) {
   return ops::full(program_, shape, value, dtype);
 }
 Tile Context::zeros(Shape shape, DType dtype) {
-  return ops::filled(program_, "zeros", shape, 0.0, dtype);
+  return program_.filled("zeros", shape, 0.0, dtype);
 }
 void Context::device_print(std::string_view prefix, const Tile& tile) const {
   ops::device_print(program_, prefix, tile);

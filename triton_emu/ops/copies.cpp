@@ -6,8 +6,8 @@
 
 #include "emu/log.hpp"
 #include "triton_emu/ops/access.hpp"
-#include "triton_emu/ops/creation.hpp"
 #include "triton_emu/ops/launch_state.hpp"
+#include "triton_emu/tile/element_codec.hpp"
 #include "triton_emu/tile/tile_access.hpp"
 
 namespace cubesim::ops {
@@ -150,7 +150,7 @@ void prepare_load(Program& program, Copy& c, Ptr ptr, Shape shape, DType dtype,
                                   o.mask, o.plane_stride);
   if (!program.timing_only()) {
     if (masked)  // masked-off elements read as `other`
-      fill_value(TileAccess::raw(t), shape.numel(), dtype, o.other);
+      tl::fill_f64(TileAccess::raw(t), shape.numel(), dtype, o.other);
     if (whole_rows)
       TileAccess::set_source(t, Tile::Source{ptr.addr, o.row_stride ? o.row_stride : shape.cols(),
                                              launch.memory->write_generation()});

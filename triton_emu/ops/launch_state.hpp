@@ -1,5 +1,6 @@
 #pragma once
-// Internal state shared by Simulation, KernelRunner and tl::Context (not installed API).
+// Internal state of one launch, shared by Simulation, KernelRunner and the operations (ops/;
+// not installed API).
 
 #include <cstdint>
 #include <functional>
@@ -90,7 +91,7 @@ struct LaunchState {
   bool trace_calls = false;  // log every TL call (--log-level trace), read once per launch
 
   // The group a program belongs to at a barrier of `scope` (0: its cube, 1: its SIP, 2: all,
-  // as tl::Scope): the key Context::barrier meets its members under, and by which a deadlock's
+  // as tl::Scope): the key ops::barrier meets its members under, and by which a deadlock's
   // report finds the members that never arrived.
   std::int64_t barrier_group(int scope, const ProgramCoord& program) const {
     return scope == 0 ? program.id[2] * grid[1] + program.id[1] : scope == 1 ? program.id[2] : 0;

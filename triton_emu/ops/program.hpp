@@ -1,9 +1,9 @@
 #pragma once
 // What an operation (ops/*.hpp) gets of the program that calls it: its PE, its launch, its
 // place in the launch, and the few services every operation shares: a fault naming the call,
-// SRAM tiles, the vector unit's time, and paying that time before talking to the rest of the
-// system. tl::Context is a thin facade over a Program and the operations; tiles point back to
-// their Program for tile math (as a tl::TileOwner). Internal (not installed API).
+// SRAM tiles and the vector unit's time (as the tl::TileOwner its tiles point back to), and
+// paying that time before talking to the rest of the system. tl::Context is a thin facade over
+// a Program and the operations. Internal (not installed API).
 //
 // Vector-unit time is accumulated by charge_vector and paid by sync(), which every operation
 // that talks to the rest of the system (a load, store, composite, message, atomic, barrier,
@@ -33,39 +33,16 @@ struct AccessSegment {
   std::uint64_t tile_offset;  // bytes into the tile
 };
 
-class Program final : public tl::TileOwner {
+class Program : public tl::TileOwner {
  public:
   Program(LaunchState& launch, PeState& pe, std::uint32_t index);
-  Program(const Program&) = delete;
-  Program& operator=(const Program&) = delete;
   ~Program();
 
   LaunchState& launch() const { return launch_; }
   PeState& pe() const { return pe_; }
   std::uint32_t index() const { return index_; }  // within the launch
-  const std::string& pe_name() const;
-  bool timing_only() const override;
   emu::Tick now() const;  // simulated time, including vector-unit time not yet paid
-
-  // A KernelFault: ends the program and names `what`.
-  [[noreturn]] void fault(const std::string& what) const override;
-
-  // SRAM-accounted; values uninitialised (every caller writes them all), or none at all when
-  // `values` is false or the run is timing-only (i32 tiles keep theirs: index math and masks).
-  tl::Tile make_tile(tl::Shape shape, DType dtype, bool values = true) override;
-  // The same, `bytes` already computed by tile_bytes.
-  tl::Tile make_tile(tl::Shape shape, DType dtype, std::uint64_t bytes, bool values);
-  // Bytes of a tile of `shape`, or a fault naming `what` for a negative dimension or a size
-  // past 2^63 bytes.
-  std::uint64_t tile_bytes(const char* what, const tl::Shape& shape, DType dtype) const;
-  // A fault naming `what` unless `value` is one of `dtype`'s (integers: in range, whole).
-  void check_fill_value(const char* what, double value, DType dtype) const;
-
-  tl::Tile full(tl::Shape shape, double value, DType dtype) override;
-
-  void charge_vector(std::uint64_t elements,
-                     components::VectorOp op = components::VectorOp::simple) override;
-  void sync();  // pay the vector time charged since the last sync
+  void sync();            // pay the vector time charged since the last sync
 
   // Barriers passed, of any scope: the access log orders accesses by them.
   std::uint32_t epoch() const { return epoch_; }
@@ -91,15 +68,9 @@ class Program final : public tl::TileOwner {
   std::vector<std::shared_ptr<Copy>>& copies() { return copies_; }
 
  private:
-  [[noreturn, gnu::cold]] void bad_shape(const char* what, const tl::Shape& shape,
-                                         DType dtype) const;
-
   LaunchState& launch_;
   PeState& pe_;
   std::uint32_t index_;
-  emu::Tick pending_ = 0;                         // vector time not yet paid
-  std::uint64_t pending_elements_ = 0;            // elements of that work, for the trace
-  std::uint8_t pending_ops_ = 0;                  // its ops, a bit per components::VectorOp
   std::uint32_t epoch_ = 0;                       // barriers passed, of any scope
   std::uint32_t scoped_barriers_[3] = {0, 0, 0};  // barriers passed per Scope
   std::vector<AccessSegment> segments_;

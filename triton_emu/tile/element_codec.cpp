@@ -198,4 +198,11 @@ void encode_f64(const double* in, std::int64_t n, DType to, std::byte* dst) {
   }
 }
 
+void fill_f64(std::byte* dst, std::int64_t n, DType to, double value) {
+  const std::uint32_t size = dtype_size(to);
+  std::byte one[8];
+  encode_f64(&value, 1, to, one);
+  for (std::int64_t i = 0; i < n; ++i) std::memcpy(dst + i * size, one, size);
+}
+
 }  // namespace cubesim::tl

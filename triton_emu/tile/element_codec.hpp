@@ -23,6 +23,8 @@ void encode_f32(const float* in, std::int64_t n, DType to, std::byte* dst);
 void encode_i64(const std::int64_t* in, std::int64_t n, DType to, std::byte* dst);
 // Floats round once from double (f16/bf16 through f32, which may round twice on rare ties).
 void encode_f64(const double* in, std::int64_t n, DType to, std::byte* dst);
+// `n` elements of one value, converted once (an integer dtype takes a value in its range).
+void fill_f64(std::byte* dst, std::int64_t n, DType to, double value);
 
 // The integer the i64 value `v` is when stored as integer dtype `t` (wraps; bool: v != 0).
 std::int64_t wrap_integer(DType t, std::int64_t v);

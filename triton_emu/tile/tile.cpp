@@ -980,7 +980,7 @@ Tile where(const Tile& mask, const Tile& a, const Tile& b) {
 
 Tile where(const Tile& mask, const Tile& a, double b) {
   TileOwner& ctx = context_of(mask, a);
-  return where(mask, a, ctx.full(Shape{1}, b, a.dtype()));
+  return where(mask, a, ctx.filled("full", Shape{1}, b, a.dtype()));
 }
 
 Tile sum(const Tile& a, int axis) {
