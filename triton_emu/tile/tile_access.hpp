@@ -13,7 +13,7 @@ namespace cubesim::tl {
 struct TileAccess {
   // A tile of `owner`, holding `held` bytes of `sram` (its tenant `launch`), with `bytes` bytes
   // of uninitialised values (0: none).
-  static Tile make(TileOwner& owner, Shape shape, DType dtype,
+  static Tile make(TileOwner& owner, const Shape& shape, DType dtype,
                    boost::intrusive_ptr<components::Sram> sram, std::uint64_t held,
                    std::uint64_t launch, std::uint64_t bytes) {
     Tile t;
