@@ -62,7 +62,7 @@ Tile Context::arange(std::int64_t start, std::int64_t end) {
   return ops::arange(program_, start, end);
 }
 Tile Context::full(Shape shape, double value, DType dtype) {
-  return ops::full(program_, shape, value, dtype);
+  return program_.filled("full", shape, value, dtype);
 }
 Tile Context::zeros(Shape shape, DType dtype) {
   return program_.filled("zeros", shape, 0.0, dtype);

@@ -30,8 +30,4 @@ Tile arange(Program& program, std::int64_t start, std::int64_t end) {
   return t;
 }
 
-Tile full(Program& program, Shape shape, double value, DType dtype) {
-  return program.filled("full", shape, value, dtype);
-}
-
 }  // namespace cubesim::ops

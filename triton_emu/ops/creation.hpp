@@ -1,10 +1,9 @@
 #pragma once
-// Tiles made from nothing: tl.arange and tl.full (tl.zeros is TileOwner::filled). Each costs
-// its elements on the vector unit (class simple).
+// Tiles made from nothing: tl.arange (tl.full and tl.zeros are TileOwner::filled, which tile
+// math uses too). Each costs its elements on the vector unit (class simple).
 
 #include <cstdint>
 
-#include "components/dtype.hpp"
 #include "triton_emu/ops/program.hpp"
 #include "triton_emu/tile/tile.hpp"
 
@@ -12,6 +11,5 @@ namespace cubesim::ops {
 
 // i32 values start .. end - 1.
 tl::Tile arange(detail::Program& program, std::int64_t start, std::int64_t end);
-tl::Tile full(detail::Program& program, tl::Shape shape, double value, DType dtype);
 
 }  // namespace cubesim::ops
