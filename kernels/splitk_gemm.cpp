@@ -70,9 +70,10 @@ void refuse_sum_memory(const components::SystemConfig& cfg, const SplitKSetup& s
   const std::int64_t M = shape.M, N = shape.N;
   const GridShape grid = setup.grid;
   auto sram_for = [&](Buffer buffer) {
-    return collectives::plan_sram_bytes(cfg, setup.plan, shape.collective, buffer, setup.elems * 4);
+    return collectives::plan_sram_bytes(cfg, setup.plan, shape.collective, buffer, setup.elems * 4,
+                                        collectives::pipelining(cfg, setup.plan, 0, buffer));
   };
-  // Suggest buffer=hbm only where it would fit: a ring all-reduce holds its vector either way.
+  // Suggest buffer=hbm only where it would fit.
   const bool hbm_fits = shape.buffer == Buffer::sram && sram_for(Buffer::hbm) <= cfg.pe.sram_bytes;
   require_sram(
       cfg, sram_for(shape.buffer),
@@ -128,8 +129,7 @@ void place_partials(Simulation& sim, SplitKSetup& s) {
            .buffer = s.buffer,
            .in = std::move(partials),
            .out = std::move(out),
-           .piece = s.plan.piece,
-           .window = cfg.messages.slots,
+           .pipelining = collectives::pipelining(cfg, s.plan, 0, s.buffer),
            .clock = &s.sum_clock};
   a.gemm = &s.gemm_clock;
 }
@@ -224,7 +224,7 @@ Outcome launch_split_k(Simulation& sim, SplitKSetup& s) {
       {"buffer", s.buffer == Buffer::sram ? "sram" : "hbm"},
       {"slot_memory", components::slot_memory_name(sim.config().messages.memory)},
       {"block_bytes", s.plan.block * 4},
-      {"message_bytes", s.plan.piece * 4},
+      {"message_bytes", s.args.sum.pipelining.piece * 4},
       {"padding_elems", s.elems - s.M * s.N},
       {"gemm_time_ps", gemm},
       {"gemm_engine_bound_ps", bound},

@@ -1,7 +1,9 @@
 #include "components/collectives/alpha_beta_model.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -15,6 +17,49 @@ namespace {
 
 const emu::Bandwidth kNone = emu::Bandwidth::from_bytes_per_s(1);  // until set
 
+// When a link is busy: disjoint intervals in time order. A link serves what is ready first,
+// whatever order the model learns of it in: a program issues its loads ahead, and a message
+// that reaches the same port sooner is learnt of later.
+class Calendar {
+ public:
+  // The earliest time from `from` on with `length` free after it.
+  emu::Tick gap(emu::Tick from, emu::Tick length) const {
+    emu::Tick t = from;
+    for (std::size_t i = first_; i < busy_.size(); ++i) {
+      const auto [a, b] = busy_[i];
+      if (b <= t) continue;
+      if (a >= t + length) return t;
+      t = b;
+    }
+    return t;
+  }
+  // [a, b) is busy; what ended by `now` (no request starts before it) is forgotten.
+  void occupy(emu::Tick a, emu::Tick b, emu::Tick now) {
+    while (first_ < busy_.size() && busy_[first_].second <= now) ++first_;
+    if (first_ > 16 && first_ * 2 > busy_.size()) {
+      busy_.erase(busy_.begin(), busy_.begin() + static_cast<std::ptrdiff_t>(first_));
+      first_ = 0;
+    }
+    auto it = std::lower_bound(busy_.begin() + static_cast<std::ptrdiff_t>(first_), busy_.end(),
+                               std::pair{a, a});
+    if (it != busy_.begin() + static_cast<std::ptrdiff_t>(first_) && std::prev(it)->second >= a) {
+      --it;
+      it->second = std::max(it->second, b);
+    } else {
+      it = busy_.insert(it, {a, b});
+    }
+    auto next = std::next(it);
+    while (next != busy_.end() && next->first <= it->second) {
+      it->second = std::max(it->second, next->second);
+      next = busy_.erase(next);
+    }
+  }
+
+ private:
+  std::vector<std::pair<emu::Tick, emu::Tick>> busy_;
+  std::size_t first_ = 0;  // busy_[..first_) ended before any request can start
+};
+
 // The model's state: programs going through their actions in time order, channels with the
 // arrival of each message in flight and the return of each credit.
 class Model {
@@ -23,27 +68,20 @@ class Model {
       : system_(system), a_(a), m_(system.config().messages) {
     const std::int64_t n = a.schedule->programs();
     programs_.resize(static_cast<std::size_t>(n));
-    free_.assign(system.network().topology().links().size(), 0);
+    free_.resize(system.network().topology().links().size());
     packet_bytes_ = system.config().cube.noc.packet_bytes;
     const bool pe_slots = m_.memory == components::SlotMemory::pe_sram;
     hbm_slots_ = m_.memory == components::SlotMemory::hbm;
     // HBM slots: a message is there once its write lands, and read over the network.
     slot_latency_ = hbm_slots_ ? 0 : pe_slots ? m_.pe_sram_latency : m_.cube_sram_latency;
     slot_bw_ = pe_slots ? m_.pe_sram_bandwidth : m_.cube_sram_bandwidth;
+    hbm_ = a.buffer == Buffer::hbm;
     for (std::int64_t g = 0; g < n; ++g) {
       Program& p = programs_[static_cast<std::size_t>(g)];
-      p.segments = a.schedule->segments(g);
-      p.steps = a.schedule->steps(g);
-      if (a.buffer == Buffer::hbm) {
-        // Nothing is held at first; a segment is stored once its last step wrote it.
-        p.held.resize(p.segments.size());
-        for (std::size_t s = 0; s < p.segments.size(); ++s)
-          p.held[s].assign(static_cast<std::size_t>(pieces_of(p.segments[s].elems, a.piece)), 0);
-        p.last_write = LastUses(*a.schedule, g, p.steps, p.segments.size()).write;
-        // What is never written was copied from input to output before the clock, and kept.
-        for (std::size_t s = 0; s < p.segments.size(); ++s)
-          if (p.last_write[s] < 0 && p.segments[s].in_at >= 0 && p.segments[s].out_at >= 0)
-            std::fill(p.held[s].begin(), p.held[s].end(), 1);
+      p.pipe = std::make_unique<Pipeline>(*a.schedule, g, a.pipelining, a.buffer);
+      if (hbm_) {
+        p.held.assign(p.pipe->values(), 0);
+        p.load_ready.assign(p.pipe->values(), kNotLoading);
       }
       push(0, What::act, g);
     }
@@ -56,6 +94,7 @@ class Model {
       events_.pop();
       const Event e = events_of_[slot];
       free_events_.push_back(static_cast<std::uint32_t>(slot));
+      now_ = at;
       handle(at, e);
     }
     emu::Tick end = 0;
@@ -87,18 +126,24 @@ class Model {
     std::uint64_t slot_base = 0;              // slots in HBM: their address
   };
   struct Program {
-    std::vector<Segment> segments;
-    std::int64_t steps = 0, k = -1;
+    std::unique_ptr<Pipeline> pipe;
+    std::deque<Pipeline::Pair> ahead;  // the pairs whose loads are issued, the first running
+    bool started = false;              // whether ahead.front() is running
     Step step;
+    std::vector<Segment> row;  // the running pair's row of every segment
     std::vector<Action> actions;
     std::size_t next = 0;
     emu::Tick t = 0;
     bool done = false;
-    // buffer=hbm: which pieces are held in SRAM, the last step writing each segment, and the
-    // writes into each piece still to come in this step (as the executor counts them).
-    std::vector<std::vector<char>> held;
-    std::vector<std::int64_t> last_write;
+    // buffer=hbm: which pieces are held in SRAM and when each one being loaded arrives (by
+    // Pipeline::value_index), the writes into each piece still to come in this pair (as the
+    // executor counts them), and the stores in flight (when each lands, and its bytes).
+    std::vector<char> held;
+    std::vector<emu::Tick> load_ready;
     PieceWrites writes;
+    std::vector<std::pair<std::int64_t, std::uint64_t>> finals;  // (output element, bytes)
+    std::deque<std::pair<emu::Tick, std::uint64_t>> stores;
+    std::uint64_t stored_bytes = 0;
     // The channel it last sent on and received on: a program talking to one peer at a time (a
     // ring) finds its channel without the map.
     struct LastChannel {
@@ -107,6 +152,8 @@ class Model {
     };
     LastChannel sent_on, received_on;
   };
+  static constexpr emu::Tick kNotLoading = -1;
+
   // What happens at a time: a program acts; a read slot's credit leaves its receiver; the
   // head of a message (or of a credit) reaches the last link of its route.
   // With slots in HBM a message's arrival is known when it leaves (its write is served whole):
@@ -187,21 +234,22 @@ class Model {
     return ch;
   }
 
-  // `bytes` leave the path's first link as soon as it is free, from `ready` (and a read's
-  // request and access) on; when will the head reach the route's last link.
+  // `bytes` leave the path's first link as soon as it is free for them, from `ready` (and a
+  // read's request and access) on: when will the head reach the route's last link.
   emu::Tick leave(const Path& p, std::uint64_t bytes, emu::Tick ready, emu::Tick* left) {
-    *left = std::max(ready + p.pre_delay, free_[p.first]);
-    free_[p.first] = *left + p.port.transfer_time(bytes);
+    const emu::Tick length = p.port.transfer_time(bytes);
+    *left = free_[p.first].gap(ready + p.pre_delay, length);
+    free_[p.first].occupy(*left, *left + length, now_);
     return *left + p.before_last;
   }
   // The head is at the last link (the receiver's ejection port, or the HBM channel written)
   // at `head`: when the whole of it has arrived, behind what else came through that link and
   // over the same path.
   emu::Tick arrive(Path& p, std::uint64_t bytes, emu::Tick left, emu::Tick head) {
-    const emu::Tick start = std::max(head, free_[p.last]);
+    const emu::Tick start = free_[p.last].gap(head, p.eject.transfer_time(bytes));
     const emu::Tick through = std::max(start + p.eject.transfer_time(bytes),
                                        left + p.before_last + p.slowest.transfer_time(bytes));
-    free_[p.last] = through;
+    free_[p.last].occupy(start, through, now_);
     const emu::Tick at =
         std::max(through + p.last_latency, p.edge_last + p.slowest.transfer_time(bytes));
     p.edge_last = at;
@@ -291,24 +339,81 @@ class Model {
   }
 
   // Runs program g's actions from time `at` until one must wait.
-  // Runs program g's actions from time `at` until one must wait.
   void act(emu::Tick at, std::int64_t g) {
     Program& p = programs_[static_cast<std::size_t>(g)];
     for (;;) {
       if (p.next == p.actions.size()) {
-        if (++p.k == p.steps) {
+        if (p.started) {
+          store_finals(g, p);
+          finish_pair(p);
+        }
+        if (!start_pair(g, p)) {
+          // The end: once its stores have landed.
+          for (const auto& [landed, bytes] : p.stores) p.t = std::max(p.t, landed);
           p.done = true;
           return;
         }
-        a_.schedule->step(g, p.k, p.step);
-        step_actions(p.segments, p.step, a_.piece, a_.window, p.actions);
-        p.next = 0;
-        if (!p.held.empty()) p.writes.count(p.step, p.actions);
         continue;
       }
       const Action& action = p.actions[p.next];
       if (!(action.send ? send(at, g, p, action) : receive(at, g, p, action))) return;
     }
+  }
+
+  // The next pair of program g, its loads `lookahead` pairs ahead issued: whether there is one.
+  bool start_pair(std::int64_t g, Program& p) {
+    Pipeline::Pair pair;
+    while (static_cast<std::int64_t>(p.ahead.size()) <= a_.pipelining.lookahead &&
+           p.pipe->next(pair)) {
+      if (hbm_) prefetch(g, p, pair);
+      p.ahead.push_back(pair);
+    }
+    if (p.ahead.empty()) return false;
+    const Pipeline::Pair now = p.ahead.front();
+    a_.schedule->step(g, now.step, p.step);
+    p.pipe->row_segments(now.row, p.row);
+    step_actions(p.row, p.step, a_.pipelining.piece, a_.pipelining.window, p.actions);
+    p.next = 0;
+    p.started = true;
+    if (hbm_) p.writes.count(p.step, p.actions);
+    return true;
+  }
+  void prefetch(std::int64_t g, Program& p, const Pipeline::Pair& pair) {
+    const std::int64_t piece = a_.pipelining.piece;
+    for (const std::int32_t seg : p.pipe->loads(pair.step)) {
+      const auto s = static_cast<std::size_t>(seg);
+      const Segment row = p.pipe->row_segment(pair.row, s);
+      for (std::int64_t j = 0; j * piece < row.elems; ++j) {
+        const std::size_t v = p.pipe->value_index(pair.row, s, j);
+        const auto bytes = static_cast<std::uint64_t>(std::min(piece, row.elems - j * piece)) * 4;
+        p.load_ready[v] = memory(g, row.in_at + j * piece, bytes, false, p.t);
+        p.held[v] = 1;
+      }
+    }
+  }
+  // What the pair leaves is dropped (buffer=hbm keeps no output).
+  void finish_pair(Program& p) {
+    const Pipeline::Pair now = p.ahead.front();
+    p.ahead.pop_front();
+    p.started = false;
+    if (!hbm_) return;
+    const LastUses& last = p.pipe->last();
+    for (const Op& op : p.step) {
+      const auto s = static_cast<std::size_t>(op.segment);
+      if (last.read[s] > now.step || last.write[s] > now.step) continue;
+      for (std::int64_t j = 0; j < p.pipe->pieces_per_row(); ++j)
+        p.held[p.pipe->value_index(now.row, s, j)] = 0;
+    }
+  }
+  // A piece being loaded is waited for (buffer=hbm).
+  void loaded(Program& p, std::size_t v) {
+    if (p.load_ready.empty() || p.load_ready[v] == kNotLoading) return;
+    p.t = std::max(p.t, p.load_ready[v]);
+    p.load_ready[v] = kNotLoading;
+  }
+  std::size_t value_of(const Program& p, const Action& action) const {
+    return p.pipe->value_index(p.ahead.front().row,
+                               static_cast<std::size_t>(p.step[action.op].segment), action.piece);
   }
 
   // Whether program g, at `at`, is busy until `until`: then it acts again at that time.
@@ -319,8 +424,9 @@ class Model {
   }
   std::uint64_t bytes_of(const Program& p, const Action& action) const {
     const Op& op = p.step[action.op];
-    const std::int64_t elems = std::min(
-        a_.piece, p.segments[static_cast<std::size_t>(op.segment)].elems - action.piece * a_.piece);
+    const std::int64_t piece = a_.pipelining.piece;
+    const std::int64_t elems =
+        std::min(piece, p.row[static_cast<std::size_t>(op.segment)].elems - action.piece * piece);
     return static_cast<std::uint64_t>(elems) * 4;
   }
 
@@ -328,11 +434,8 @@ class Model {
   bool send(emu::Tick at, std::int64_t g, Program& p, const Action& action) {
     const Op& op = p.step[action.op];
     const std::uint64_t bytes = bytes_of(p, action);
-    const auto seg = static_cast<std::size_t>(op.segment);
-    const auto piece = static_cast<std::size_t>(action.piece);
-    if (!p.held.empty() && !p.held[seg][piece]) {  // buffer=hbm: load it first
-      p.held[seg][piece] = 1;
-      p.t = memory(g, p.segments[seg].in_at + action.piece * a_.piece, bytes, false, p.t);
+    if (hbm_) {  // the value's load, waited for
+      loaded(p, value_of(p, action));
       if (busy(p.t, at, g)) return false;
     }
     const std::size_t ch = channel(p.sent_on, op.peer, g, op.peer);
@@ -376,42 +479,56 @@ class Model {
     ++c.read;
     push(read, What::credit_leaves, static_cast<std::int64_t>(ch));
     p.t = read;
-    if (p.held.empty()) {
+    if (!hbm_) {
       if (op.kind == OpKind::recv_add) p.t += system_.vector_unit().time(bytes / 4);
     } else {
-      hold(g, p, action, bytes);
+      hold(p, action, bytes);
     }
     ++p.next;
     return !busy(p.t, at, g);
   }
 
-  // buffer=hbm, as the executor does it: the value added to is loaded after the receive, and a
-  // piece is stored after the last write of the last step writing it.
-  void hold(std::int64_t g, Program& p, const Action& action, std::uint64_t bytes) {
+  // buffer=hbm, as the executor does it: the value added to is waited for after the receive,
+  // and a piece is final after the last write of the last step writing it.
+  void hold(Program& p, const Action& action, std::uint64_t bytes) {
     const Op& op = p.step[action.op];
     const auto seg = static_cast<std::size_t>(op.segment);
-    const auto piece = static_cast<std::size_t>(action.piece);
-    const Segment& sg = p.segments[seg];
-    if (op.kind == OpKind::recv_add && (p.held[seg][piece] || sg.in_at >= 0)) {
-      if (!p.held[seg][piece])
-        p.t = memory(g, sg.in_at + action.piece * a_.piece, bytes, false, p.t);
+    const std::size_t v = value_of(p, action);
+    const Segment& sg = p.row[seg];
+    if (op.kind == OpKind::recv_add && (p.held[v] || sg.in_at >= 0)) {
+      loaded(p, v);
       p.t += system_.vector_unit().time(bytes / 4);
     }
-    p.held[seg][piece] = 1;
-    if (p.writes.done(op.segment, action.piece) && p.last_write[seg] == p.k && sg.out_at >= 0)
-      p.t = memory(g, sg.out_at + action.piece * a_.piece, bytes, true, p.t);
+    p.held[v] = 1;
+    if (p.writes.done(op.segment, action.piece) &&
+        p.pipe->last().write[seg] == p.ahead.front().step && sg.out_at >= 0)
+      p.finals.push_back({sg.out_at + action.piece * a_.pipelining.piece, bytes});
+  }
+  // The pair's final values go to memory after its messages, in flight up to the store budget.
+  void store_finals(std::int64_t g, Program& p) {
+    for (const auto& [at, bytes] : p.finals) {
+      while (!p.stores.empty() && p.stored_bytes + bytes > a_.pipelining.store_budget) {
+        p.t = std::max(p.t, p.stores.front().first);
+        p.stored_bytes -= p.stores.front().second;
+        p.stores.pop_front();
+      }
+      p.stores.emplace_back(memory(g, at, bytes, true, p.t), bytes);
+      p.stored_bytes += bytes;
+    }
+    p.finals.clear();
   }
 
   const System& system_;
   const ModelArgs& a_;
   const components::MessagesConfig& m_;
-  bool hbm_slots_ = false;
+  bool hbm_slots_ = false, hbm_ = false;
   emu::Tick slot_latency_ = 0;
   emu::Bandwidth slot_bw_ = kNone;
   std::vector<Program> programs_;
   std::vector<Channel> channels_;
   std::unordered_map<std::uint64_t, std::size_t> channel_of_;  // sender * programs + receiver
-  std::vector<emu::Tick> free_;  // per link: when it is free to start the next message
+  std::vector<Calendar> free_;                                 // per link: when it is busy
+  emu::Tick now_ = 0;                                          // the event being handled
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, bool>, Path> memory_paths_;
   std::uint64_t packet_bytes_ = 0;
   emu::EventQueue events_;

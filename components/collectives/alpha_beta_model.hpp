@@ -12,9 +12,11 @@
 // its route (beta) and, behind the messages before it on the same route, arrives; then the
 // slot's write latency. The receiver reads it out (slot latency + b / slot bandwidth) once it
 // is there and the recv is posted, returns the slot's credit, and adds (recv_add) on the
-// vector unit. With buffer=hbm it also loads and stores as the executor does (a value when
-// first needed, a result once final): each packet of an access over its own path, the HBM
-// channel's link serialising reads from it and writes to it. Exact when messages are single
+// vector unit. Each program goes through its (row, step) pairs in the pipeline's order. With
+// buffer=hbm it also loads and stores as the executor does (a row of a value `lookahead` pairs
+// before it is first needed, waited for when it is; a row of a result once final, in flight
+// up to the store budget, and waited for at the end): each packet of an access over its own path,
+// the HBM channel's link serialising reads from it and writes to it. Exact when messages are single
 // packets in SRAM slots, routes of different pairs share no link but their end ports, no PE
 // has more packets in flight than its DMA window, and buffer=sram; with buffer=hbm the
 // accesses' packets interleave with messages on the links they share, which the model serves
@@ -28,6 +30,7 @@
 #include <optional>
 #include <vector>
 
+#include "components/collectives/pipeline.hpp"
 #include "components/collectives/schedule.hpp"
 #include "components/system/system.hpp"
 #include "emu/time.hpp"
@@ -39,8 +42,7 @@ struct ModelArgs {
   Buffer buffer = Buffer::sram;
   std::vector<std::uint32_t> pe;       // per global program id: the global PE it runs on
   std::vector<std::uint64_t> in, out;  // per program: the HBM byte address of its input, output
-  std::int64_t piece = 0;              // elements per message at most
-  std::uint32_t window = 1;            // messages per peer sent ahead of the receives
+  Pipelining pipelining;               // how the schedule runs as rows (pipeline.hpp)
   // With message slots in HBM: the address of the slots of the channel from one global PE to
   // another (none: the run made none for it).
   std::function<std::optional<std::uint64_t>(std::uint32_t, std::uint32_t)> hbm_slots;

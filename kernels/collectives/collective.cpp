@@ -67,8 +67,10 @@ struct Setup {
   std::string algorithm;
   Buffer buffer = Buffer::sram;
   std::int64_t bytes = 0;                    // bytes_per_pe
+  std::int64_t chunk_bytes = 0;              // the parameter (0: a message slot's worth)
   std::int64_t in_elems = 0, out_elems = 0;  // per program
   Plan plan;
+  components::collectives::Pipelining pipelining;
   std::vector<Ptr> in, out;  // per global program id
 };
 
@@ -87,19 +89,26 @@ Plan checked_plan(const components::SystemConfig& cfg, const Setup& s) {
                       "4 bytes x " + s.grid.str() + (dirs == 2 ? " x 2 directions" : "") +
                           " (every program's data is cut into one block per program" +
                           (dirs == 2 ? ", each in two halves" : "") + ")");
+  if (s.chunk_bytes > 0)
+    require_divisible("chunk_bytes", s.chunk_bytes, 4, "4 bytes (f32 elements)");
   Plan plan = make_plan(cfg, s.grid, s.collective, s.algorithm, s.bytes);
   const auto& m = cfg.messages;
+  const components::collectives::Pipelining pipe =
+      pipelining(cfg, plan, s.chunk_bytes / 4, s.buffer);
   const std::string what = std::string(collective_name(s.collective)) + " of " +
                            std::to_string(s.bytes) + " bytes per PE with algorithm=" + s.algorithm +
-                           " buffer=" + buffer_name(s.buffer);
-  // buffer=hbm is worth suggesting only where it needs less SRAM than a PE has (a ring keeps a
-  // piece of every segment in SRAM either way).
+                           " buffer=" + buffer_name(s.buffer) +
+                           " chunk_bytes=" + std::to_string(pipe.chunk * 4);
+  // buffer=hbm is worth suggesting only where it needs less SRAM than a PE has.
   const bool hbm_fits =
       s.buffer == Buffer::sram &&
-      plan_sram_bytes(cfg, plan, s.collective, Buffer::hbm, s.bytes) <= cfg.pe.sram_bytes;
+      plan_sram_bytes(cfg, plan, s.collective, Buffer::hbm, s.bytes,
+                      pipelining(cfg, plan, s.chunk_bytes / 4, Buffer::hbm)) <= cfg.pe.sram_bytes;
   require_sram(
-      cfg, plan_sram_bytes(cfg, plan, s.collective, s.buffer, s.bytes), what,
-      std::string(hbm_fits ? "use buffer=hbm, or fewer bytes_per_pe" : "use fewer bytes_per_pe") +
+      cfg, plan_sram_bytes(cfg, plan, s.collective, s.buffer, s.bytes, pipe), what,
+      std::string(hbm_fits                   ? "use buffer=hbm, or fewer bytes_per_pe"
+                  : s.buffer == Buffer::sram ? "use fewer bytes_per_pe"
+                                             : "use a smaller chunk_bytes") +
           (m.memory == components::SlotMemory::pe_sram ? ", or message slots outside the PE (--set "
                                                          "system.messages.memory=cube_sram or hbm)"
                                                        : ""));
@@ -147,10 +156,12 @@ Setup setup_collective(Simulation& sim, const Params& p, Collective collective) 
   s.algorithm = get_string(p, "algorithm");
   s.buffer = get_string(p, "buffer") == "hbm" ? Buffer::hbm : Buffer::sram;
   s.bytes = get_int(p, "bytes_per_pe");
+  s.chunk_bytes = get_int(p, "chunk_bytes");
   const std::int64_t elems = s.bytes / 4, block = elems / s.grid.total();
   s.in_elems = collective == Collective::all_gather ? block : elems;
   s.out_elems = collective == Collective::reduce_scatter ? block : elems;
   s.plan = checked_plan(sim.config(), s);
+  s.pipelining = pipelining(sim.config(), s.plan, s.chunk_bytes / 4, s.buffer);
   place_buffers(sim, s);
   return s;
 }
@@ -173,7 +184,13 @@ void report(Outcome& o, Simulation& sim, const Setup& s, emu::Tick t, emu::Tick 
                {"programs", s.grid.str()},
                {"bytes_per_pe", s.bytes},
                {"block_bytes", s.plan.block * 4},
-               {"message_bytes", s.plan.piece * 4},
+               {"message_bytes", s.pipelining.piece * 4},
+               {"chunk_bytes", s.pipelining.chunk * 4},
+               {"rows", (s.plan.segment + s.pipelining.chunk - 1) / s.pipelining.chunk},
+               {"row_stagger", s.pipelining.stagger},
+               {"step_spacing", s.pipelining.spacing},
+               {"loads_ahead", s.pipelining.lookahead},
+               {"store_budget_bytes", s.pipelining.store_budget},
                {"slot_memory", slot_memory(sim.config().messages)},
                {"collective_time_ps", t},
                {"algbw_GBps", algbw},
@@ -222,8 +239,7 @@ Outcome run_collective(Simulation& sim, const Params& p, Collective collective) 
                           .buffer = s.buffer,
                           .in = s.in,
                           .out = s.out,
-                          .piece = s.plan.piece,
-                          .window = sim.config().messages.slots,
+                          .pipelining = s.pipelining,
                           .clock = &clock};
   Outcome o;
   o.run = sim.launch(run_schedule, args);
@@ -242,8 +258,16 @@ ParamSpec bytes_param(const char* help, std::int64_t default_value = 65536) {
 ParamSpec buffer_param(const char* default_value = "sram") {
   return choice_param("buffer", default_value, {"sram", "hbm"},
                       "where the data is during the collective: the PE's SRAM (loaded before "
-                      "and stored after, untimed) or HBM (loaded when first needed and stored "
-                      "once final, timed)");
+                      "and stored after, untimed) or HBM (streamed through SRAM row by row: "
+                      "each row loaded ahead of its first use and stored once final, timed and "
+                      "overlapped with the messages)");
+}
+
+ParamSpec chunk_param() {
+  return int_param("chunk_bytes", 0, 0, kMaxBytes,
+                   "bytes of each segment a row of the pipeline carries (0: one message slot, "
+                   "system.messages.slot_KiB); the SRAM a collective needs grows with it, not "
+                   "with bytes_per_pe, when buffer=hbm");
 }
 
 // The collective's `algorithm` parameter: the algorithms implementing it, the first the default.
@@ -269,7 +293,7 @@ KernelInfo allreduce_info() {
       {algorithm_param(Collective::all_reduce),
        bytes_param("bytes of each program's vector (f32), a multiple of 4 x programs (of 4 "
                    "for tree)"),
-       buffer_param()});
+       buffer_param(), chunk_param()});
 }
 
 KernelInfo reduce_scatter_info() {
@@ -279,7 +303,7 @@ KernelInfo reduce_scatter_info() {
                          {algorithm_param(Collective::reduce_scatter),
                           bytes_param("bytes of each program's input vector (f32; program g "
                                       "keeps the sum of block g), a multiple of 4 x programs"),
-                          buffer_param()});
+                          buffer_param(), chunk_param()});
 }
 
 KernelInfo allgather_info() {
@@ -290,14 +314,14 @@ KernelInfo allgather_info() {
                           bytes_param("bytes of each program's gathered output (f32; a block "
                                       "of bytes_per_pe / programs from each), a multiple of 4 "
                                       "x programs"),
-                          buffer_param()});
+                          buffer_param(), chunk_param()});
 }
 
 KernelInfo broadcast_info() {
   return collective_info(
       Collective::broadcast, "Broadcast (f32): program 0's vector to every program",
       {algorithm_param(Collective::broadcast),
-       bytes_param("bytes of the vector (f32), a multiple of 4"), buffer_param()});
+       bytes_param("bytes of the vector (f32), a multiple of 4"), buffer_param(), chunk_param()});
 }
 
 KernelInfo alltoall_info() {
@@ -309,7 +333,7 @@ KernelInfo alltoall_info() {
        bytes_param("bytes of each program's input (f32; one block for each program), a "
                    "multiple of 4 x programs",
                    16384),
-       buffer_param("hbm")});
+       buffer_param("hbm"), chunk_param()});
 }
 
 }  // namespace cubesim::kernels::collectives

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <stdexcept>
 #include <string>
 
@@ -14,7 +15,6 @@ using components::collectives::Buffer;
 using components::collectives::LastUses;
 using components::collectives::Op;
 using components::collectives::OpKind;
-using components::collectives::pieces_of;
 using components::collectives::PieceWrites;
 using components::collectives::Schedule;
 using components::collectives::Segment;
@@ -39,222 +39,284 @@ class Executor {
       : tl_(tl),
         a_(a),
         me_(global_program_id(tl)),
-        steps_(a.schedule->steps(me_)),
-        segments_(a.schedule->segments(me_)),
-        last_(tracks_last_uses() ? LastUses(*a.schedule, me_, steps_, segments_.size())
-                                 : LastUses()) {
-    first_.resize(segments_.size() + 1);
-    for (std::size_t s = 0; s < segments_.size(); ++s)
-      first_[s + 1] = first_[s] + static_cast<std::size_t>(pieces_of(segments_[s].elems, a.piece));
-    values_.resize(first_.back());
+        pipe_(*a.schedule, me_, a.pipelining, a.buffer),
+        piece_(a.pipelining.piece) {
+    values_.resize(pipe_.values());
+    if (a_.buffer == Buffer::hbm) loads_.resize(pipe_.values());
+    rows_.resize(static_cast<std::size_t>(pipe_.row_slots()));
   }
 
   void run() {
     // Before the clock: what is never written goes from input to output as it is, and
     // buffer=sram loads every input.
-    const auto copied = [&](std::size_t s) {
-      return segments_[s].in_at >= 0 && segments_[s].out_at >= 0 && last_.write[s] < 0;
-    };
     if (a_.buffer == Buffer::sram)
-      stage(Move::load, [&](std::size_t s) { return segments_[s].in_at >= 0; });
+      stage_loads();
     else
-      stage(Move::copy, copied);
+      copy_unwritten();
     tl_.barrier();
     if (a_.clock) a_.clock->begin[static_cast<std::size_t>(me_)] = tl_.now();
-    Step step;
-    for (std::int64_t k = 0; k < steps_; ++k) {
-      a_.schedule->step(me_, k, step);
-      run_step(k, step);
-    }
+    run_pairs();
+    while (!stores_.empty()) wait_oldest_store();
     if (a_.clock) a_.clock->end[static_cast<std::size_t>(me_)] = tl_.now();
     if (a_.buffer == Buffer::sram) {
       // Untimed, after the clock, and after every program's clock: a program that finished
       // early must not store over the links and ports the others' messages still cross.
       tl_.barrier();
-      stage(Move::store, [&](std::size_t s) { return segments_[s].out_at >= 0; });
+      stage_stores();
     }
   }
 
  private:
-  // The untimed moves before and after the clock go in runs of pieces that lie one after
-  // another in memory, as large as the free SRAM allows, rather than one access per
-  // message-sized piece: the same data in far fewer transfers and packets. Segments are taken
-  // in memory order (a ring's segments follow the ring, not the addresses). Tiles have no slice
-  // view, so each piece is a tile of its own (made as tile math makes its results) holding a
-  // copy of its elements; a load's run and its pieces are held together for a moment, so a
-  // load run takes at most half the free SRAM, and a store's pieces are dropped once stored.
-  enum class Move : std::uint8_t { load, copy, store };  // copy: load, and store as it is
-  struct Cursor {  // a piece: the i-th segment in memory order, piece j
-    std::size_t i = 0, j = 0;
-  };
-  // Goes through the pieces of the segments `want` selects, in memory order, run by run.
-  template <class Want>
-  void stage(Move move, Want want) {
-    const bool by_in = move != Move::store, by_out = move != Move::load;
-    std::vector<std::size_t> order;
-    for (std::size_t s = 0; s < segments_.size(); ++s)
-      if (pieces(s) > 0 && want(s)) order.push_back(s);
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-      return by_in ? segments_[a].in_at < segments_[b].in_at
-                   : segments_[a].out_at < segments_[b].out_at;
-    });
-    const auto seg = [&](const Cursor& c) { return order[c.i]; };
-    const auto next = [&](Cursor& c) {
-      if (++c.j == pieces(seg(c))) {
-        ++c.i;
-        c.j = 0;
+  using Pair = components::collectives::Pipeline::Pair;
+
+  // The pairs in order, each row's loads issued `lookahead` pairs before the pair.
+  void run_pairs() {
+    std::deque<Pair> ahead;
+    Pair p;
+    const auto fill = [&] {
+      while (static_cast<std::int64_t>(ahead.size()) <= a_.pipelining.lookahead && pipe_.next(p)) {
+        prefetch(p);
+        ahead.push_back(p);
       }
     };
-    const auto in_at = [&](const Cursor& c) {
-      return segments_[seg(c)].in_at + static_cast<std::int64_t>(c.j) * a_.piece;
-    };
-    const auto out_at = [&](const Cursor& c) {
-      return segments_[seg(c)].out_at + static_cast<std::int64_t>(c.j) * a_.piece;
-    };
-    const Ptr in = a_.in[static_cast<std::size_t>(me_)],
-              out = a_.out[static_cast<std::size_t>(me_)];
-    for (Cursor c; c.i < order.size();) {
-      // The run: pieces following one another (in the input, the output, or both).
-      const std::uint64_t budget = move == Move::store ? tl_.sram_free() : tl_.sram_free() / 2;
-      const Cursor first = c;
-      std::int64_t elems = len(seg(c), c.j), in_run = 1;
-      for (Cursor e = c;;) {
-        const std::int64_t n = len(seg(e), e.j);
-        const std::int64_t in_end = in_at(e) + n, out_end = out_at(e) + n;
-        next(e);
-        if (e.i == order.size()) break;
-        if ((by_in && in_at(e) != in_end) || (by_out && out_at(e) != out_end)) break;
-        if (static_cast<std::uint64_t>(elems + len(seg(e), e.j)) * 4 > budget) break;
-        elems += len(seg(e), e.j);
-        ++in_run;
-      }
-      if (in_run == 1) {  // a run of one piece is the piece
-        if (move != Move::store) value_at(seg(c), c.j) = load(seg(c), c.j);
-        if (move != Move::load) store(seg(c), c.j);
-        if (move == Move::store) value_at(seg(c), c.j) = tl::Tile();
-        next(c);
-        continue;
-      }
-      tl::Tile run = move == Move::store ? tl_.make_tile({elems}, DType::f32)
-                                         : tl_.load(in + in_at(first) * 4, {elems}, DType::f32);
-      std::byte* bytes = const_cast<std::byte*>(run.raw());  // null in timing-only runs
-      for (std::int64_t i = 0, at = 0; i < in_run; ++i, next(c)) {
-        tl::Tile& piece = value_at(seg(c), c.j);
-        const auto n = static_cast<std::size_t>(len(seg(c), c.j)) * 4;
-        if (move == Move::store) {
-          if (bytes != nullptr) std::memcpy(bytes + at, piece.raw(), n);
-          piece = tl::Tile();
-        } else {
-          tl::Tile t = tl_.make_tile({len(seg(c), c.j)}, DType::f32);
-          if (bytes != nullptr) std::memcpy(const_cast<std::byte*>(t.raw()), bytes + at, n);
-          piece = std::move(t);
-        }
-        at += static_cast<std::int64_t>(n);
-      }
-      if (move != Move::load) tl_.store(out + out_at(first) * 4, run);
+    for (fill(); !ahead.empty(); fill()) {
+      const Pair now = ahead.front();
+      ahead.pop_front();
+      run_pair(now);
     }
   }
 
-  std::size_t pieces(std::size_t s) const { return first_[s + 1] - first_[s]; }
-  tl::Tile& value_at(std::size_t s, std::size_t j) { return values_[first_[s] + j]; }
-  // Whether a segment stays held to the end (buffer=sram keeps its outputs in SRAM).
-  bool kept(std::size_t s) const { return a_.buffer == Buffer::sram && segments_[s].out_at >= 0; }
-  // Last uses are needed to store final values (buffer=hbm) and to free what is not kept.
-  bool tracks_last_uses() const {
-    if (a_.buffer == Buffer::hbm) return true;
-    for (std::size_t s = 0; s < segments_.size(); ++s)
-      if (!kept(s)) return true;
-    return false;
+  // ---- The untimed moves before and after the clock ----------------------------------------
+  // They go in runs of pieces that lie one after another in memory, as large as the free SRAM
+  // allows, rather than one access per message-sized piece: the same data in far fewer
+  // transfers and packets. Tiles have no slice view, so each piece is a tile of its own (made
+  // as tile math makes its results) holding a copy of its elements; a load's run and its
+  // pieces are held together for a moment, so a load run takes at most half the free SRAM, and
+  // a store's pieces are dropped once stored.
+  struct PieceAt {
+    std::int64_t at = 0;  // elements into the input (loads) or output (stores)
+    std::int64_t elems = 0;
+    std::size_t value = 0;
+  };
+  // Every piece of the segments `want` selects, in memory order.
+  template <class Want>
+  std::vector<PieceAt> pieces_in_memory(bool input, Want want) const {
+    std::vector<PieceAt> out;
+    for (std::size_t s = 0; s < pipe_.segments().size(); ++s) {
+      if (!want(s)) continue;
+      for (std::int64_t r = 0; r < pipe_.rows(); ++r) {
+        const Segment row = pipe_.row_segment(r, s);
+        for (std::int64_t j = 0; j * piece_ < row.elems; ++j)
+          out.push_back({(input ? row.in_at : row.out_at) + j * piece_,
+                         std::min(piece_, row.elems - j * piece_), pipe_.value_index(r, s, j)});
+      }
+    }
+    std::sort(out.begin(), out.end(),
+              [](const PieceAt& a, const PieceAt& b) { return a.at < b.at; });
+    return out;
+  }
+  // The run of pieces from `i` on that follow one another and fit `budget` bytes: its end.
+  static std::size_t run_end(const std::vector<PieceAt>& pieces, std::size_t i,
+                             std::uint64_t budget) {
+    std::size_t e = i + 1;
+    std::int64_t elems = pieces[i].elems;
+    while (e < pieces.size() && pieces[e].at == pieces[e - 1].at + pieces[e - 1].elems &&
+           static_cast<std::uint64_t>(elems + pieces[e].elems) * 4 <= budget)
+      elems += pieces[e++].elems;
+    return e;
+  }
+  void stage_loads() {
+    const auto pieces =
+        pieces_in_memory(true, [&](std::size_t s) { return pipe_.segments()[s].in_at >= 0; });
+    const Ptr in = a_.in[static_cast<std::size_t>(me_)];
+    for (std::size_t i = 0; i < pieces.size();) {
+      const std::size_t e = run_end(pieces, i, tl_.sram_free() / 2);
+      std::int64_t elems = 0;
+      for (std::size_t q = i; q < e; ++q) elems += pieces[q].elems;
+      const tl::Tile run = tl_.load(in + pieces[i].at * 4, {elems}, DType::f32);
+      const std::byte* bytes = run.raw();  // null in timing-only runs
+      for (std::int64_t at = 0; i < e; ++i) {
+        tl::Tile t = tl_.make_tile({pieces[i].elems}, DType::f32);
+        const auto n = static_cast<std::size_t>(pieces[i].elems) * 4;
+        if (bytes != nullptr) std::memcpy(const_cast<std::byte*>(t.raw()), bytes + at, n);
+        values_[pieces[i].value] = std::move(t);
+        at += static_cast<std::int64_t>(n);
+      }
+    }
+  }
+  void stage_stores() {
+    const auto pieces =
+        pieces_in_memory(false, [&](std::size_t s) { return pipe_.segments()[s].out_at >= 0; });
+    const Ptr out = a_.out[static_cast<std::size_t>(me_)];
+    for (std::size_t i = 0; i < pieces.size();) {
+      const std::size_t first = i, e = run_end(pieces, i, tl_.sram_free());
+      std::int64_t elems = 0;
+      for (std::size_t q = i; q < e; ++q) elems += pieces[q].elems;
+      tl::Tile run = tl_.make_tile({elems}, DType::f32);
+      std::byte* bytes = const_cast<std::byte*>(run.raw());
+      for (std::int64_t at = 0; i < e; ++i) {
+        tl::Tile& piece = values_[pieces[i].value];
+        const auto n = static_cast<std::size_t>(pieces[i].elems) * 4;
+        if (bytes != nullptr) std::memcpy(bytes + at, piece.raw(), n);
+        piece = tl::Tile();
+        at += static_cast<std::int64_t>(n);
+      }
+      tl_.store(out + pieces[first].at * 4, run);
+    }
+  }
+  // buffer=hbm: a segment that is both input and output and never written is copied as it is,
+  // in runs of at most half the free SRAM, and not kept (the steps load what they send of it).
+  void copy_unwritten() {
+    const Ptr in = a_.in[static_cast<std::size_t>(me_)],
+              out = a_.out[static_cast<std::size_t>(me_)];
+    for (std::size_t s = 0; s < pipe_.segments().size(); ++s) {
+      const Segment& sg = pipe_.segments()[s];
+      if (sg.in_at < 0 || sg.out_at < 0 || pipe_.last().write[s] >= 0) continue;
+      const auto most = std::max<std::int64_t>(1, static_cast<std::int64_t>(tl_.sram_free() / 8));
+      for (std::int64_t at = 0; at < sg.elems; at += most) {
+        const std::int64_t n = std::min(most, sg.elems - at);
+        tl_.store(out + (sg.out_at + at) * 4, tl_.load(in + (sg.in_at + at) * 4, {n}, DType::f32));
+      }
+    }
   }
 
-  std::int64_t len(std::size_t s, std::size_t j) const {
-    return std::min(a_.piece, segments_[s].elems - static_cast<std::int64_t>(j) * a_.piece);
+  // ---- The pairs ---------------------------------------------------------------------------
+  // Row r of every segment, kept per row slot (a row's pairs are interleaved with others').
+  const std::vector<Segment>& row_segments(std::int64_t r) {
+    RowCache& c = rows_[static_cast<std::size_t>(r % pipe_.row_slots())];
+    if (c.row != r) {
+      pipe_.row_segments(r, c.segments);
+      c.row = r;
+    }
+    return c.segments;
   }
-  tl::Tile load(std::size_t s, std::size_t j) {
-    const std::int64_t at = segments_[s].in_at + static_cast<std::int64_t>(j) * a_.piece;
-    return tl_.load(a_.in[static_cast<std::size_t>(me_)] + at * 4, {len(s, j)}, DType::f32);
+  // buffer=hbm: the loads of pair p's first reads, issued now.
+  void prefetch(const Pair& p) {
+    if (a_.buffer != Buffer::hbm) return;
+    const Ptr in = a_.in[static_cast<std::size_t>(me_)];
+    for (const std::int32_t seg : pipe_.loads(p.step)) {
+      const auto s = static_cast<std::size_t>(seg);
+      const Segment row = pipe_.row_segment(p.row, s);
+      for (std::int64_t j = 0; j * piece_ < row.elems; ++j)
+        loads_[pipe_.value_index(p.row, s, j)] =
+            tl_.load_async(in + (row.in_at + j * piece_) * 4,
+                           {std::min(piece_, row.elems - j * piece_)}, DType::f32);
+    }
   }
-  void store(std::size_t s, std::size_t j) {
-    const std::int64_t at = segments_[s].out_at + static_cast<std::int64_t>(j) * a_.piece;
-    tl_.store(a_.out[static_cast<std::size_t>(me_)] + at * 4, value_at(s, j));
-  }
-  // The segment's piece as it is now (`v`, its value_at): held in SRAM, or (buffer=hbm) loaded
-  // from the input.
-  const tl::Tile& value(tl::Tile& v, std::size_t s, std::size_t j) {
+  // The piece's value as it is now: held in SRAM, or (buffer=hbm) its load, waited for.
+  const tl::Tile& value(std::size_t index) {
+    tl::Tile& v = values_[index];
     if (!v.valid()) {
-      if (segments_[s].in_at < 0)
+      if (loads_.empty() || !loads_[index].valid())
         throw std::logic_error("collective schedule: program " + std::to_string(me_) +
-                               " reads segment " + std::to_string(s) + " before it has a value");
-      v = load(s, j);
+                               " reads a piece before it has a value");
+      v = tl_.wait(loads_[index]);
+      loads_[index] = tl::LoadHandle();
     }
     return v;
   }
+  // buffer=hbm: the final value of a piece goes to the output without waiting for it to land,
+  // the stores in flight held to the budget.
+  void store(std::int64_t at, const tl::Tile& t) {
+    const auto bytes = static_cast<std::uint64_t>(t.shape().numel()) * 4;
+    while (!stores_.empty() && stored_bytes_ + bytes > a_.pipelining.store_budget)
+      wait_oldest_store();
+    stores_.push_back({tl_.store_async(a_.out[static_cast<std::size_t>(me_)] + at * 4, t), bytes});
+    stored_bytes_ += bytes;
+  }
+  void wait_oldest_store() {
+    tl_.wait(stores_.front().handle);
+    stored_bytes_ -= stores_.front().bytes;
+    stores_.pop_front();
+  }
 
-  // An action with what it needs worked out before the step's first send or receive lets
-  // other programs run, so that the step's records are read together, not one per wake-up.
+  // An action with what it needs worked out before the pair's first send or receive lets
+  // other programs run, so that the pair's records are read together, not one per wake-up.
   struct Planned {
-    tl::Tile* held = nullptr;  // the piece's value_at
+    std::size_t value = 0;  // the piece's index in values_
     std::int64_t peer = 0;
     std::int64_t elems = 0;
+    std::int64_t out_at = -1;  // where a final value is stored (buffer=hbm); -1: not stored here
     std::int32_t segment = 0;
+    std::int64_t piece = 0;
     bool send = false;
     bool add = false;        // a recv_add
     bool has_input = false;  // the segment starts from the input
-    std::size_t piece = 0;
   };
 
-  void run_step(std::int64_t k, const Step& step) {
-    step_actions(segments_, step, a_.piece, a_.window, actions_);
-    // Writes into each segment in this step still to come, per piece: its final value is
-    // stored (buffer=hbm) after the last one.
-    if (a_.buffer == Buffer::hbm) writes_.count(step, actions_);
+  void run_pair(const Pair& p) {
+    a_.schedule->step(me_, p.step, step_);
+    const std::vector<Segment>& row = row_segments(p.row);
+    step_actions(row, step_, piece_, a_.pipelining.window, actions_);
+    const bool hbm = a_.buffer == Buffer::hbm;
+    // Writes into each piece in this pair still to come: its final value is stored (buffer=hbm)
+    // after the last one.
+    if (hbm) writes_.count(step_, actions_);
+    const LastUses& last = pipe_.last();
     plan_.clear();
     for (const Action& act : actions_) {
-      const Op& op = step[act.op];
+      const Op& op = step_[act.op];
       const auto s = static_cast<std::size_t>(op.segment);
-      const auto j = static_cast<std::size_t>(act.piece);
-      plan_.push_back({&value_at(s, j), op.peer, len(s, j), op.segment, act.send,
-                       op.kind == OpKind::recv_add, segments_[s].in_at >= 0, j});
-    }
-    frees_.clear();  // what is not needed after the step
-    for (const Op& op : step) {
-      const auto s = static_cast<std::size_t>(op.segment);
-      if (!kept(s) && last_.read[s] <= k && last_.write[s] <= k) frees_.push_back(s);
+      const Segment& sg = row[s];
+      const bool final = hbm && last.write[s] == p.step && sg.out_at >= 0;
+      plan_.push_back({pipe_.value_index(p.row, s, act.piece), op.peer,
+                       std::min(piece_, sg.elems - act.piece * piece_),
+                       final ? sg.out_at + act.piece * piece_ : -1, op.segment, act.piece, act.send,
+                       op.kind == OpKind::recv_add, sg.in_at >= 0});
     }
     for (const Planned& a : plan_) {
-      const auto s = static_cast<std::size_t>(a.segment);
-      tl::Tile& held = *a.held;
       if (a.send) {
-        tl_.send(peer_of(tl_, a.peer), value(held, s, a.piece));
-      } else {
-        // Only this program changes its pieces: what the receive replaces (or adds to) is
-        // known before it returns.
-        const bool adds = a.add && (held.valid() || a.has_input);
-        tl::Tile got = tl_.recv(peer_of(tl_, a.peer), {a.elems}, DType::f32);
-        if (adds) got = got + value(held, s, a.piece);
-        held = std::move(got);
-        if (a_.buffer == Buffer::hbm &&
-            writes_.done(a.segment, static_cast<std::int64_t>(a.piece)) && last_.write[s] == k &&
-            segments_[s].out_at >= 0)
-          store(s, a.piece);
+        tl_.send(peer_of(tl_, a.peer), value(a.value));
+        continue;
       }
+      // Only this program changes its pieces: what the receive replaces (or adds to) is known
+      // before it returns.
+      const bool adds = a.add && (values_[a.value].valid() || a.has_input);
+      tl::Tile got = tl_.recv(peer_of(tl_, a.peer), {a.elems}, DType::f32);
+      if (adds) got = got + value(a.value);
+      values_[a.value] = std::move(got);
+      if (a.out_at >= 0 && writes_.done(a.segment, a.piece)) finals_.push_back(a);
     }
-    for (const std::size_t s : frees_)
-      for (std::size_t j = 0; j < pieces(s); ++j) value_at(s, j) = tl::Tile();
+    // Final values go to memory after the pair's messages: what is forwarded goes first.
+    for (const Planned& a : finals_) store(a.out_at, values_[a.value]);
+    finals_.clear();
+    // What is not needed after the pair.
+    for (const Op& op : step_) {
+      const auto s = static_cast<std::size_t>(op.segment);
+      if (kept(s) || last.read[s] > p.step || last.write[s] > p.step) continue;
+      for (std::int64_t j = 0; j < pipe_.pieces_per_row(); ++j)
+        values_[pipe_.value_index(p.row, s, j)] = tl::Tile();
+    }
   }
+  // Whether a segment stays held to the end (buffer=sram keeps its outputs in SRAM).
+  bool kept(std::size_t s) const {
+    return a_.buffer == Buffer::sram && pipe_.segments()[s].out_at >= 0;
+  }
+
+  struct RowCache {
+    std::int64_t row = -1;
+    std::vector<Segment> segments;
+  };
+  struct Store {
+    tl::StoreHandle handle;
+    std::uint64_t bytes = 0;
+  };
 
   tl::Context& tl_;
   const ScheduleArgs& a_;
-  std::int64_t me_, steps_;
-  std::vector<Segment> segments_;
-  // Each piece's value, segment after segment (segment s's pieces from first_[s] on); invalid:
-  // not held.
+  std::int64_t me_;
+  components::collectives::Pipeline pipe_;
+  std::int64_t piece_;
+  // Each piece's value by Pipeline::value_index; invalid: not held. buffer=hbm: the loads in
+  // flight, by the same index.
   std::vector<tl::Tile> values_;
-  std::vector<std::size_t> first_;
-  LastUses last_;
+  std::vector<tl::LoadHandle> loads_;
+  std::vector<RowCache> rows_;  // per row slot
+  std::deque<Store> stores_;
+  std::uint64_t stored_bytes_ = 0;  // in flight
+  Step step_;
   std::vector<Action> actions_;
-  std::vector<Planned> plan_;
-  std::vector<std::size_t> frees_;
+  std::vector<Planned> plan_, finals_;
   PieceWrites writes_;
 };
 
@@ -269,8 +331,7 @@ emu::Tick model_time(Simulation& sim, GridShape grid, const ScheduleArgs& args) 
   components::collectives::ModelArgs m;
   m.schedule = args.schedule;
   m.buffer = args.buffer;
-  m.piece = args.piece;
-  m.window = args.window;
+  m.pipelining = args.pipelining;
   m.hbm_slots = [&sim](std::uint32_t from, std::uint32_t to) {
     return sim.message_slots(from, to);
   };

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "components/collectives/pipeline.hpp"
 #include "components/collectives/schedule.hpp"
 #include "emu/time.hpp"
 #include "kernels/harness/grid.hpp"
@@ -24,15 +25,16 @@ struct ScheduleArgs {
   const components::collectives::Schedule* schedule = nullptr;
   components::collectives::Buffer buffer = components::collectives::Buffer::sram;
   std::vector<Ptr> in, out;  // per global program id
-  std::int64_t piece = 0;    // elements per message at most
-  std::uint32_t window = 1;  // messages per peer sent ahead of the receives (the slots)
+  // Messages, rows, stagger, loads ahead and stores in flight (pipeline.hpp).
+  components::collectives::Pipelining pipelining;
   Clock* clock = nullptr;
 };
 
-// One program's part: with buffer=sram it loads its inputs, meets the others at a barrier,
-// runs the steps between the clock's begin and end, meets them again and stores its outputs;
-// with buffer=hbm it loads each value when first needed and stores each result once final,
-// inside the clock.
+// One program's part, as a pipeline of rows (components/collectives/pipeline.hpp): with
+// buffer=sram it loads its inputs, meets the others at a barrier, runs its (row, step) pairs
+// between the clock's begin and end, meets them again and stores its outputs; with buffer=hbm
+// it loads each row of a value ahead of the pair that first needs it and stores each row of a
+// result once final, inside the clock, which ends once its stores have landed.
 void run_schedule(tl::Context& tl, const ScheduleArgs& args);
 
 // The alpha-beta model's time of `args` on the launch's `grid` of sim's system, from the spec.

@@ -68,23 +68,56 @@ Plan all_to_all_plan(const PlanInput& in, bool direct) {
   return p;
 }
 
+components::collectives::Pipelining pipelining(const components::SystemConfig& cfg,
+                                               const Plan& plan, std::int64_t chunk,
+                                               Buffer buffer) {
+  components::collectives::Pipelining p;
+  const std::int64_t slot = static_cast<std::int64_t>(cfg.messages.slot_bytes / 4);
+  const std::int64_t segment = std::max<std::int64_t>(plan.segment, 1);
+  p.chunk = std::min(chunk > 0 ? chunk : buffer == Buffer::sram ? segment : slot, segment);
+  p.piece = std::min(plan.piece, p.chunk);
+  p.window = cfg.messages.slots;
+  std::int64_t steps = 0;
+  for (std::int64_t g = 0; g < plan.schedule->programs(); ++g)
+    steps = std::max(steps, plan.schedule->steps(g));
+  const auto depth = static_cast<std::int64_t>(p.window);
+  components::collectives::keep_in_flight(p, steps, depth);
+  // Each row's loads are issued a wave of pairs ahead, and that many rows of stores are in
+  // flight.
+  p.lookahead = depth;
+  p.store_budget = static_cast<std::uint64_t>(depth) * row_step_bytes(plan, p);
+  return p;
+}
+
+std::uint64_t row_step_bytes(const Plan& plan, const components::collectives::Pipelining& p) {
+  if (plan.segment <= 0) return 0;
+  const std::int64_t rows = (plan.segment + p.chunk - 1) / p.chunk;
+  return static_cast<std::uint64_t>((plan.step_bytes + rows - 1) / rows);
+}
+
 std::uint64_t plan_sram_bytes(const components::SystemConfig& cfg, const Plan& plan,
-                              Collective collective, Buffer buffer, std::int64_t bytes) {
+                              Collective collective, Buffer buffer, std::int64_t bytes,
+                              const components::collectives::Pipelining& p) {
   const auto& m = cfg.messages;
   const std::uint64_t slots_in_sram =
       m.memory == components::SlotMemory::pe_sram
           ? static_cast<std::uint64_t>(plan.channels_in) * m.slots * m.slot_bytes
           : 0;
-  const auto working =
-      static_cast<std::uint64_t>(2 * plan.step_bytes + 4 * plan.piece * 4 * plan.directions);
-  // A ring all-reduce keeps the partial sums it passes on in its reduce-scatter until its
-  // all-gather replaces them (run_schedule frees a segment after its last use), so with
-  // buffer=hbm too it holds nearly the whole vector.
-  const bool whole =
-      buffer == Buffer::sram || (collective == Collective::all_reduce && !plan.levels.empty());
+  // The rows held (pipeline.hpp's rows_held): each holds what a pair sends and what it
+  // receives; the loads issued ahead; a few pieces being added.
+  std::int64_t steps = 0;
+  for (std::int64_t g = 0; g < plan.schedule->programs(); ++g)
+    steps = std::max(steps, plan.schedule->steps(g));
+  const auto rows = static_cast<std::uint64_t>(std::min<std::int64_t>(
+      (plan.segment + p.chunk - 1) / p.chunk, components::collectives::rows_held(p, steps)));
+  const std::uint64_t row = row_step_bytes(plan, p);
+  const auto working = rows * 2 * row +
+                       (buffer == Buffer::hbm ? static_cast<std::uint64_t>(p.lookahead) * row : 0) +
+                       static_cast<std::uint64_t>(4 * p.piece * 4 * plan.directions);
   const std::uint64_t resident =
-      whole ? static_cast<std::uint64_t>(collective == Collective::all_to_all ? 2 * bytes : bytes)
-            : 0;
+      buffer == Buffer::sram
+          ? static_cast<std::uint64_t>(collective == Collective::all_to_all ? 2 * bytes : bytes)
+          : p.store_budget;
   return resident + working + slots_in_sram;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "components/collectives/pipeline.hpp"
 #include "components/collectives/schedule.hpp"
 #include "components/system_config.hpp"
 #include "kernels/collectives/algorithm.hpp"
@@ -32,13 +33,23 @@ Plan tree_plan(const PlanInput& input, std::vector<std::int64_t> parent, std::in
 // An all-to-all over the ring: pairwise, or every message in one step (`direct`).
 Plan all_to_all_plan(const PlanInput& input, bool direct);
 
-// The SRAM a program holds while it runs `plan` (see run_schedule): buffer=sram, or a ring
-// all-reduce, its whole vector (an all-to-all's input and output); both what a step sends and
-// receives and a few pieces being added, and the slots of its channels in when they live in
-// its SRAM.
+// How `plan` runs as a pipeline (components/collectives/pipeline.hpp): rows of `chunk`
+// elements of each segment (0: a message slot's worth with buffer=hbm, the whole segment with
+// buffer=sram, where nothing needs staging), as many rows in flight as a channel has slots (as
+// NCCL keeps NCCL_STEPS slices in flight), each row's loads issued a wave of pairs ahead and
+// that many rows of stores in flight.
+components::collectives::Pipelining pipelining(const components::SystemConfig& config,
+                                               const Plan& plan, std::int64_t chunk,
+                                               components::collectives::Buffer buffer);
+// The bytes a program sends in one pair (a step of one row) at most.
+std::uint64_t row_step_bytes(const Plan& plan, const components::collectives::Pipelining& p);
+// The SRAM a program holds while it runs `plan` (see run_schedule): with buffer=sram its whole
+// vector (an all-to-all's input and output); the rows in flight (what a pair sends and
+// receives, with the loads issued ahead) and the stores in flight; and the slots of its
+// channels in when they live in its SRAM. It does not grow with the vector with buffer=hbm.
 std::uint64_t plan_sram_bytes(const components::SystemConfig& config, const Plan& plan,
                               Collective collective, components::collectives::Buffer buffer,
-                              std::int64_t bytes);
+                              std::int64_t bytes, const components::collectives::Pipelining& p);
 // The most channels any cube receives on in `schedule`: every (sender, receiver) pair whose
 // receiver is on that cube (global program g runs on cube g / pes_per_cube). For
 // require_message_slots.

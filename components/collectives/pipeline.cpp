@@ -1,0 +1,118 @@
+#include "components/collectives/pipeline.hpp"
+
+#include <algorithm>
+
+namespace cubesim::components::collectives {
+
+namespace {
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
+
+// What step k of `schedule` first reads from program g's input: a segment sent (not forwarded
+// from a receive of the same step) or added to before anything was received into it.
+std::vector<std::vector<std::int32_t>> first_loads(const Schedule& schedule, std::int64_t g,
+                                                   std::int64_t steps,
+                                                   const std::vector<Segment>& segments) {
+  std::vector<std::vector<std::int32_t>> loads(static_cast<std::size_t>(steps));
+  std::vector<char> valued(segments.size(), 0);
+  Step step;
+  for (std::int64_t k = 0; k < steps; ++k) {
+    schedule.step(g, k, step);
+    const auto received = [&](std::int32_t s) {
+      return std::any_of(step.begin(), step.end(),
+                         [&](const Op& o) { return o.kind != OpKind::send && o.segment == s; });
+    };
+    auto& here = loads[static_cast<std::size_t>(k)];
+    for (const Op& op : step) {
+      const auto s = static_cast<std::size_t>(op.segment);
+      const bool reads =
+          op.kind == OpKind::recv_add || (op.kind == OpKind::send && !received(op.segment));
+      if (reads && !valued[s] && segments[s].in_at >= 0) {
+        here.push_back(op.segment);
+        valued[s] = 1;
+      }
+    }
+    for (const Op& op : step)
+      if (op.kind != OpKind::send) valued[static_cast<std::size_t>(op.segment)] = 1;
+  }
+  return loads;
+}
+
+}  // namespace
+
+void keep_in_flight(Pipelining& p, std::int64_t steps, std::int64_t depth) {
+  steps = std::max<std::int64_t>(steps, 1);
+  depth = std::max<std::int64_t>(depth, 1);
+  // A row is in flight for (steps - 1) * spacing + 1 waves, and a row starts every stagger.
+  p.stagger = steps >= depth ? ceil_div(steps, depth) : 1;
+  p.spacing =
+      steps >= depth || steps == 1 ? 1 : std::max<std::int64_t>(1, (depth - 1) / (steps - 1));
+}
+
+std::int64_t rows_held(const Pipelining& p, std::int64_t steps) {
+  const std::int64_t stagger = std::max<std::int64_t>(p.stagger, 1);
+  const std::int64_t span =
+      (std::max<std::int64_t>(steps, 1) - 1) * std::max<std::int64_t>(p.spacing, 1) + 1;
+  return ceil_div(span, stagger) + 3 + ceil_div(std::max<std::int64_t>(p.lookahead, 1), stagger);
+}
+
+Pipeline::Pipeline(const Schedule& schedule, std::int64_t g, const Pipelining& p, Buffer buffer)
+    : segments_(schedule.segments(g)),
+      piece_(p.piece),
+      chunk_(p.chunk),
+      stagger_(std::max<std::int64_t>(p.stagger, 1)),
+      spacing_(std::max<std::int64_t>(p.spacing, 1)),
+      steps_(schedule.steps(g)),
+      last_(schedule, g, steps_, segments_.size()) {
+  std::int64_t longest = 0;
+  for (const Segment& s : segments_) longest = std::max(longest, s.elems);
+  if (chunk_ <= 0 || chunk_ > longest) chunk_ = std::max<std::int64_t>(longest, 1);
+  rows_ = longest > 0 ? ceil_div(longest, chunk_) : 0;
+  ppr_ = ceil_div(chunk_, piece_);
+  if (buffer == Buffer::sram) {
+    row_slots_ = std::max<std::int64_t>(rows_, 1);
+  } else {
+    // The rows a pair can touch: those in flight, a row starting in the same wave as another
+    // ends, and the rows the loads issued `lookahead` pairs ahead start.
+    row_slots_ = std::min(std::max<std::int64_t>(rows_, 1), rows_held(p, steps_));
+    loads_ = first_loads(schedule, g, steps_, segments_);
+  }
+  if (loads_.empty()) loads_.resize(static_cast<std::size_t>(steps_));
+}
+
+bool Pipeline::next(Pair& pair) {
+  if (rows_ == 0 || steps_ == 0) return false;
+  const std::int64_t span = (steps_ - 1) * spacing_;  // a row's first wave to its last
+  const std::int64_t last_wave = (rows_ - 1) * stagger_ + span;
+  for (; wave_ <= last_wave; ++wave_, row_ = 0) {
+    // Rows started by this wave and not yet finished.
+    const std::int64_t hi = std::min(rows_ - 1, wave_ / stagger_);
+    const std::int64_t lo = wave_ <= span ? 0 : ceil_div(wave_ - span, stagger_);
+    for (row_ = std::max(row_, lo); row_ <= hi; ++row_) {
+      const std::int64_t since = wave_ - row_ * stagger_;
+      if (since % spacing_ != 0) continue;
+      pair = {row_, since / spacing_};
+      ++row_;
+      return true;
+    }
+  }
+  return false;
+}
+
+Segment Pipeline::row_segment(std::int64_t r, std::size_t s) const {
+  const Segment& whole = segments_[s];
+  const std::int64_t at = r * chunk_;
+  Segment row{.elems = std::clamp<std::int64_t>(whole.elems - at, 0, chunk_)};
+  row.in_at = whole.in_at >= 0 ? whole.in_at + at : -1;
+  row.out_at = whole.out_at >= 0 ? whole.out_at + at : -1;
+  return row;
+}
+
+void Pipeline::row_segments(std::int64_t r, std::vector<Segment>& out) const {
+  out.resize(segments_.size());
+  for (std::size_t s = 0; s < segments_.size(); ++s) out[s] = row_segment(r, s);
+}
+
+}  // namespace cubesim::components::collectives

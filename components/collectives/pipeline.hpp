@@ -1,0 +1,93 @@
+#pragma once
+// A schedule (schedule.hpp) run as a pipeline of rows, the way a collective library streams a
+// vector through small buffers (NCCL's chunks and slices): the order in which one program
+// performs its part, which the executor (kernels/collectives/executor.hpp) and the alpha-beta
+// model (alpha_beta_model.hpp) both follow.
+//
+// Every segment is cut into rows of `chunk` elements; row r of the schedule is the schedule
+// run over row r of every segment, so a program holds only the rows in flight, whatever the
+// vector's size. A program performs the (row, step) pairs in order of row * stagger + step *
+// spacing (a wave), older rows first within a wave: with many steps (a ring) rows start
+// several steps apart, with few (a tree's reduce and broadcast) a row's steps lie several rows
+// apart, so that about `depth` rows are in flight. A pair's step forwards what an earlier wave
+// received, so each link carries messages of several rows at once instead of one hop's
+// latency per step. Both
+// ends of a channel list its messages in the same (wave, row, step-action) order, and each
+// pair, like a step, receives every message it is sent: the order never deadlocks.
+//
+// Where the data is (buffer=hbm), a segment's row is loaded `lookahead` pairs before the pair
+// that first reads it, so loads overlap messages, and stored once final without waiting for
+// the write to land, up to `store_budget` bytes of stores in flight.
+
+#include <cstdint>
+#include <vector>
+
+#include "components/collectives/schedule.hpp"
+
+namespace cubesim::components::collectives {
+
+struct Pipelining {
+  std::int64_t piece = 0;          // elements per message at most
+  std::int64_t chunk = 0;          // elements of each segment per row, a multiple of piece
+  std::uint32_t window = 1;        // messages per peer sent ahead of the receives (the slots)
+  std::int64_t stagger = 1;        // waves between the starts of successive rows
+  std::int64_t spacing = 1;        // waves between a row's successive steps
+  std::int64_t lookahead = 1;      // pairs a load is issued before the pair that needs it
+  std::uint64_t store_budget = 0;  // bytes of stores in flight at most (buffer=hbm)
+};
+
+// Sets p's stagger and spacing so that about `depth` rows are in flight when a program has
+// `steps` steps.
+void keep_in_flight(Pipelining& p, std::int64_t steps, std::int64_t depth);
+// The most rows of a program with `steps` steps whose values it holds at once with buffer=hbm:
+// those in flight, rows starting in the wave another ends, and those whose loads are issued.
+std::int64_t rows_held(const Pipelining& p, std::int64_t steps);
+
+// One program's part of a schedule as a pipeline of rows.
+class Pipeline {
+ public:
+  struct Pair {
+    std::int64_t row = 0, step = 0;
+  };
+
+  Pipeline(const Schedule& schedule, std::int64_t program, const Pipelining& p, Buffer buffer);
+
+  const std::vector<Segment>& segments() const { return segments_; }  // the whole segments
+  std::int64_t rows() const { return rows_; }
+  std::int64_t steps() const { return steps_; }
+  // The rows whose values are kept at once: every row with buffer=sram, else those in flight.
+  std::int64_t row_slots() const { return row_slots_; }
+  std::int64_t pieces_per_row() const { return ppr_; }
+
+  // The next pair in the program's order; false after the last.
+  bool next(Pair& pair);
+
+  // Row r of segment s: its elements and where they are in the input and output.
+  Segment row_segment(std::int64_t r, std::size_t s) const;
+  // Row r of every segment (the segments step_actions cuts into pieces).
+  void row_segments(std::int64_t r, std::vector<Segment>& out) const;
+  // Piece j of row r of segment s: where the value is kept.
+  std::size_t value_index(std::int64_t r, std::size_t s, std::int64_t j) const {
+    return (static_cast<std::size_t>(r % row_slots_) * segments_.size() + s) *
+               static_cast<std::size_t>(ppr_) +
+           static_cast<std::size_t>(j);
+  }
+  std::size_t values() const {
+    return static_cast<std::size_t>(row_slots_) * segments_.size() * static_cast<std::size_t>(ppr_);
+  }
+
+  // The segments whose value step k first reads from the input (buffer=hbm loads them).
+  const std::vector<std::int32_t>& loads(std::int64_t k) const {
+    return loads_[static_cast<std::size_t>(k)];
+  }
+  const LastUses& last() const { return last_; }
+
+ private:
+  std::vector<Segment> segments_;
+  std::int64_t piece_, chunk_, stagger_, spacing_, steps_, rows_ = 0, ppr_ = 1, row_slots_ = 1;
+  std::vector<std::vector<std::int32_t>> loads_;  // per step
+  LastUses last_;
+  std::int64_t wave_ = 0, row_ = 0;  // the order's position: the next pair's wave and row
+};
+
+}  // namespace cubesim::components::collectives
