@@ -397,13 +397,9 @@ class Model {
     p.ahead.pop_front();
     p.started = false;
     if (!hbm_) return;
-    const LastUses& last = p.pipe->last();
-    for (const Op& op : p.step) {
-      const auto s = static_cast<std::size_t>(op.segment);
-      if (last.read[s] > now.step || last.write[s] > now.step) continue;
+    for (const std::int32_t seg : p.pipe->dead_after(now.step))
       for (std::int64_t j = 0; j < p.pipe->pieces_per_row(); ++j)
-        p.held[p.pipe->value_index(now.row, s, j)] = 0;
-    }
+        p.held[p.pipe->value_index(now.row, static_cast<std::size_t>(seg), j)] = 0;
   }
   // A piece being loaded is waited for (buffer=hbm).
   void loaded(Program& p, std::size_t v) {

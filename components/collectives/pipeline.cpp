@@ -40,6 +40,37 @@ std::vector<std::vector<std::int32_t>> first_loads(const Schedule& schedule, std
   return loads;
 }
 
+// What dead_after gives, for every step of program g.
+std::vector<std::vector<std::int32_t>> dead_values(const Schedule& schedule, std::int64_t g,
+                                                   std::int64_t steps, std::size_t segments) {
+  // Each segment's touches, step by step: whether the step reads its value (a send not
+  // forwarded from a receive of the step, or an add) or only replaces it.
+  struct Touch {
+    std::int64_t step;
+    bool reads;
+  };
+  std::vector<std::vector<Touch>> touches(segments);
+  Step step;
+  for (std::int64_t k = 0; k < steps; ++k) {
+    schedule.step(g, k, step);
+    for (const Op& op : step) {
+      auto& t = touches[static_cast<std::size_t>(op.segment)];
+      if (t.empty() || t.back().step != k) t.push_back({k, false});
+      const bool received = std::any_of(step.begin(), step.end(), [&](const Op& o) {
+        return o.kind == OpKind::recv && o.segment == op.segment;
+      });
+      if (op.kind == OpKind::recv_add || (op.kind == OpKind::send && !received))
+        t.back().reads = true;
+    }
+  }
+  std::vector<std::vector<std::int32_t>> dead(static_cast<std::size_t>(steps));
+  for (std::size_t s = 0; s < segments; ++s)
+    for (std::size_t i = 0; i < touches[s].size(); ++i)
+      if (i + 1 == touches[s].size() || !touches[s][i + 1].reads)
+        dead[static_cast<std::size_t>(touches[s][i].step)].push_back(static_cast<std::int32_t>(s));
+  return dead;
+}
+
 }  // namespace
 
 void keep_in_flight(Pipelining& p, std::int64_t steps, std::int64_t depth) {
@@ -80,6 +111,7 @@ Pipeline::Pipeline(const Schedule& schedule, std::int64_t g, const Pipelining& p
     loads_ = first_loads(schedule, g, steps_, segments_);
   }
   if (loads_.empty()) loads_.resize(static_cast<std::size_t>(steps_));
+  dead_ = dead_values(schedule, g, steps_, segments_.size());
 }
 
 bool Pipeline::next(Pair& pair) {

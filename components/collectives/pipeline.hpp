@@ -80,12 +80,17 @@ class Pipeline {
   const std::vector<std::int32_t>& loads(std::int64_t k) const {
     return loads_[static_cast<std::size_t>(k)];
   }
+  // The segments step k touches whose value no later step reads: never touched again, or next
+  // replaced by a receive (a ring all-reduce's partial sum, passed on, until its all-gather).
+  const std::vector<std::int32_t>& dead_after(std::int64_t k) const {
+    return dead_[static_cast<std::size_t>(k)];
+  }
   const LastUses& last() const { return last_; }
 
  private:
   std::vector<Segment> segments_;
   std::int64_t piece_, chunk_, stagger_, spacing_, steps_, rows_ = 0, ppr_ = 1, row_slots_ = 1;
-  std::vector<std::vector<std::int32_t>> loads_;  // per step
+  std::vector<std::vector<std::int32_t>> loads_, dead_;  // per step
   LastUses last_;
   std::int64_t wave_ = 0, row_ = 0;  // the order's position: the next pair's wave and row
 };

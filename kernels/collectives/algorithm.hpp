@@ -39,6 +39,7 @@ struct PlanInput {
   Collective collective;
   std::int64_t elems = 0;
   std::vector<std::int64_t> order;
+  int channels = 1;  // the algorithm's own channels times the kernel's `channels` parameter
 };
 
 // What a harness needs of a collective's algorithm over the programs of a grid: the schedule,
@@ -51,14 +52,18 @@ struct Plan {
   std::int64_t step_bytes = 0;       // the most a program sends in a step
   std::vector<std::int64_t> levels;  // ring algorithms: the group size of each level
   std::int64_t channels_in = 0;      // the most channels into one program
-  int directions = 1;                // the algorithm's channels (each block in that many parts)
+  int directions = 1;                // its channels (each block in that many parts)
 };
 
 struct Algorithm {
   const char* name;
   std::vector<std::pair<Collective, const char*>> implements;  // each with how, for the help
-  int channels = 1;  // independent rings the data is split over (each block in that many parts)
-  // What a program's f32 elements must be a multiple of.
+  int channels = 1;  // rings or trees the data is split over (each block in that many parts)
+  // The most channels its topology places apart, and where they go (for the error that
+  // refuses more).
+  int max_channels = 1;
+  const char* placed = "";
+  // What a program's f32 elements must be a multiple of, per channel.
   std::int64_t (*element_multiple)(Collective collective, GridShape grid);
   // The plan, all but its piece and directions (make_plan sets them).
   Plan (*schedule)(const PlanInput& input);

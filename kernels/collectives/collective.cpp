@@ -68,6 +68,7 @@ struct Setup {
   Buffer buffer = Buffer::sram;
   std::int64_t bytes = 0;                    // bytes_per_pe
   std::int64_t chunk_bytes = 0;              // the parameter (0: a message slot's worth)
+  int channels = 1;                          // the parameter (times the algorithm's own)
   std::int64_t in_elems = 0, out_elems = 0;  // per program
   Plan plan;
   components::collectives::Pipelining pipelining;
@@ -80,18 +81,19 @@ const char* buffer_name(Buffer buffer) {
 
 // The plan, or a UsageError when the size does not shard or the data and slots do not fit.
 Plan checked_plan(const components::SystemConfig& cfg, const Setup& s) {
-  const int dirs = find_algorithm(s.algorithm, s.collective).channels;
-  const std::int64_t multiple = element_multiple(s.collective, s.algorithm, s.grid);
+  const int dirs = find_algorithm(s.algorithm, s.collective).channels * s.channels;
+  const std::int64_t multiple = element_multiple(s.collective, s.algorithm, s.grid, s.channels);
   if (multiple == 1)
     require_divisible("bytes_per_pe", s.bytes, 4, "4 bytes (f32 elements)");
   else
     require_divisible("bytes_per_pe", s.bytes, 4 * multiple,
-                      "4 bytes x " + s.grid.str() + (dirs == 2 ? " x 2 directions" : "") +
+                      "4 bytes x " + s.grid.str() +
+                          (dirs > 1 ? " x " + std::to_string(dirs) + " channels" : "") +
                           " (every program's data is cut into one block per program" +
-                          (dirs == 2 ? ", each in two halves" : "") + ")");
+                          (dirs > 1 ? ", each in one part per channel" : "") + ")");
   if (s.chunk_bytes > 0)
     require_divisible("chunk_bytes", s.chunk_bytes, 4, "4 bytes (f32 elements)");
-  Plan plan = make_plan(cfg, s.grid, s.collective, s.algorithm, s.bytes);
+  Plan plan = make_plan(cfg, s.grid, s.collective, s.algorithm, s.bytes, s.channels);
   const auto& m = cfg.messages;
   const components::collectives::Pipelining pipe =
       pipelining(cfg, plan, s.chunk_bytes / 4, s.buffer);
@@ -121,21 +123,27 @@ Plan checked_plan(const components::SystemConfig& cfg, const Setup& s) {
 }
 
 // Each program's data on its own cube's HBM, as a collective's buffers would be; the inputs
-// random from the simulation's seed unless the run is timing-only.
+// random from the simulation's seed unless the run is timing-only. A cube's programs' buffers
+// lie one HBM channel's interleave apart beyond their size, so that the same row of every
+// program's vector falls on a different channel (as padding skews banks), not all on one.
 void place_buffers(Simulation& sim, Setup& s) {
   const GridShape& grid = s.grid;
+  const auto interleave = static_cast<std::int64_t>(sim.config().cube.hbm.channel_interleave_bytes);
+  const auto stride = [&](std::int64_t elems) {
+    return (elems * 4 + interleave - 1) / interleave * interleave + interleave;
+  };
   s.in.resize(static_cast<std::size_t>(grid.total()));
   s.out.resize(s.in.size());
   for (std::int64_t cube = 0; cube < grid.cubes * grid.sips; ++cube) {
     const auto sip = static_cast<std::uint32_t>(cube / grid.cubes);
     const auto within_sip = static_cast<std::uint32_t>(cube % grid.cubes);
-    const Ptr in_base = sim.alloc(static_cast<std::uint64_t>(grid.pes * s.in_elems) * 4,
+    const Ptr in_base = sim.alloc(static_cast<std::uint64_t>(grid.pes * stride(s.in_elems)),
                                   Placement::on_cube(sip, within_sip));
-    const Ptr out_base = sim.alloc(static_cast<std::uint64_t>(grid.pes * s.out_elems) * 4,
+    const Ptr out_base = sim.alloc(static_cast<std::uint64_t>(grid.pes * stride(s.out_elems)),
                                    Placement::on_cube(sip, within_sip));
     for (std::int64_t pe = 0; pe < grid.pes; ++pe) {
-      s.in[static_cast<std::size_t>(cube * grid.pes + pe)] = in_base + pe * s.in_elems * 4;
-      s.out[static_cast<std::size_t>(cube * grid.pes + pe)] = out_base + pe * s.out_elems * 4;
+      s.in[static_cast<std::size_t>(cube * grid.pes + pe)] = in_base + pe * stride(s.in_elems);
+      s.out[static_cast<std::size_t>(cube * grid.pes + pe)] = out_base + pe * stride(s.out_elems);
     }
   }
   if (sim.options().timing_only) return;
@@ -157,6 +165,7 @@ Setup setup_collective(Simulation& sim, const Params& p, Collective collective) 
   s.buffer = get_string(p, "buffer") == "hbm" ? Buffer::hbm : Buffer::sram;
   s.bytes = get_int(p, "bytes_per_pe");
   s.chunk_bytes = get_int(p, "chunk_bytes");
+  s.channels = static_cast<int>(get_int(p, "channels"));
   const std::int64_t elems = s.bytes / 4, block = elems / s.grid.total();
   s.in_elems = collective == Collective::all_gather ? block : elems;
   s.out_elems = collective == Collective::reduce_scatter ? block : elems;
@@ -185,6 +194,7 @@ void report(Outcome& o, Simulation& sim, const Setup& s, emu::Tick t, emu::Tick 
                {"bytes_per_pe", s.bytes},
                {"block_bytes", s.plan.block * 4},
                {"message_bytes", s.pipelining.piece * 4},
+               {"channels", s.plan.directions},
                {"chunk_bytes", s.pipelining.chunk * 4},
                {"rows", (s.plan.segment + s.pipelining.chunk - 1) / s.pipelining.chunk},
                {"row_stagger", s.pipelining.stagger},
@@ -263,6 +273,13 @@ ParamSpec buffer_param(const char* default_value = "sram") {
                       "overlapped with the messages)");
 }
 
+ParamSpec channels_param() {
+  return int_param("channels", 1, 1, 64,
+                   "rings or trees the data is split over, times the algorithm's own (NCCL's "
+                   "channels): 2 runs a ring both ways or the double binary tree; more than "
+                   "the algorithm places apart is refused");
+}
+
 ParamSpec chunk_param() {
   return int_param("chunk_bytes", 0, 0, kMaxBytes,
                    "bytes of each segment a row of the pipeline carries (0: one message slot, "
@@ -291,9 +308,9 @@ KernelInfo allreduce_info() {
       "All-reduce (sum, f32) of every program's vector over tl.send/tl.recv; details give "
       "algbw and busbw as NCCL defines them and the alpha-beta time",
       {algorithm_param(Collective::all_reduce),
-       bytes_param("bytes of each program's vector (f32), a multiple of 4 x programs (of 4 "
-                   "for tree)"),
-       buffer_param(), chunk_param()});
+       bytes_param("bytes of each program's vector (f32), a multiple of 4 x programs x "
+                   "channels (of 4 for the trees)"),
+       buffer_param(), chunk_param(), channels_param()});
 }
 
 KernelInfo reduce_scatter_info() {
@@ -303,7 +320,7 @@ KernelInfo reduce_scatter_info() {
                          {algorithm_param(Collective::reduce_scatter),
                           bytes_param("bytes of each program's input vector (f32; program g "
                                       "keeps the sum of block g), a multiple of 4 x programs"),
-                          buffer_param(), chunk_param()});
+                          buffer_param(), chunk_param(), channels_param()});
 }
 
 KernelInfo allgather_info() {
@@ -314,14 +331,15 @@ KernelInfo allgather_info() {
                           bytes_param("bytes of each program's gathered output (f32; a block "
                                       "of bytes_per_pe / programs from each), a multiple of 4 "
                                       "x programs"),
-                          buffer_param(), chunk_param()});
+                          buffer_param(), chunk_param(), channels_param()});
 }
 
 KernelInfo broadcast_info() {
-  return collective_info(
-      Collective::broadcast, "Broadcast (f32): program 0's vector to every program",
-      {algorithm_param(Collective::broadcast),
-       bytes_param("bytes of the vector (f32), a multiple of 4"), buffer_param(), chunk_param()});
+  return collective_info(Collective::broadcast,
+                         "Broadcast (f32): program 0's vector to every program",
+                         {algorithm_param(Collective::broadcast),
+                          bytes_param("bytes of the vector (f32), a multiple of 4"), buffer_param(),
+                          chunk_param(), channels_param()});
 }
 
 KernelInfo alltoall_info() {
@@ -333,7 +351,7 @@ KernelInfo alltoall_info() {
        bytes_param("bytes of each program's input (f32; one block for each program), a "
                    "multiple of 4 x programs",
                    16384),
-       buffer_param("hbm"), chunk_param()});
+       buffer_param("hbm"), chunk_param(), channels_param()});
 }
 
 }  // namespace cubesim::kernels::collectives

@@ -281,9 +281,9 @@ class Executor {
     for (const Planned& a : finals_) store(a.out_at, values_[a.value]);
     finals_.clear();
     // What is not needed after the pair.
-    for (const Op& op : step_) {
-      const auto s = static_cast<std::size_t>(op.segment);
-      if (kept(s) || last.read[s] > p.step || last.write[s] > p.step) continue;
+    for (const std::int32_t seg : pipe_.dead_after(p.step)) {
+      const auto s = static_cast<std::size_t>(seg);
+      if (kept(s)) continue;
       for (std::int64_t j = 0; j < pipe_.pieces_per_row(); ++j)
         values_[pipe_.value_index(p.row, s, j)] = tl::Tile();
     }

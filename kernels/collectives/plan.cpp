@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kernels/collectives/ring_order.hpp"
+#include "triton_emu/errors.hpp"
 
 namespace cubesim::kernels::collectives {
 
@@ -12,22 +13,43 @@ using components::collectives::OpKind;
 using components::collectives::Schedule;
 using components::collectives::Step;
 
+namespace {
+
+// The algorithm's own channels times `channels`; UsageError past what it places.
+int checked_channels(const Algorithm& a, int channels) {
+  const int total = a.channels * channels;
+  if (channels < 1 || total > a.max_channels)
+    throw UsageError(
+        "channels=" + std::to_string(channels) + ": algorithm=" + a.name + " places at most " +
+        std::to_string(a.max_channels / a.channels) + " (" + a.placed + "); use channels=" +
+        (a.max_channels / a.channels > 1 ? "1 to " + std::to_string(a.max_channels / a.channels)
+                                         : std::string("1")));
+  return total;
+}
+
+}  // namespace
+
 Plan make_plan(const components::SystemConfig& cfg, GridShape grid, Collective collective,
-               const std::string& algorithm, std::int64_t bytes) {
+               const std::string& algorithm, std::int64_t bytes, int channels) {
   const Algorithm& a = find_algorithm(algorithm, collective);
+  const int total = checked_channels(a, channels);
   Plan p = a.schedule(PlanInput{.config = cfg,
                                 .grid = grid,
                                 .collective = collective,
                                 .elems = bytes / 4,
-                                .order = ring_order(cfg, grid)});
-  p.directions = a.channels;
+                                .order = ring_order(cfg, grid),
+                                .channels = total});
+  p.directions = total;
   p.piece =
       std::min<std::int64_t>(static_cast<std::int64_t>(cfg.messages.slot_bytes / 4), p.segment);
   return p;
 }
 
-std::int64_t element_multiple(Collective collective, const std::string& algorithm, GridShape grid) {
-  return find_algorithm(algorithm, collective).element_multiple(collective, grid);
+std::int64_t element_multiple(Collective collective, const std::string& algorithm, GridShape grid,
+                              int channels) {
+  const Algorithm& a = find_algorithm(algorithm, collective);
+  const std::int64_t per_channel = a.element_multiple(collective, grid);
+  return per_channel > 1 ? per_channel * checked_channels(a, channels) : 1;
 }
 
 Plan ring_plan(const PlanInput& in, std::vector<Groups> candidates, int channels) {
@@ -48,12 +70,14 @@ Plan ring_plan(const PlanInput& in, std::vector<Groups> candidates, int channels
   return p;
 }
 
-Plan tree_plan(const PlanInput& in, std::vector<std::int64_t> parent, std::int64_t channels_in) {
+Plan tree_plan(const PlanInput& in, std::vector<std::vector<std::int64_t>> parents,
+               std::int64_t channels_in) {
   Plan p;
+  const auto n = static_cast<std::int64_t>(parents.size());
   p.block = in.elems;
-  p.segment = in.elems;
+  p.segment = (in.elems + n - 1) / n;
   p.step_bytes = in.elems * 4;
-  p.schedule = tree(in.collective, std::move(parent), in.elems);
+  p.schedule = trees(in.collective, std::move(parents), in.elems);
   p.channels_in = channels_in;
   return p;
 }
@@ -111,13 +135,14 @@ std::uint64_t plan_sram_bytes(const components::SystemConfig& cfg, const Plan& p
   const auto rows = static_cast<std::uint64_t>(std::min<std::int64_t>(
       (plan.segment + p.chunk - 1) / p.chunk, components::collectives::rows_held(p, steps)));
   const std::uint64_t row = row_step_bytes(plan, p);
-  const auto working = rows * 2 * row +
-                       (buffer == Buffer::hbm ? static_cast<std::uint64_t>(p.lookahead) * row : 0) +
+  // Loads and stores in flight never hold more than the vector.
+  const auto vector =
+      static_cast<std::uint64_t>(collective == Collective::all_to_all ? 2 * bytes : bytes);
+  const std::uint64_t ahead =
+      buffer == Buffer::hbm ? std::min(static_cast<std::uint64_t>(p.lookahead) * row, vector) : 0;
+  const auto working = std::min(rows * 2 * row, 2 * vector) + ahead +
                        static_cast<std::uint64_t>(4 * p.piece * 4 * plan.directions);
-  const std::uint64_t resident =
-      buffer == Buffer::sram
-          ? static_cast<std::uint64_t>(collective == Collective::all_to_all ? 2 * bytes : bytes)
-          : p.store_budget;
+  const std::uint64_t resident = buffer == Buffer::sram ? vector : std::min(p.store_budget, vector);
   return resident + working + slots_in_sram;
 }
 

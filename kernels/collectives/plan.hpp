@@ -16,20 +16,24 @@
 namespace cubesim::kernels::collectives {
 
 // The plan of `algorithm` for `collective` over every program of `grid`, for `bytes` of f32
-// per program, a multiple of 4 x element_multiple(collective, algorithm, grid); UsageError
-// for an algorithm that the table lacks or that does not implement the collective.
+// per program, a multiple of 4 x element_multiple(collective, algorithm, grid, channels), in
+// `channels` times the algorithm's own channels; UsageError for an algorithm that the table
+// lacks or that does not implement the collective, or more channels than it places.
 Plan make_plan(const components::SystemConfig& config, GridShape grid, Collective collective,
-               const std::string& algorithm, std::int64_t bytes);
-// What a program's f32 elements must be a multiple of for `algorithm`: the programs (x its
-// channels), whose blocks the data is cut into; 1 for algorithms that move the vector whole.
-std::int64_t element_multiple(Collective collective, const std::string& algorithm, GridShape grid);
+               const std::string& algorithm, std::int64_t bytes, int channels = 1);
+// What a program's f32 elements must be a multiple of for `algorithm` in `channels` times its
+// own channels: the programs x the channels, whose blocks the data is cut into; 1 for
+// algorithms that cut the vector whole.
+std::int64_t element_multiple(Collective collective, const std::string& algorithm, GridShape grid,
+                              int channels = 1);
 
 // Rings over `levels` (levels whose groups have one member are left out) in `channels`
 // directions: the data cut into one block per program, each in `channels` segments.
 Plan ring_plan(const PlanInput& input, std::vector<Groups> levels, int channels);
-// A tree given by parent[g] (-1: the root) moving the whole vector, with at most `channels_in`
-// channels into a program.
-Plan tree_plan(const PlanInput& input, std::vector<std::int64_t> parent, std::int64_t channels_in);
+// Trees, each given by parent[g] (-1: its root), each moving its part of the vector, with at
+// most `channels_in` channels into a program.
+Plan tree_plan(const PlanInput& input, std::vector<std::vector<std::int64_t>> parents,
+               std::int64_t channels_in);
 // An all-to-all over the ring: pairwise, or every message in one step (`direct`).
 Plan all_to_all_plan(const PlanInput& input, bool direct);
 

@@ -132,35 +132,56 @@ class Rings final : public Schedule {
 
 class Tree final : public Schedule {
  public:
-  Tree(Collective c, std::vector<std::int64_t> parent, std::int64_t elems)
-      : c_(c), parent_(std::move(parent)), children_(parent_.size()), elems_(elems) {
-    for (std::size_t g = 0; g < parent_.size(); ++g)
-      if (parent_[g] >= 0)
-        children_[static_cast<std::size_t>(parent_[g])].push_back(static_cast<std::int64_t>(g));
+  Tree(Collective c, std::vector<std::vector<std::int64_t>> parents, std::int64_t elems)
+      : c_(c), parents_(std::move(parents)), elems_(elems) {
+    for (const auto& parent : parents_) {
+      auto& children = children_.emplace_back(parent.size());
+      for (std::size_t g = 0; g < parent.size(); ++g)
+        if (parent[g] >= 0)
+          children[static_cast<std::size_t>(parent[g])].push_back(static_cast<std::int64_t>(g));
+    }
   }
-  std::int64_t programs() const override { return static_cast<std::int64_t>(parent_.size()); }
+  std::int64_t programs() const override {
+    return static_cast<std::int64_t>(parents_.front().size());
+  }
+  // One segment per tree: its part of the vector.
   std::vector<Segment> segments(std::int64_t g) const override {
-    const bool input = c_ == Collective::all_reduce || parent_[static_cast<std::size_t>(g)] < 0;
-    return {Segment{.elems = elems_, .in_at = input ? 0 : -1, .out_at = 0}};
+    std::vector<Segment> out;
+    const auto trees = static_cast<std::int64_t>(parents_.size());
+    for (std::int64_t t = 0; t < trees; ++t) {
+      const std::int64_t lo = elems_ * t / trees, hi = elems_ * (t + 1) / trees;
+      const bool root = parents_[static_cast<std::size_t>(t)][static_cast<std::size_t>(g)] < 0;
+      const bool input = c_ == Collective::all_reduce || root;
+      out.push_back(Segment{.elems = hi - lo, .in_at = input ? lo : -1, .out_at = lo});
+    }
+    return out;
   }
-  std::int64_t steps(std::int64_t) const override { return c_ == Collective::all_reduce ? 2 : 1; }
+  // A step per tree and phase (all-reduce: the reduces, then the broadcasts): a step of one
+  // tree never waits on another's (in one step they could wait on each other in a cycle).
+  std::int64_t steps(std::int64_t) const override {
+    return static_cast<std::int64_t>(parents_.size()) * (c_ == Collective::all_reduce ? 2 : 1);
+  }
   void step(std::int64_t g, std::int64_t k, Step& out) const override {
     out.clear();
-    const std::int64_t up = parent_[static_cast<std::size_t>(g)];
-    const auto& down = children_[static_cast<std::size_t>(g)];
-    if (c_ == Collective::all_reduce && k == 0) {  // reduce: children in, the sum up
-      for (const std::int64_t child : down) out.push_back({OpKind::recv_add, child, 0});
-      if (up >= 0) out.push_back({OpKind::send, up, 0});
+    const auto trees = static_cast<std::int64_t>(parents_.size());
+    const bool reduce = c_ == Collective::all_reduce && k < trees;
+    const auto t = static_cast<std::size_t>(k % trees);
+    const std::int64_t up = parents_[t][static_cast<std::size_t>(g)];
+    const auto& down = children_[t][static_cast<std::size_t>(g)];
+    const auto seg = static_cast<std::int32_t>(t);
+    if (reduce) {  // children in, the sum up
+      for (const std::int64_t child : down) out.push_back({OpKind::recv_add, child, seg});
+      if (up >= 0) out.push_back({OpKind::send, up, seg});
       return;
     }
-    if (up >= 0) out.push_back({OpKind::recv, up, 0});  // broadcast: in from the parent, down
-    for (const std::int64_t child : down) out.push_back({OpKind::send, child, 0});
+    if (up >= 0) out.push_back({OpKind::recv, up, seg});  // broadcast: in from the parent, down
+    for (const std::int64_t child : down) out.push_back({OpKind::send, child, seg});
   }
 
  private:
   Collective c_;
-  std::vector<std::int64_t> parent_;
-  std::vector<std::vector<std::int64_t>> children_;
+  std::vector<std::vector<std::int64_t>> parents_;                // per tree
+  std::vector<std::vector<std::vector<std::int64_t>>> children_;  // per tree, per program
   std::int64_t elems_;
 };
 
@@ -231,9 +252,10 @@ std::unique_ptr<Schedule> rings(Collective collective, std::vector<Groups> level
   return std::make_unique<Rings>(collective, std::move(levels), block, directions);
 }
 
-std::unique_ptr<Schedule> tree(Collective collective, std::vector<std::int64_t> parent,
-                               std::int64_t elems) {
-  return std::make_unique<Tree>(collective, std::move(parent), elems);
+std::unique_ptr<Schedule> trees(Collective collective,
+                                std::vector<std::vector<std::int64_t>> parents,
+                                std::int64_t elems) {
+  return std::make_unique<Tree>(collective, std::move(parents), elems);
 }
 
 std::unique_ptr<Schedule> all_to_all(std::vector<std::int64_t> order, std::int64_t block,
@@ -249,10 +271,13 @@ std::vector<std::int64_t> binary_tree(const std::vector<std::int64_t>& order, st
   const auto n = static_cast<std::int64_t>(order.size());
   const std::int64_t at =
       std::find(order.begin(), order.end(), root) - order.begin();  // the root's position
-  // Position p on the ring turned so that the root sits at n / 2.
-  auto program = [&](std::int64_t p) {
-    return order[static_cast<std::size_t>(mod(p - n / 2 + at, n))];
-  };
+  // The ring turned so that the root sits at n / 2.
+  return in_order_tree(order, at - n / 2);
+}
+
+std::vector<std::int64_t> in_order_tree(const std::vector<std::int64_t>& order, std::int64_t turn) {
+  const auto n = static_cast<std::int64_t>(order.size());
+  auto program = [&](std::int64_t p) { return order[static_cast<std::size_t>(mod(p + turn, n))]; };
   std::vector<std::int64_t> parent(order.size(), -1);
   auto build = [&](auto& self, std::int64_t lo, std::int64_t hi, std::int64_t up) -> void {
     if (lo >= hi) return;
@@ -263,6 +288,19 @@ std::vector<std::int64_t> binary_tree(const std::vector<std::int64_t>& order, st
   };
   build(build, 0, n, -1);
   return parent;
+}
+
+std::vector<std::int64_t> complementary_tree(const std::vector<std::int64_t>& order,
+                                             std::int64_t root) {
+  const auto n = static_cast<std::int64_t>(order.size());
+  const std::int64_t at = std::find(order.begin(), order.end(), root) - order.begin();
+  return in_order_tree(order, at - n / 2 + 1);
+}
+
+std::vector<std::int64_t> reversed_ring(const std::vector<std::int64_t>& order) {
+  std::vector<std::int64_t> out{order.front()};
+  out.insert(out.end(), order.rbegin(), order.rend() - 1);
+  return out;
 }
 
 std::vector<std::int64_t> chain(const std::vector<std::int64_t>& order) {

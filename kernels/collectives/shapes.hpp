@@ -17,7 +17,8 @@
 //   all-gather      sends chunk q - s i and receives chunk q - s(i+1).
 // With two directions each block's halves go opposite ways ("bidirectional ring").
 //
-// Trees (all-reduce, broadcast): each program has a parent (the root none). All-reduce is a
+// Trees (all-reduce, broadcast): each program has a parent in each tree (its root none), and
+// the vector is cut into one part per tree. All-reduce is a
 // reduce up the tree then a broadcast down it, each one step in which a program forwards a
 // piece as soon as it has it (and, reducing, has added every child's), so the pieces of a large
 // vector pipeline through the tree. A chain (every program the parent of the next) is a
@@ -45,10 +46,10 @@ std::unique_ptr<components::collectives::Schedule> rings(Collective collective,
                                                          std::vector<Groups> levels,
                                                          std::int64_t block, int directions);
 
-// all_reduce or broadcast of `elems` elements over the tree given by parent[g] (-1: the root).
-std::unique_ptr<components::collectives::Schedule> tree(Collective collective,
-                                                        std::vector<std::int64_t> parent,
-                                                        std::int64_t elems);
+// all_reduce or broadcast of `elems` elements over trees, each given by parent[g] (-1: its
+// root): the vector cut into one contiguous part per tree, each part over its own tree.
+std::unique_ptr<components::collectives::Schedule> trees(
+    Collective collective, std::vector<std::vector<std::int64_t>> parents, std::int64_t elems);
 
 // All-to-all of `block` elements per pair, over the ring `order` (position -> program).
 std::unique_ptr<components::collectives::Schedule> all_to_all(std::vector<std::int64_t> order,
@@ -58,6 +59,18 @@ std::unique_ptr<components::collectives::Schedule> all_to_all(std::vector<std::i
 // so that the root is in the middle, the middle position of a range is the parent of the
 // middles of its two halves, so most parent-child pairs are near on the ring.
 std::vector<std::int64_t> binary_tree(const std::vector<std::int64_t>& order, std::int64_t root);
+// The balanced binary tree of the ring `order` turned by `turn` positions: position p of
+// the turned ring holds order[p + turn]; the middle position of a range is the parent of the
+// middles of its two halves. In such a tree every other position is a leaf, so the trees of
+// turns t and t + 1 are complementary: a program interior in one is a leaf of the other (the
+// double binary tree).
+std::vector<std::int64_t> in_order_tree(const std::vector<std::int64_t>& order, std::int64_t turn);
+// The tree complementary to binary_tree(order, root): the same tree turned one position more,
+// so that the leaves of one are the interior of the other (its root is another program).
+std::vector<std::int64_t> complementary_tree(const std::vector<std::int64_t>& order,
+                                             std::int64_t root);
+// The ring `order` the other way round, from the same first program.
+std::vector<std::int64_t> reversed_ring(const std::vector<std::int64_t>& order);
 // A chain along `order`: order[p-1] is the parent of order[p].
 std::vector<std::int64_t> chain(const std::vector<std::int64_t>& order);
 

@@ -10,6 +10,7 @@ const Algorithm& bidir_ring_algorithm();
 const Algorithm& hierarchical_algorithm();
 const Algorithm& mesh2d_algorithm();
 const Algorithm& tree_algorithm();
+const Algorithm& dtree_algorithm();
 const Algorithm& pairwise_algorithm();
 const Algorithm& direct_algorithm();
 

@@ -12,10 +12,10 @@ const Algorithm& bidir_ring_algorithm() {
                      {Collective::reduce_scatter, "half the data each way"},
                      {Collective::all_gather, "half the data each way"}},
       .channels = 2,
-      .element_multiple = [](Collective, GridShape grid) -> std::int64_t {
-        return grid.total() * 2;
-      },
-      .schedule = [](const PlanInput& in) { return ring_plan(in, {{in.order}}, 2); }};
+      .max_channels = 2,
+      .placed = "the ring's two directions, both taken",
+      .element_multiple = [](Collective, GridShape grid) -> std::int64_t { return grid.total(); },
+      .schedule = [](const PlanInput& in) { return ring_plan(in, {{in.order}}, in.channels); }};
   return algorithm;
 }
 

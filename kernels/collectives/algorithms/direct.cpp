@@ -10,6 +10,8 @@ const Algorithm& direct_algorithm() {
       .name = "direct",
       .implements = {{Collective::all_to_all, "every message at once"}},
       .channels = 1,
+      .max_channels = 1,
+      .placed = "one message per pair",
       .element_multiple = [](Collective, GridShape grid) -> std::int64_t { return grid.total(); },
       .schedule = [](const PlanInput& in) { return all_to_all_plan(in, true); }};
   return algorithm;

@@ -42,8 +42,10 @@ const Algorithm& hierarchical_algorithm() {
                      {Collective::reduce_scatter, how},
                      {Collective::all_gather, how}},
       .channels = 1,
+      .max_channels = 2,
+      .placed = "each ring's two directions",
       .element_multiple = [](Collective, GridShape grid) -> std::int64_t { return grid.total(); },
-      .schedule = [](const PlanInput& in) { return ring_plan(in, levels(in), 1); }};
+      .schedule = [](const PlanInput& in) { return ring_plan(in, levels(in), in.channels); }};
   return algorithm;
 }
 

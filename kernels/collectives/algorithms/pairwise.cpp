@@ -12,6 +12,8 @@ const Algorithm& pairwise_algorithm() {
                       "n-1 steps, in step i every program sends to the one i+1 ahead on the "
                       "ring"}},
       .channels = 1,
+      .max_channels = 1,
+      .placed = "one message per pair",
       .element_multiple = [](Collective, GridShape grid) -> std::int64_t { return grid.total(); },
       .schedule = [](const PlanInput& in) { return all_to_all_plan(in, false); }};
   return algorithm;
