@@ -503,7 +503,8 @@ class Model {
   // The pair's final values go to memory after its messages, in flight up to the store budget.
   void store_finals(std::int64_t g, Program& p) {
     for (const auto& [at, bytes] : p.finals) {
-      while (!p.stores.empty() && p.stored_bytes + bytes > a_.pipelining.store_budget) {
+      while (!p.stores.empty() && (p.stored_bytes + bytes > a_.pipelining.store_budget ||
+                                   p.stores.size() >= a_.pipelining.max_stores)) {
         p.t = std::max(p.t, p.stores.front().first);
         p.stored_bytes -= p.stores.front().second;
         p.stores.pop_front();

@@ -17,7 +17,7 @@
 //
 // Where the data is (buffer=hbm), a segment's row is loaded `lookahead` pairs before the pair
 // that first reads it, so loads overlap messages, and stored once final without waiting for
-// the write to land, up to `store_budget` bytes of stores in flight.
+// the write to land, up to `store_budget` bytes and `max_stores` stores in flight.
 
 #include <cstdint>
 #include <vector>
@@ -34,6 +34,7 @@ struct Pipelining {
   std::int64_t spacing = 1;        // waves between a row's successive steps
   std::int64_t lookahead = 1;      // pairs a load is issued before the pair that needs it
   std::uint64_t store_budget = 0;  // bytes of stores in flight at most (buffer=hbm)
+  std::uint64_t max_stores = 1;    // stores in flight at most (buffer=hbm)
 };
 
 // Sets p's stagger and spacing so that about `depth` rows are in flight when a program has

@@ -201,6 +201,8 @@ void report(Outcome& o, Simulation& sim, const Setup& s, emu::Tick t, emu::Tick 
                {"step_spacing", s.pipelining.spacing},
                {"loads_ahead", s.pipelining.lookahead},
                {"store_budget_bytes", s.pipelining.store_budget},
+               {"sram_bound_bytes", plan_sram_bytes(sim.config(), s.plan, s.collective, s.buffer,
+                                                    s.bytes, s.pipelining)},
                {"slot_memory", slot_memory(sim.config().messages)},
                {"collective_time_ps", t},
                {"algbw_GBps", algbw},

@@ -219,7 +219,8 @@ class Executor {
   // the stores in flight held to the budget.
   void store(std::int64_t at, const tl::Tile& t) {
     const auto bytes = static_cast<std::uint64_t>(t.shape().numel()) * 4;
-    while (!stores_.empty() && stored_bytes_ + bytes > a_.pipelining.store_budget)
+    while (!stores_.empty() && (stored_bytes_ + bytes > a_.pipelining.store_budget ||
+                                stores_.size() >= a_.pipelining.max_stores))
       wait_oldest_store();
     stores_.push_back({tl_.store_async(a_.out[static_cast<std::size_t>(me_)] + at * 4, t), bytes});
     stored_bytes_ += bytes;

@@ -106,10 +106,16 @@ components::collectives::Pipelining pipelining(const components::SystemConfig& c
     steps = std::max(steps, plan.schedule->steps(g));
   const auto depth = static_cast<std::int64_t>(p.window);
   components::collectives::keep_in_flight(p, steps, depth);
-  // Each row's loads are issued a wave of pairs ahead, and that many rows of stores are in
-  // flight.
-  p.lookahead = depth;
-  p.store_budget = static_cast<std::uint64_t>(depth) * row_step_bytes(plan, p);
+  // Loads and stores in flight: as many bytes as the slots of a channel hold (a wave of pairs
+  // of a ring), and at least one pair's worth, as a DMA queue of that depth would; the loads in
+  // at most half the packets the PE's DMA engine keeps in flight, the stores in a quarter (the
+  // messages need the rest, and the model does not see the DMA window).
+  const std::uint64_t window = static_cast<std::uint64_t>(depth) * cfg.messages.slot_bytes;
+  const std::uint64_t row = std::max<std::uint64_t>(row_step_bytes(plan, p), 1);
+  const std::uint64_t half = std::max<std::uint64_t>(1, cfg.pe.dma.max_outstanding_packets / 2);
+  p.lookahead = static_cast<std::int64_t>(std::clamp<std::uint64_t>(window / row, 1, half));
+  p.store_budget = std::max(window, row);
+  p.max_stores = std::max<std::uint64_t>(1, half / 2);
   return p;
 }
 
@@ -132,8 +138,9 @@ std::uint64_t plan_sram_bytes(const components::SystemConfig& cfg, const Plan& p
   std::int64_t steps = 0;
   for (std::int64_t g = 0; g < plan.schedule->programs(); ++g)
     steps = std::max(steps, plan.schedule->steps(g));
+  // (and a row more: the one being received while the last is being stored)
   const auto rows = static_cast<std::uint64_t>(std::min<std::int64_t>(
-      (plan.segment + p.chunk - 1) / p.chunk, components::collectives::rows_held(p, steps)));
+      (plan.segment + p.chunk - 1) / p.chunk, components::collectives::rows_held(p, steps) + 1));
   const std::uint64_t row = row_step_bytes(plan, p);
   // Loads and stores in flight never hold more than the vector.
   const auto vector =
@@ -142,7 +149,10 @@ std::uint64_t plan_sram_bytes(const components::SystemConfig& cfg, const Plan& p
       buffer == Buffer::hbm ? std::min(static_cast<std::uint64_t>(p.lookahead) * row, vector) : 0;
   const auto working = std::min(rows * 2 * row, 2 * vector) + ahead +
                        static_cast<std::uint64_t>(4 * p.piece * 4 * plan.directions);
-  const std::uint64_t resident = buffer == Buffer::sram ? vector : std::min(p.store_budget, vector);
+  // Each store is one message-sized piece.
+  const std::uint64_t stores =
+      std::min({p.store_budget, p.max_stores * static_cast<std::uint64_t>(p.piece) * 4, vector});
+  const std::uint64_t resident = buffer == Buffer::sram ? vector : stores;
   return resident + working + slots_in_sram;
 }
 

@@ -56,7 +56,8 @@ components::collectives::Pipelining rows_of(const Schedule& schedule, std::int64
       .chunk = piece,
       .window = slots,
       .lookahead = slots,
-      .store_budget = slots * static_cast<std::uint64_t>(piece) * 4 * 4};
+      .store_budget = slots * static_cast<std::uint64_t>(piece) * 4 * 4,
+      .max_stores = 8};
   components::collectives::keep_in_flight(p, schedule.steps(0), slots);
   return p;
 }
