@@ -82,11 +82,16 @@ void keep_in_flight(Pipelining& p, std::int64_t steps, std::int64_t depth) {
       steps >= depth || steps == 1 ? 1 : std::max<std::int64_t>(1, (depth - 1) / (steps - 1));
 }
 
-std::int64_t rows_held(const Pipelining& p, std::int64_t steps) {
+std::int64_t row_span(const Schedule& schedule, std::int64_t g, const Pipelining& p) {
+  const std::vector<std::int64_t> offsets = schedule.wave_offsets(g);
+  if (!offsets.empty()) return offsets.back();
+  return (std::max<std::int64_t>(schedule.steps(g), 1) - 1) * std::max<std::int64_t>(p.spacing, 1);
+}
+
+std::int64_t rows_held(const Pipelining& p, std::int64_t span) {
   const std::int64_t stagger = std::max<std::int64_t>(p.stagger, 1);
-  const std::int64_t span =
-      (std::max<std::int64_t>(steps, 1) - 1) * std::max<std::int64_t>(p.spacing, 1) + 1;
-  return ceil_div(span, stagger) + 3 + ceil_div(std::max<std::int64_t>(p.lookahead, 1), stagger);
+  return ceil_div(span + 1, stagger) + 3 +
+         ceil_div(std::max<std::int64_t>(p.lookahead, 1), stagger);
 }
 
 Pipeline::Pipeline(const Schedule& schedule, std::int64_t g, const Pipelining& p, Buffer buffer)
@@ -94,7 +99,6 @@ Pipeline::Pipeline(const Schedule& schedule, std::int64_t g, const Pipelining& p
       piece_(p.piece),
       chunk_(p.chunk),
       stagger_(std::max<std::int64_t>(p.stagger, 1)),
-      spacing_(std::max<std::int64_t>(p.spacing, 1)),
       steps_(schedule.steps(g)),
       last_(schedule, g, steps_, segments_.size()) {
   std::int64_t longest = 0;
@@ -102,12 +106,16 @@ Pipeline::Pipeline(const Schedule& schedule, std::int64_t g, const Pipelining& p
   if (chunk_ <= 0 || chunk_ > longest) chunk_ = std::max<std::int64_t>(longest, 1);
   rows_ = longest > 0 ? ceil_div(longest, chunk_) : 0;
   ppr_ = ceil_div(chunk_, piece_);
+  offsets_ = schedule.wave_offsets(g);
+  if (offsets_.empty())
+    for (std::int64_t k = 0; k < std::max<std::int64_t>(steps_, 1); ++k)
+      offsets_.push_back(k * std::max<std::int64_t>(p.spacing, 1));
   if (buffer == Buffer::sram) {
     row_slots_ = std::max<std::int64_t>(rows_, 1);
   } else {
     // The rows a pair can touch: those in flight, a row starting in the same wave as another
     // ends, and the rows the loads issued `lookahead` pairs ahead start.
-    row_slots_ = std::min(std::max<std::int64_t>(rows_, 1), rows_held(p, steps_));
+    row_slots_ = std::min(std::max<std::int64_t>(rows_, 1), rows_held(p, offsets_.back()));
     loads_ = first_loads(schedule, g, steps_, segments_);
   }
   if (loads_.empty()) loads_.resize(static_cast<std::size_t>(steps_));
@@ -116,18 +124,21 @@ Pipeline::Pipeline(const Schedule& schedule, std::int64_t g, const Pipelining& p
 
 bool Pipeline::next(Pair& pair) {
   if (rows_ == 0 || steps_ == 0) return false;
-  const std::int64_t span = (steps_ - 1) * spacing_;  // a row's first wave to its last
+  const std::int64_t span = offsets_.back();  // a row's first wave to its last
   const std::int64_t last_wave = (rows_ - 1) * stagger_ + span;
-  for (; wave_ <= last_wave; ++wave_, row_ = 0) {
-    // Rows started by this wave and not yet finished.
+  for (; wave_ <= last_wave; ++wave_, row_ = 0, step_ = 0) {
+    // Rows started by this wave and not yet finished, older first; each row's steps that lie
+    // in this wave.
     const std::int64_t hi = std::min(rows_ - 1, wave_ / stagger_);
     const std::int64_t lo = wave_ <= span ? 0 : ceil_div(wave_ - span, stagger_);
-    for (row_ = std::max(row_, lo); row_ <= hi; ++row_) {
+    for (row_ = std::max(row_, lo); row_ <= hi; ++row_, step_ = 0) {
       const std::int64_t since = wave_ - row_ * stagger_;
-      if (since % spacing_ != 0) continue;
-      pair = {row_, since / spacing_};
-      ++row_;
-      return true;
+      if (step_ == 0)
+        step_ = std::lower_bound(offsets_.begin(), offsets_.end(), since) - offsets_.begin();
+      if (step_ < steps_ && offsets_[static_cast<std::size_t>(step_)] == since) {
+        pair = {row_, step_++};
+        return true;
+      }
     }
   }
   return false;

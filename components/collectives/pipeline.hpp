@@ -35,14 +35,19 @@ struct Pipelining {
   std::int64_t lookahead = 1;      // pairs a load is issued before the pair that needs it
   std::uint64_t store_budget = 0;  // bytes of stores in flight at most (buffer=hbm)
   std::uint64_t max_stores = 1;    // stores in flight at most (buffer=hbm)
+  std::int64_t span = 0;           // the most waves from a row's first step to its last
 };
 
 // Sets p's stagger and spacing so that about `depth` rows are in flight when a program has
 // `steps` steps.
 void keep_in_flight(Pipelining& p, std::int64_t steps, std::int64_t depth);
-// The most rows of a program with `steps` steps whose values it holds at once with buffer=hbm:
-// those in flight, rows starting in the wave another ends, and those whose loads are issued.
-std::int64_t rows_held(const Pipelining& p, std::int64_t steps);
+// The waves from a row's first step to its last for program g of `schedule` (its wave offsets,
+// or steps x spacing).
+std::int64_t row_span(const Schedule& schedule, std::int64_t g, const Pipelining& p);
+// The most rows whose values a program holds at once with buffer=hbm when a row spans `span`
+// waves: those in flight, rows starting in the wave another ends, and those whose loads are
+// issued.
+std::int64_t rows_held(const Pipelining& p, std::int64_t span);
 
 // One program's part of a schedule as a pipeline of rows.
 class Pipeline {
@@ -90,10 +95,13 @@ class Pipeline {
 
  private:
   std::vector<Segment> segments_;
-  std::int64_t piece_, chunk_, stagger_, spacing_, steps_, rows_ = 0, ppr_ = 1, row_slots_ = 1;
+  std::int64_t piece_, chunk_, stagger_, steps_, rows_ = 0, ppr_ = 1, row_slots_ = 1;
+  std::vector<std::int64_t> offsets_;                    // per step: its wave after the row's first
   std::vector<std::vector<std::int32_t>> loads_, dead_;  // per step
   LastUses last_;
-  std::int64_t wave_ = 0, row_ = 0;  // the order's position: the next pair's wave and row
+  // The order's position: the wave, the row in it and that row's next step to look at (0: not
+  // yet looked up).
+  std::int64_t wave_ = 0, row_ = 0, step_ = 0;
 };
 
 }  // namespace cubesim::components::collectives

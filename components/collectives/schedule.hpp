@@ -51,6 +51,11 @@ class Schedule {
   virtual std::vector<Segment> segments(std::int64_t g) const = 0;
   virtual std::int64_t steps(std::int64_t g) const = 0;
   virtual void step(std::int64_t g, std::int64_t k, Step& out) const = 0;
+  // Where each of program g's steps lies in a row's run through the pipeline (pipeline.hpp), in
+  // waves after the row's first step, non-decreasing; empty: step k at k x the pipeline's
+  // spacing. Both ends of a channel must list its messages in the same order, so offsets may
+  // differ between programs only where each channel carries the messages of one step.
+  virtual std::vector<std::int64_t> wave_offsets(std::int64_t /*g*/) const { return {}; }
 };
 
 // The order in which a program performs one step's messages.

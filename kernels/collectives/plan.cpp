@@ -106,6 +106,8 @@ components::collectives::Pipelining pipelining(const components::SystemConfig& c
     steps = std::max(steps, plan.schedule->steps(g));
   const auto depth = static_cast<std::int64_t>(p.window);
   components::collectives::keep_in_flight(p, steps, depth);
+  for (std::int64_t g = 0; g < plan.schedule->programs(); ++g)
+    p.span = std::max(p.span, components::collectives::row_span(*plan.schedule, g, p));
   // Loads and stores in flight: as many bytes as the slots of a channel hold (a wave of pairs
   // of a ring), and at least one pair's worth, as a DMA queue of that depth would; the loads in
   // at most half the packets the PE's DMA engine keeps in flight, the stores in a quarter (the
@@ -135,12 +137,9 @@ std::uint64_t plan_sram_bytes(const components::SystemConfig& cfg, const Plan& p
           : 0;
   // The rows held (pipeline.hpp's rows_held): each holds what a pair sends and what it
   // receives; the loads issued ahead; a few pieces being added.
-  std::int64_t steps = 0;
-  for (std::int64_t g = 0; g < plan.schedule->programs(); ++g)
-    steps = std::max(steps, plan.schedule->steps(g));
   // (and a row more: the one being received while the last is being stored)
   const auto rows = static_cast<std::uint64_t>(std::min<std::int64_t>(
-      (plan.segment + p.chunk - 1) / p.chunk, components::collectives::rows_held(p, steps) + 1));
+      (plan.segment + p.chunk - 1) / p.chunk, components::collectives::rows_held(p, p.span) + 1));
   const std::uint64_t row = row_step_bytes(plan, p);
   // Loads and stores in flight never hold more than the vector.
   const auto vector =

@@ -161,6 +161,19 @@ class Tree final : public Schedule {
   std::int64_t steps(std::int64_t) const override {
     return static_cast<std::int64_t>(parents_.size()) * (c_ == Collective::all_reduce ? 2 : 1);
   }
+  // One tree's all-reduce: a program receives a row's broadcast 1 + 2 x kHopRows x its depth
+  // waves after it sent the row's sum up, so that the sum has reached the root and the result
+  // come back down by then; the root passes it on the wave after. Every channel carries one
+  // step's messages (sums up, results down), so the offsets may differ between programs.
+  // Several trees share channels between their steps: the steps' default offsets then.
+  std::vector<std::int64_t> wave_offsets(std::int64_t g) const override {
+    if (c_ != Collective::all_reduce || parents_.size() != 1) return {};
+    std::int64_t depth = 0;
+    for (std::int64_t p = parents_.front()[static_cast<std::size_t>(g)]; p >= 0;
+         p = parents_.front()[static_cast<std::size_t>(p)])
+      ++depth;
+    return {0, 1 + 2 * kHopRows * depth};
+  }
   void step(std::int64_t g, std::int64_t k, Step& out) const override {
     out.clear();
     const auto trees = static_cast<std::int64_t>(parents_.size());
@@ -179,6 +192,7 @@ class Tree final : public Schedule {
   }
 
  private:
+  static constexpr std::int64_t kHopRows = 2;  // rows a hop's latency is worth, about
   Collective c_;
   std::vector<std::vector<std::int64_t>> parents_;                // per tree
   std::vector<std::vector<std::vector<std::int64_t>>> children_;  // per tree, per program
