@@ -1,6 +1,8 @@
 #include "components/collectives/pipeline.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace cubesim::components::collectives {
 
@@ -82,8 +84,13 @@ void keep_in_flight(Pipelining& p, std::int64_t steps, std::int64_t depth) {
       steps >= depth || steps == 1 ? 1 : std::max<std::int64_t>(1, (depth - 1) / (steps - 1));
 }
 
+std::int64_t channel_rows(const Pipelining& p) {
+  return static_cast<std::int64_t>(p.window) /
+         ceil_div(std::max<std::int64_t>(p.chunk, 1), std::max<std::int64_t>(p.piece, 1));
+}
+
 std::int64_t row_span(const Schedule& schedule, std::int64_t g, const Pipelining& p) {
-  const std::vector<std::int64_t> offsets = schedule.wave_offsets(g);
+  const std::vector<std::int64_t> offsets = schedule.wave_offsets(g, channel_rows(p));
   if (!offsets.empty()) return offsets.back();
   return (std::max<std::int64_t>(schedule.steps(g), 1) - 1) * std::max<std::int64_t>(p.spacing, 1);
 }
@@ -96,7 +103,7 @@ std::int64_t rows_held(const Pipelining& p, std::int64_t span) {
 
 Pipeline::Pipeline(const Schedule& schedule, std::int64_t g, const Pipelining& p, Buffer buffer)
     : segments_(schedule.segments(g)),
-      piece_(p.piece),
+      piece_(std::max<std::int64_t>(p.piece, 1)),
       chunk_(p.chunk),
       stagger_(std::max<std::int64_t>(p.stagger, 1)),
       steps_(schedule.steps(g)),
@@ -106,7 +113,11 @@ Pipeline::Pipeline(const Schedule& schedule, std::int64_t g, const Pipelining& p
   if (chunk_ <= 0 || chunk_ > longest) chunk_ = std::max<std::int64_t>(longest, 1);
   rows_ = longest > 0 ? ceil_div(longest, chunk_) : 0;
   ppr_ = ceil_div(chunk_, piece_);
-  offsets_ = schedule.wave_offsets(g);
+  offsets_ = schedule.wave_offsets(g, channel_rows(p));
+  if (!offsets_.empty() && static_cast<std::int64_t>(offsets_.size()) != steps_)
+    throw std::logic_error("collective pipeline: program " + std::to_string(g) + " has " +
+                           std::to_string(steps_) + " steps but " +
+                           std::to_string(offsets_.size()) + " wave offsets");
   if (offsets_.empty())
     for (std::int64_t k = 0; k < std::max<std::int64_t>(steps_, 1); ++k)
       offsets_.push_back(k * std::max<std::int64_t>(p.spacing, 1));

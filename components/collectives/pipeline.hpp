@@ -28,7 +28,7 @@ namespace cubesim::components::collectives {
 
 struct Pipelining {
   std::int64_t piece = 0;          // elements per message at most
-  std::int64_t chunk = 0;          // elements of each segment per row, a multiple of piece
+  std::int64_t chunk = 0;          // elements of each segment per row, in pieces of at most `piece`
   std::uint32_t window = 1;        // messages per peer sent ahead of the receives (the slots)
   std::int64_t stagger = 1;        // waves between the starts of successive rows
   std::int64_t spacing = 1;        // waves between a row's successive steps
@@ -41,6 +41,8 @@ struct Pipelining {
 // Sets p's stagger and spacing so that about `depth` rows are in flight when a program has
 // `steps` steps.
 void keep_in_flight(Pipelining& p, std::int64_t steps, std::int64_t depth);
+// The rows of messages a channel's slots hold: window / the pieces of a row of a segment.
+std::int64_t channel_rows(const Pipelining& p);
 // The waves from a row's first step to its last for program g of `schedule` (its wave offsets,
 // or steps x spacing).
 std::int64_t row_span(const Schedule& schedule, std::int64_t g, const Pipelining& p);

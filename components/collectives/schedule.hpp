@@ -52,10 +52,16 @@ class Schedule {
   virtual std::int64_t steps(std::int64_t g) const = 0;
   virtual void step(std::int64_t g, std::int64_t k, Step& out) const = 0;
   // Where each of program g's steps lies in a row's run through the pipeline (pipeline.hpp), in
-  // waves after the row's first step, non-decreasing; empty: step k at k x the pipeline's
-  // spacing. Both ends of a channel must list its messages in the same order, so offsets may
-  // differ between programs only where each channel carries the messages of one step.
-  virtual std::vector<std::int64_t> wave_offsets(std::int64_t /*g*/) const { return {}; }
+  // waves after the row's first step, non-decreasing, one per step; empty: step k at k x the
+  // pipeline's spacing. Both ends of a channel must list its messages in the same order, so
+  // offsets may differ between programs only where each channel carries the messages of one
+  // step; and a sender may run ahead of its receiver by no more than the channel's slots, or
+  // it blocks before receiving what its receiver waits to send: `channel_rows` is how many
+  // rows of messages a channel's slots hold.
+  virtual std::vector<std::int64_t> wave_offsets(std::int64_t /*g*/,
+                                                 std::int64_t /*channel_rows*/) const {
+    return {};
+  }
 };
 
 // The order in which a program performs one step's messages.

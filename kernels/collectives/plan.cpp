@@ -109,9 +109,11 @@ components::collectives::Pipelining pipelining(const components::SystemConfig& c
   for (std::int64_t g = 0; g < plan.schedule->programs(); ++g)
     p.span = std::max(p.span, components::collectives::row_span(*plan.schedule, g, p));
   // Loads and stores in flight: as many bytes as the slots of a channel hold (a wave of pairs
-  // of a ring), and at least one pair's worth, as a DMA queue of that depth would; the loads in
-  // at most half the packets the PE's DMA engine keeps in flight, the stores in a quarter (the
-  // messages need the rest, and the model does not see the DMA window).
+  // of a ring), and at least one pair's worth, as a DMA queue of that depth would. Loads go at
+  // most half as many pairs ahead as the PE's DMA engine keeps packets in flight (a ring's pair
+  // loads one piece; a pair that loads many, as a direct all-to-all's, can fill the window),
+  // stores are at most a quarter of it (the messages need the rest, and the model does not
+  // see the DMA window).
   const std::uint64_t window = static_cast<std::uint64_t>(depth) * cfg.messages.slot_bytes;
   const std::uint64_t row = std::max<std::uint64_t>(row_step_bytes(plan, p), 1);
   const std::uint64_t half = std::max<std::uint64_t>(1, cfg.pe.dma.max_outstanding_packets / 2);

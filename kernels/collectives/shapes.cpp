@@ -161,18 +161,22 @@ class Tree final : public Schedule {
   std::int64_t steps(std::int64_t) const override {
     return static_cast<std::int64_t>(parents_.size()) * (c_ == Collective::all_reduce ? 2 : 1);
   }
-  // One tree's all-reduce: a program receives a row's broadcast 1 + 2 x kHopRows x its depth
-  // waves after it sent the row's sum up, so that the sum has reached the root and the result
-  // come back down by then; the root passes it on the wave after. Every channel carries one
-  // step's messages (sums up, results down), so the offsets may differ between programs.
-  // Several trees share channels between their steps: the steps' default offsets then.
-  std::vector<std::int64_t> wave_offsets(std::int64_t g) const override {
-    if (c_ != Collective::all_reduce || parents_.size() != 1) return {};
+  // One tree's all-reduce: a program receives a row's broadcast 1 + lag x its depth waves
+  // after it sent the row's sum up, so that the sum has reached the root and the result come
+  // back down by then; the root passes it on the wave after. A parent sends a row's result
+  // `lag` rows before its child takes it, so the lag (2 x kHopRows) is cut to what the
+  // channel's slots hold, or a parent would block on a child that blocks on it; with less
+  // than a row, the steps' default offsets. Every channel carries one step's messages (sums
+  // up, results down), so the offsets may differ between programs; several trees share
+  // channels between their steps, and take the default offsets too.
+  std::vector<std::int64_t> wave_offsets(std::int64_t g, std::int64_t channel_rows) const override {
+    const std::int64_t lag = std::min(2 * kHopRows, channel_rows);
+    if (c_ != Collective::all_reduce || parents_.size() != 1 || lag < 1) return {};
     std::int64_t depth = 0;
     for (std::int64_t p = parents_.front()[static_cast<std::size_t>(g)]; p >= 0;
          p = parents_.front()[static_cast<std::size_t>(p)])
       ++depth;
-    return {0, 1 + 2 * kHopRows * depth};
+    return {0, 1 + lag * depth};
   }
   void step(std::int64_t g, std::int64_t k, Step& out) const override {
     out.clear();
@@ -253,6 +257,9 @@ class StoredByOwners final : public Schedule {
   }
   std::int64_t steps(std::int64_t g) const override { return inner_->steps(g); }
   void step(std::int64_t g, std::int64_t k, Step& out) const override { inner_->step(g, k, out); }
+  std::vector<std::int64_t> wave_offsets(std::int64_t g, std::int64_t channel_rows) const override {
+    return inner_->wave_offsets(g, channel_rows);
+  }
 
  private:
   std::unique_ptr<Schedule> inner_;

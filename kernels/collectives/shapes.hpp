@@ -61,9 +61,9 @@ std::unique_ptr<components::collectives::Schedule> all_to_all(std::vector<std::i
 std::vector<std::int64_t> binary_tree(const std::vector<std::int64_t>& order, std::int64_t root);
 // The balanced binary tree of the ring `order` turned by `turn` positions: position p of
 // the turned ring holds order[p + turn]; the middle position of a range is the parent of the
-// middles of its two halves. In such a tree every other position is a leaf, so the trees of
-// turns t and t + 1 are complementary: a program interior in one is a leaf of the other (the
-// double binary tree).
+// middles of its two halves. Its leaves are near every other position, so the trees of turns
+// t and t + 1 are near complementary: all but about one program interior in one are leaves
+// of the other (the double binary tree).
 std::vector<std::int64_t> in_order_tree(const std::vector<std::int64_t>& order, std::int64_t turn);
 // The tree complementary to binary_tree(order, root): the same tree turned one position more,
 // so that the leaves of one are the interior of the other (its root is another program).

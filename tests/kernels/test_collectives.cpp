@@ -611,8 +611,8 @@ TEST(Collectives, TwoChannelsGiveTheReferencesResult) {
   }
 }
 
-// The double binary tree's two trees are complementary: a program with children in one is a
-// leaf of the other (but for the one program of an odd count that cannot be).
+// The double binary tree's two trees are near complementary: at most one program has children
+// in both.
 TEST(Collectives, TheDoubleBinaryTreesInteriorsDoNotOverlap) {
   for (const std::int64_t n : {8, 16, 64}) {
     std::vector<std::int64_t> order(static_cast<std::size_t>(n));
@@ -646,6 +646,21 @@ TEST(Collectives, ChannelsPastWhatTheAlgorithmPlacesAreUsageErrors) {
                     HasSubstr("use channels=1")));
   EXPECT_THAT(error_of<UsageError>([&] { with_channels("alltoall", "direct", "2"); }),
               HasSubstr("algorithm=direct places at most 1"));
+}
+
+// A tree all-reduce whose rows are several messages each: a parent may run ahead of its child
+// by no more than the channel's slots hold, or each blocks on the other (with 16 KiB rows of 4
+// KiB slots it did). Rows of 1 to 4 slots, both buffers: the reference's result.
+TEST(Collectives, TreeRowsOfSeveralMessagesDoNotDeadlock) {
+  for (const char* chunk : {"4096", "8192", "16384"})
+    for (const char* buffer : {"sram", "hbm"}) {
+      Simulation sim(Spec::load(spec_path("default.json")));
+      const KernelInfo& k = find_kernel("allreduce");
+      const Outcome o = k.run(sim, parse_params(k, {"algorithm=tree", "bytes_per_pe=65536",
+                                                    std::string("chunk_bytes=") + chunk,
+                                                    std::string("buffer=") + buffer}));
+      EXPECT_TRUE(o.verified.value_or(false)) << chunk << " " << buffer;
+    }
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // dtree: the double binary tree (as NCCL's): the vector split over two complementary balanced
-// binary trees over the ring, so that every program is a leaf of one tree and at most interior
-// in the other, and each tree's reduce and broadcast pipeline as the tree's do.
+// binary trees over the ring, so that all but about one program interior in one tree are
+// leaves of the other.
 #include "kernels/collectives/algorithms/algorithms.hpp"
 #include "kernels/collectives/plan.hpp"
 
