@@ -6,14 +6,16 @@
 //
 // Every segment is cut into rows of `chunk` elements; row r of the schedule is the schedule
 // run over row r of every segment, so a program holds only the rows in flight, whatever the
-// vector's size. A program performs the (row, step) pairs in order of row * stagger + step *
-// spacing (a wave), older rows first within a wave: with many steps (a ring) rows start
-// several steps apart, with few (a tree's reduce and broadcast) a row's steps lie several rows
-// apart, so that about `depth` rows are in flight. A pair's step forwards what an earlier wave
-// received, so each link carries messages of several rows at once instead of one hop's
-// latency per step. Both
-// ends of a channel list its messages in the same (wave, row, step-action) order, and each
-// pair, like a step, receives every message it is sent: the order never deadlocks.
+// vector's size. A program performs the (row, step) pairs in order of row * stagger + the
+// step's wave offset (step * spacing, unless the schedule places its steps itself: a wave),
+// older rows first within a wave: with many steps (a ring) rows start several steps apart,
+// with few (a tree's reduce and broadcast) a row's steps lie several rows apart, so that about
+// `depth` rows are in flight. A pair's step forwards what an earlier wave received, so each
+// link carries messages of several rows at once instead of one hop's latency per step. With
+// the same offsets everywhere, every program orders its pairs alike, both ends of a channel
+// list its messages in the same (wave, row, step-action) order, and each pair, like a step,
+// receives every message it is sent: the order never deadlocks. Offsets that differ between
+// programs must keep that (Schedule::wave_offsets says how).
 //
 // Where the data is (buffer=hbm), a segment's row is loaded `lookahead` pairs before the pair
 // that first reads it, so loads overlap messages, and stored once final without waiting for
