@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "components/topology/graph.hpp"
@@ -72,15 +73,17 @@ struct Setup {
   std::int64_t in_elems = 0, out_elems = 0;  // per program
   Plan plan;
   components::collectives::Pipelining pipelining;
-  std::vector<Ptr> in, out;  // per global program id
+  std::uint64_t sram_bound = 0;  // the SRAM a program may hold (plan_sram_bytes)
+  std::vector<Ptr> in, out;      // per global program id
 };
 
 const char* buffer_name(Buffer buffer) {
   return buffer == Buffer::sram ? "sram" : "hbm";
 }
 
-// The plan, or a UsageError when the size does not shard or the data and slots do not fit.
-Plan checked_plan(const components::SystemConfig& cfg, const Setup& s) {
+// s's plan, pipelining and SRAM bound, or a UsageError when the size does not shard or the
+// data and slots do not fit.
+void plan_checked(const components::SystemConfig& cfg, Setup& s) {
   const int dirs = find_algorithm(s.algorithm, s.collective).channels * s.channels;
   const std::int64_t multiple = element_multiple(s.collective, s.algorithm, s.grid, s.channels);
   if (multiple == 1)
@@ -97,6 +100,7 @@ Plan checked_plan(const components::SystemConfig& cfg, const Setup& s) {
   const auto& m = cfg.messages;
   const components::collectives::Pipelining pipe =
       pipelining(cfg, plan, s.chunk_bytes / 4, s.buffer);
+  const std::uint64_t sram = plan_sram_bytes(cfg, plan, s.collective, s.buffer, s.bytes, pipe);
   const std::string what = std::string(collective_name(s.collective)) + " of " +
                            std::to_string(s.bytes) + " bytes per PE with algorithm=" + s.algorithm +
                            " buffer=" + buffer_name(s.buffer) +
@@ -107,7 +111,7 @@ Plan checked_plan(const components::SystemConfig& cfg, const Setup& s) {
       plan_sram_bytes(cfg, plan, s.collective, Buffer::hbm, s.bytes,
                       pipelining(cfg, plan, s.chunk_bytes / 4, Buffer::hbm)) <= cfg.pe.sram_bytes;
   require_sram(
-      cfg, plan_sram_bytes(cfg, plan, s.collective, s.buffer, s.bytes, pipe), what,
+      cfg, sram, what,
       std::string(hbm_fits                   ? "use buffer=hbm, or fewer bytes_per_pe"
                   : s.buffer == Buffer::sram ? "use fewer bytes_per_pe"
                                              : "use a smaller chunk_bytes") +
@@ -119,7 +123,9 @@ Plan checked_plan(const components::SystemConfig& cfg, const Setup& s) {
                           static_cast<std::uint64_t>(s.grid.pes * (s.in_elems + s.out_elems)) * 4,
                           std::string(collective_name(s.collective)) +
                               " with algorithm=" + s.algorithm + " and slots in " + slot_memory(m));
-  return plan;
+  s.plan = std::move(plan);
+  s.pipelining = pipe;
+  s.sram_bound = sram;
 }
 
 // Each program's data on its own cube's HBM, as a collective's buffers would be; the inputs
@@ -169,8 +175,7 @@ Setup setup_collective(Simulation& sim, const Params& p, Collective collective) 
   const std::int64_t elems = s.bytes / 4, block = elems / s.grid.total();
   s.in_elems = collective == Collective::all_gather ? block : elems;
   s.out_elems = collective == Collective::reduce_scatter ? block : elems;
-  s.plan = checked_plan(sim.config(), s);
-  s.pipelining = pipelining(sim.config(), s.plan, s.chunk_bytes / 4, s.buffer);
+  plan_checked(sim.config(), s);
   place_buffers(sim, s);
   return s;
 }
@@ -201,8 +206,7 @@ void report(Outcome& o, Simulation& sim, const Setup& s, emu::Tick t, emu::Tick 
                {"step_spacing", s.pipelining.spacing},
                {"loads_ahead", s.pipelining.lookahead},
                {"store_budget_bytes", s.pipelining.store_budget},
-               {"sram_bound_bytes", plan_sram_bytes(sim.config(), s.plan, s.collective, s.buffer,
-                                                    s.bytes, s.pipelining)},
+               {"sram_bound_bytes", s.sram_bound},
                {"slot_memory", slot_memory(sim.config().messages)},
                {"collective_time_ps", t},
                {"algbw_GBps", algbw},
