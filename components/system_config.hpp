@@ -193,12 +193,40 @@ inline const char* slot_memory_name(SlotMemory m) {
   return slot_memories().name_of(m).c_str();
 }
 
-// Messages between programs (tl.send / tl.recv): each (sender, receiver) channel is a queue of
-// `slots` slots of `slot_bytes` in the receiver's memory; a recv that frees a slot sends a credit
-// of `credit_bytes` back over the network.
-struct MessagesConfig {
+// The classes of message channel, by the farthest kind of link a channel's route crosses:
+// between PEs of one cube (the mesh), of one SIP (UCIe), or of different SIPs (inter-SIP).
+enum class ChannelClass : std::uint8_t { mesh, ucie, inter_sip };
+inline constexpr std::array<ChannelClass, 3> kAllChannelClasses = {
+    ChannelClass::mesh, ChannelClass::ucie, ChannelClass::inter_sip};
+// By name (emu/name_table.hpp): the sections system.messages.mesh, .ucie and .inter_sip.
+inline const emu::NameTable<ChannelClass>& channel_classes() {
+  static const emu::NameTable<ChannelClass> table("message channel class",
+                                                  {{"mesh", ChannelClass::mesh},
+                                                   {"ucie", ChannelClass::ucie},
+                                                   {"inter_sip", ChannelClass::inter_sip}});
+  return table;
+}
+inline const char* channel_class_name(ChannelClass c) {
+  return channel_classes().name_of(c).c_str();
+}
+
+inline constexpr std::uint32_t kMaxMessageSlots = 1024;  // per channel, the spec's limit
+
+// The credit window of one class of channel: `slots` slots of `slot_bytes` each.
+struct MessageWindow {
   std::uint32_t slots = 4;
   std::uint64_t slot_bytes = 4096;
+  // The spec left the slot count out: the loader chose it to cover the class's round trip
+  // (components/network/message_window.hpp).
+  bool automatic = true;
+  std::uint64_t bytes() const { return std::uint64_t{slots} * slot_bytes; }
+};
+
+// Messages between programs (tl.send / tl.recv): each (sender, receiver) channel is a queue of
+// slots in the receiver's memory, as many and as large as its class's window; a recv that frees
+// a slot sends a credit of `credit_bytes` back over the network.
+struct MessagesConfig {
+  std::array<MessageWindow, 3> windows;  // per ChannelClass, resolved by the loader
   SlotMemory memory = SlotMemory::pe_sram;
   std::uint32_t credit_bytes = 16;
   // The cost of reading a slot into a tile, or of a slot's write once its payload has arrived
@@ -209,6 +237,9 @@ struct MessagesConfig {
   std::uint64_t cube_sram_bytes = 8 << 20;  // per cube, shared by the channels into it
   Bandwidth cube_sram_bandwidth = Bandwidth::from_GBps(128);
   Tick cube_sram_latency = 2000;
+
+  const MessageWindow& window(ChannelClass c) const { return windows[static_cast<int>(c)]; }
+  MessageWindow& window(ChannelClass c) { return windows[static_cast<int>(c)]; }
 };
 
 // How the programs of a logical grid (one larger than the hardware, or launched as logical) are
@@ -248,6 +279,16 @@ struct SystemConfig {
 
   std::uint64_t total_cubes() const { return std::uint64_t{sips} * cubes_per_sip; }
   std::uint64_t total_pes() const { return total_cubes() * cube.pes; }
+  // The class of the channel between two global PEs.
+  ChannelClass channel_class(std::uint64_t from_pe, std::uint64_t to_pe) const {
+    const std::uint64_t a = from_pe / cube.pes, b = to_pe / cube.pes;
+    if (a == b) return ChannelClass::mesh;
+    return a / cubes_per_sip == b / cubes_per_sip ? ChannelClass::ucie : ChannelClass::inter_sip;
+  }
+  // The window of the channel between two global PEs.
+  const MessageWindow& message_window(std::uint64_t from_pe, std::uint64_t to_pe) const {
+    return messages.window(channel_class(from_pe, to_pe));
+  }
 };
 
 }  // namespace cubesim::components

@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "kernels/collectives/algorithm.hpp"
 #include "kernels/collectives/collective.hpp"
 #include "kernels/collectives/ring_order.hpp"
 #include "kernels/harness/host_array.hpp"
@@ -329,14 +330,14 @@ namespace {
 // few row vectors, and the inbound channel's slots when they live in PE SRAM.
 std::uint64_t sram_needed(const components::SystemConfig& cfg, std::int64_t rows,
                           std::int64_t query_rows, std::int64_t chunk_rows, std::int64_t d,
-                          DType dtype) {
+                          DType dtype, GridShape grid) {
   const auto size = static_cast<std::int64_t>(dtype_size(dtype));
   const std::int64_t bytes =
       2 * rows * d * size + 4 * rows * d * size + 4 * rows * d * 4 +
       7 * query_rows * chunk_rows * 4 +
       static_cast<std::int64_t>(CausalMasks::kCapacity) * query_rows * chunk_rows + 8 * rows * 4;
   const std::uint64_t slots = cfg.messages.memory == components::SlotMemory::pe_sram
-                                  ? cfg.messages.slots * cfg.messages.slot_bytes
+                                  ? collectives::message_windows(cfg, grid).largest_bytes
                                   : 0;
   return static_cast<std::uint64_t>(bytes) + slots;
 }
@@ -362,19 +363,20 @@ RingAttentionProblem make_ring_attention(Simulation& sim, GridShape grid, std::i
                      ": every program needs at least one row; use seq >= " + std::to_string(n) +
                      ", or fewer programs (-p programs=N)");
   const auto row_bytes = static_cast<std::uint64_t>(head_dim) * dtype_size(dtype);
-  if (row_bytes > cfg.messages.slot_bytes)
+  const collectives::MessageWindows windows = collectives::message_windows(cfg, grid);
+  if (row_bytes > windows.smallest_slot)
     throw UsageError(
         "a row of K (head_dim = " + std::to_string(head_dim) + " " +
         std::string(dtype_name(dtype)) + " values, " + std::to_string(row_bytes) +
-        " bytes) does not fit a message slot of " + std::to_string(cfg.messages.slot_bytes) +
-        " bytes; use head_dim <= " + std::to_string(cfg.messages.slot_bytes / dtype_size(dtype)) +
+        " bytes) does not fit a message slot of " + std::to_string(windows.smallest_slot) +
+        " bytes; use head_dim <= " + std::to_string(windows.smallest_slot / dtype_size(dtype)) +
         ", or larger slots (--set system.messages.slot_KiB=...)");
   p.ring = collectives::ring_order(cfg, grid);
   p.position.assign(p.ring.size(), 0);
   for (std::size_t i = 0; i < p.ring.size(); ++i)
     p.position[static_cast<std::size_t>(p.ring[i])] = static_cast<std::int64_t>(i);
   const std::int64_t rows = p.max_rows();
-  p.chunk_rows = std::min(rows, static_cast<std::int64_t>(cfg.messages.slot_bytes / row_bytes));
+  p.chunk_rows = std::min(rows, static_cast<std::int64_t>(windows.smallest_slot / row_bytes));
   // Query chunks smaller than the block cost every tile two GEMM start-ups and the vector
   // unit's latency per operation; they pay off where the mask removes tiles from most blocks,
   // as with causal stripes (every block straddles the diagonal). Square tiles put the diagonal
@@ -382,8 +384,9 @@ RingAttentionProblem make_ring_attention(Simulation& sim, GridShape grid, std::i
   // the program's own block straddles it, and the last program attends to every other block
   // in full: one query chunk, and whole key chunks skipped, cost it least.
   p.query_rows = causal && layout == SeqLayout::striped ? p.chunk_rows : rows;
-  p.window = cfg.messages.slots;
-  const std::uint64_t sram = sram_needed(cfg, rows, p.query_rows, p.chunk_rows, head_dim, dtype);
+  p.window = windows.fewest_slots;
+  const std::uint64_t sram =
+      sram_needed(cfg, rows, p.query_rows, p.chunk_rows, head_dim, dtype, grid);
   require_sram(cfg, sram,
                "blocks of " + std::to_string(rows) + " rows of head_dim = " +
                    std::to_string(head_dim) + " (Q, two K/V blocks, the f32 output and scores)",

@@ -119,6 +119,8 @@ class Model {
   };
   struct Channel {
     std::uint32_t from = 0, to = 0;  // global PEs
+    std::uint32_t slots = 1;         // its class's window
+    std::uint64_t slot_bytes = 0;
     Path message, credit;
     std::vector<emu::Tick> arrival, credit_back;  // by sequence number modulo the slots
     std::uint64_t sent = 0, arrived = 0, read = 0, credited = 0;
@@ -221,8 +223,11 @@ class Model {
     c.to = global_pe(to);
     c.message = path(c.from, c.to);
     c.credit = path(c.to, c.from);
-    c.arrival.assign(m_.slots, 0);
-    c.credit_back.assign(m_.slots, 0);
+    const components::MessageWindow& w = system_.config().message_window(c.from, c.to);
+    c.slots = a_.slot_limit > 0 ? std::min(w.slots, a_.slot_limit) : w.slots;
+    c.slot_bytes = w.slot_bytes;
+    c.arrival.assign(c.slots, 0);
+    c.credit_back.assign(c.slots, 0);
     if (hbm_slots_) {
       const auto base = a_.hbm_slots ? a_.hbm_slots(c.from, c.to) : std::nullopt;
       if (!base)
@@ -294,7 +299,7 @@ class Model {
   }
   // Message `seq`'s slot of channel c (slots in HBM).
   std::uint64_t slot_address(const Channel& c, std::uint64_t seq) const {
-    return c.slot_base + (seq % m_.slots) * m_.slot_bytes;
+    return c.slot_base + (seq % c.slots) * c.slot_bytes;
   }
 
   void wake(std::int64_t& parked) {
@@ -319,19 +324,19 @@ class Model {
       }
       case What::credit_head: {
         Channel& c = channels_[ch];
-        c.credit_back[c.credited++ % m_.slots] = arrive(c.credit, e.bytes, e.leave, at);
+        c.credit_back[c.credited++ % c.slots] = arrive(c.credit, e.bytes, e.leave, at);
         wake(c.sender);
         return;
       }
       case What::message_landed: {
         Channel& c = channels_[ch];
-        c.arrival[c.arrived++ % m_.slots] = at;
+        c.arrival[c.arrived++ % c.slots] = at;
         wake(c.receiver);
         return;
       }
       case What::message_head: {
         Channel& c = channels_[ch];
-        c.arrival[c.arrived++ % m_.slots] = arrive(c.message, e.bytes, e.leave, at);
+        c.arrival[c.arrived++ % c.slots] = arrive(c.message, e.bytes, e.leave, at);
         wake(c.receiver);
         return;
       }
@@ -436,12 +441,12 @@ class Model {
     }
     const std::size_t ch = channel(p.sent_on, op.peer, g, op.peer);
     Channel& c = channels_[ch];
-    if (c.sent >= m_.slots) {  // the credit of the message `slots` before this one
-      if (c.credited <= c.sent - m_.slots) {
+    if (c.sent >= c.slots) {  // the credit of the message `slots` before this one
+      if (c.credited <= c.sent - c.slots) {
         c.sender = g;
         return false;
       }
-      p.t = std::max(p.t, c.credit_back[(c.sent - m_.slots) % m_.slots]);
+      p.t = std::max(p.t, c.credit_back[(c.sent - c.slots) % c.slots]);
       if (busy(p.t, at, g)) return false;
     }
     if (hbm_slots_) {  // a write into the slot's HBM address
@@ -468,7 +473,7 @@ class Model {
       c.receiver = g;
       return false;
     }
-    const emu::Tick begin = std::max(p.t, c.arrival[c.read % m_.slots] + slot_latency_);
+    const emu::Tick begin = std::max(p.t, c.arrival[c.read % c.slots] + slot_latency_);
     if (busy(begin, at, g)) return false;
     const emu::Tick read = hbm_slots_ ? access(c.to, slot_address(c, c.read), bytes, false, begin)
                                       : begin + slot_latency_ + slot_bw_.transfer_time(bytes);

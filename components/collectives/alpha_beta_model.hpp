@@ -46,6 +46,7 @@ struct ModelArgs {
   // With message slots in HBM: the address of the slots of the channel from one global PE to
   // another (none: the run made none for it).
   std::function<std::optional<std::uint64_t>(std::uint32_t, std::uint32_t)> hbm_slots;
+  std::uint32_t slot_limit = 0;  // slots per channel at most (0: the class's window)
 };
 
 // When the last program finishes the schedule, every program starting at 0; std::logic_error

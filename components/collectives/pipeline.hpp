@@ -32,6 +32,7 @@ struct Pipelining {
   std::int64_t piece = 0;          // elements per message at most
   std::int64_t chunk = 0;          // elements of each segment per row, in pieces of at most `piece`
   std::uint32_t window = 1;        // messages per peer sent ahead of the receives (the slots)
+  std::uint32_t depth = 1;         // rows in flight the stagger and spacing aim at
   std::int64_t stagger = 1;        // waves between the starts of successive rows
   std::int64_t spacing = 1;        // waves between a row's successive steps
   std::int64_t lookahead = 1;      // pairs a load is issued before the pair that needs it

@@ -408,14 +408,40 @@ void add_dispatch_and_messages(std::vector<SpecField>& s) {
           .desc("Messages between programs (tl.send / tl.recv): each (sender, receiver) channel "
                 "is an in-order queue of slots in the receiver's memory."));
   add(integer("system.messages.slots", "slots")
-          .range(1, 1024)
-          .def(4)
-          .desc("Slots per channel: a sender with every slot full waits until the receiver "
-                "frees one and its credit is back."));
+          .range(1, kMaxMessageSlots)
+          .optional()
+          .desc("Slots per channel of every class that does not set its own "
+                "(`messages.mesh`, `.ucie`, `.inter_sip`): a sender with every slot full waits "
+                "until the receiver frees one and its credit is back. Default: per class, enough "
+                "slots to cover the class's credit loop (its bandwidth-delay product, "
+                "docs/hardware-model.md), at most a quarter of the memory the slots live in; "
+                "`cubesim info` shows each window and what it covers."));
   add(size("system.messages.slot_KiB", "KiB", kKiB)
           .range(0.0625, 1 << 20)
           .def(4)
-          .desc("Bytes per slot; a message (one tile) must fit one slot."));
+          .desc("Bytes per slot of every class that does not set its own; a message (one tile) "
+                "must fit one slot."));
+  for (ChannelClass c : kAllChannelClasses) {
+    const std::string name = channel_class_name(c);
+    const char* between = c == ChannelClass::mesh   ? "PEs of one cube"
+                          : c == ChannelClass::ucie ? "PEs of different cubes of one SIP"
+                                                    : "PEs of different SIPs";
+    add(object("system.messages." + name)
+            .optional()
+            .desc(fmt::format("The credit window of channels between {}.", between)));
+    add(integer("system.messages." + name + ".slots", "slots")
+            .range(1, kMaxMessageSlots)
+            .optional()
+            .desc(fmt::format("Slots per channel between {}; default `messages.slots`, else "
+                              "enough to cover the class's credit loop.",
+                              between)));
+    add(size("system.messages." + name + ".slot_KiB", "KiB", kKiB)
+            .range(0.0625, 1 << 20)
+            .optional()
+            .desc(fmt::format("Bytes per slot of channels between {}; default "
+                              "`messages.slot_KiB`.",
+                              between)));
+  }
   add(choice("system.messages.memory", slot_memories().names())
           .def("pe_sram")
           .desc("Where the slots of a channel live: the receiving PE's SRAM (taken from "

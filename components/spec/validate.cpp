@@ -11,6 +11,7 @@
 #include <set>
 #include <tuple>
 
+#include "components/network/message_window.hpp"
 #include "components/network/virtual_channels.hpp"
 #include "components/spec/spec.hpp"
 
@@ -604,8 +605,6 @@ class Builder {
 
   void build_messages(SystemConfig& c) {
     MessagesConfig& m = c.messages;
-    m.slots = u32(doc_, "/system/messages/slots");
-    m.slot_bytes = size_bytes("/system/messages/slot_KiB");
     const std::string memory =
         doc_.at(json::json_pointer("/system/messages/memory")).get<std::string>();
     m.memory = slot_memories().at(memory, "system.messages.memory");
@@ -615,6 +614,27 @@ class Builder {
     m.cube_sram_bytes = size_bytes("/system/messages/cube_sram/capacity_KiB");
     m.cube_sram_bandwidth = bandwidth("/system/messages/cube_sram/bandwidth_GBps");
     m.cube_sram_latency = ticks("/system/messages/cube_sram/latency_ns");
+    // Each class's window: its own fields, else the section's, else (slots) what covers the
+    // class's credit loop, which needs the network read above to be valid.
+    const bool all_slots = doc_.contains(json::json_pointer("/system/messages/slots"));
+    const std::uint64_t slot_bytes = size_bytes("/system/messages/slot_KiB");
+    for (ChannelClass k : kAllChannelClasses) {
+      MessageWindow& w = m.window(k);
+      const std::string at = fmt::format("/system/messages/{}", channel_class_name(k));
+      const std::string slots = at + "/slots", bytes = at + "/slot_KiB";
+      w.slot_bytes =
+          doc_.contains(json::json_pointer(bytes)) ? size_bytes(bytes.c_str()) : slot_bytes;
+      w.automatic = false;
+      if (doc_.contains(json::json_pointer(slots)))
+        w.slots = u32(doc_, slots.c_str());
+      else if (all_slots)
+        w.slots = u32(doc_, "/system/messages/slots");
+      else
+        w.automatic = true;
+    }
+    if (!v_.ok()) return;
+    for (ChannelClass k : kAllChannelClasses)
+      if (MessageWindow& w = m.window(k); w.automatic) w.slots = default_slots(c, k, w.slot_bytes);
   }
 
   void build_dispatch(SystemConfig& c) {

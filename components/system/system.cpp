@@ -1,5 +1,6 @@
 #include "components/system/system.hpp"
 
+#include "components/network/message_window.hpp"
 #include "components/network/virtual_channels.hpp"
 
 namespace cubesim::components {
@@ -58,11 +59,25 @@ nlohmann::json messages_json(const SystemConfig& c) {
     read = {{"bandwidth_GBps", bw(m.pe_sram_bandwidth)}, {"latency_ps", m.pe_sram_latency}};
   else if (m.memory == SlotMemory::cube_sram)
     read = {{"bandwidth_GBps", bw(m.cube_sram_bandwidth)}, {"latency_ps", m.cube_sram_latency}};
-  return {{"slots", m.slots},
-          {"slot_bytes", m.slot_bytes},
+  // Each class the system has: its window and the credit loop it is to cover.
+  nlohmann::json windows = nlohmann::json::object();
+  for (ChannelClass k : kAllChannelClasses) {
+    if (!has_channel_class(c, k)) continue;
+    const MessageWindow& w = m.window(k);
+    const CreditLoop loop = credit_loop(c, k, w.slot_bytes);
+    windows[channel_class_name(k)] = {{"slots", w.slots},
+                                      {"slot_bytes", w.slot_bytes},
+                                      {"channel_bytes", w.bytes()},
+                                      {"automatic", w.automatic},
+                                      {"round_trip_ps", loop.round_trip},
+                                      {"rate_GBps", static_cast<double>(loop.rate()) / 1e9},
+                                      {"bdp_bytes", loop.bdp_bytes()},
+                                      {"slots_needed", loop.slots_needed()},
+                                      {"covered", loop.covered(w.slots)}};
+  }
+  return {{"windows", windows},
           {"memory", slot_memory_name(m.memory)},
           {"credit_bytes", m.credit_bytes},
-          {"channel_bytes", std::uint64_t{m.slots} * m.slot_bytes},
           {"slot_read", read},
           {"cube_sram_bytes", m.cube_sram_bytes}};
 }

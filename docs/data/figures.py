@@ -154,6 +154,7 @@ FIGURES.append(Block(
 
 MESH2D_CHANNEL0 = ("cubesim run default allreduce -p algorithm=mesh2d -p bytes_per_pe=131072 "
                    "--set system.sips.cubes_per_sip=1 --set system.messages.slot_KiB=0.25 "
+                   "--set system.messages.slots=4 "
                    "--timing-only")
 
 

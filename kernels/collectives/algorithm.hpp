@@ -42,6 +42,18 @@ struct PlanInput {
   int channels = 1;  // the algorithm's own channels times the kernel's `channels` parameter
 };
 
+// The message windows (system.messages per class) a collective's channels have: the fewest
+// slots and the smallest slot of every class the system has (what every channel can take), and
+// the most slots and largest window of the classes its grid spans (what its farthest channel
+// needs); every channel at most `slot_cap` slots when that is set.
+struct MessageWindows {
+  std::uint32_t fewest_slots = 1, most_slots = 1;
+  std::uint64_t smallest_slot = 4, largest_bytes = 4;
+  std::uint32_t slot_cap = 0;  // 0: none
+};
+MessageWindows message_windows(const components::SystemConfig& config, GridShape grid,
+                               std::uint32_t slot_cap = 0);
+
 // What a harness needs of a collective's algorithm over the programs of a grid: the schedule,
 // how the data is cut, and what its messages take.
 struct Plan {
@@ -53,6 +65,7 @@ struct Plan {
   std::vector<std::int64_t> levels;  // ring algorithms: the group size of each level
   std::int64_t channels_in = 0;      // the most channels into one program
   int directions = 1;                // its channels (each block in that many parts)
+  MessageWindows windows{};          // of its channels (make_plan sets them)
 };
 
 struct Algorithm {

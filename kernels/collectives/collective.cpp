@@ -98,9 +98,38 @@ void plan_checked(const components::SystemConfig& cfg, Setup& s) {
     require_divisible("chunk_bytes", s.chunk_bytes, 4, "4 bytes (f32 elements)");
   Plan plan = make_plan(cfg, s.grid, s.collective, s.algorithm, s.bytes, s.channels);
   const auto& m = cfg.messages;
-  const components::collectives::Pipelining pipe =
-      pipelining(cfg, plan, s.chunk_bytes / 4, s.buffer);
-  const std::uint64_t sram = plan_sram_bytes(cfg, plan, s.collective, s.buffer, s.bytes, pipe);
+  // As many rows in flight as the deepest window spanned, fewer while they would not fit the
+  // PE's SRAM (down to the fewest slots, which the check below then judges).
+  components::collectives::Pipelining pipe = pipelining(cfg, plan, s.chunk_bytes / 4, s.buffer);
+  std::uint64_t sram = plan_sram_bytes(cfg, plan, s.collective, s.buffer, s.bytes, pipe);
+  for (std::uint32_t depth = plan.windows.most_slots;
+       sram > cfg.pe.sram_bytes && depth > pipe.window;) {
+    depth = std::max(depth / 2, pipe.window);
+    pipe = pipelining(cfg, plan, s.chunk_bytes / 4, s.buffer, depth);
+    sram = plan_sram_bytes(cfg, plan, s.collective, s.buffer, s.bytes, pipe);
+  }
+  // Slots in the PE for more channels than its SRAM holds at their classes' windows (an
+  // all-to-all receives from every other program): fewer slots per channel, as a library
+  // sizes its per-peer buffers down, while two or more fit.
+  if (sram > cfg.pe.sram_bytes && m.memory == components::SlotMemory::pe_sram &&
+      plan.windows.most_slots > 2) {
+    const auto with_cap = [&](std::uint32_t cap) {
+      plan.windows = message_windows(cfg, s.grid, cap);
+      pipe = pipelining(cfg, plan, s.chunk_bytes / 4, s.buffer);
+      sram = plan_sram_bytes(cfg, plan, s.collective, s.buffer, s.bytes, pipe);
+      return sram <= cfg.pe.sram_bytes;
+    };
+    // The most slots that fit (the SRAM needed grows with them), else 2 and the check below.
+    std::uint32_t lo = 2, hi = plan.windows.most_slots - 1;
+    while (lo < hi) {
+      const std::uint32_t mid = lo + (hi - lo + 1) / 2;
+      if (with_cap(mid))
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    with_cap(lo);
+  }
   const std::string what = std::string(collective_name(s.collective)) + " of " +
                            std::to_string(s.bytes) + " bytes per PE with algorithm=" + s.algorithm +
                            " buffer=" + buffer_name(s.buffer) +
@@ -201,6 +230,11 @@ void report(Outcome& o, Simulation& sim, const Setup& s, emu::Tick t, emu::Tick 
                {"message_bytes", s.pipelining.piece * 4},
                {"channels", s.plan.directions},
                {"chunk_bytes", s.pipelining.chunk * 4},
+               {"rows_in_flight_target", s.pipelining.depth},
+               {"slots_per_channel",
+                {{"fewest", s.plan.windows.fewest_slots},
+                 {"most", s.plan.windows.most_slots},
+                 {"limited_to", s.plan.windows.slot_cap}}},
                {"rows", (s.plan.segment + s.pipelining.chunk - 1) / s.pipelining.chunk},
                {"row_stagger", s.pipelining.stagger},
                {"step_spacing", s.pipelining.spacing},
@@ -256,8 +290,15 @@ Outcome run_collective(Simulation& sim, const Params& p, Collective collective) 
                           .in = s.in,
                           .out = s.out,
                           .pipelining = s.pipelining,
+                          .slot_limit = s.plan.windows.slot_cap,
                           .clock = &clock};
   Outcome o;
+  // The launch's channels take the slots the plan fitted, the next launch's their own again.
+  sim.limit_message_slots(s.plan.windows.slot_cap);
+  struct Unlimit {
+    Simulation& sim;
+    ~Unlimit() { sim.limit_message_slots(0); }
+  } unlimit{sim};
   o.run = sim.launch(run_schedule, args);
   report(o, sim, s, clock.elapsed(), model_time(sim, s.grid, args));
   if (sim.options().timing_only)

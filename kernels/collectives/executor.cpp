@@ -172,7 +172,10 @@ class Executor {
     for (std::size_t s = 0; s < pipe_.segments().size(); ++s) {
       const Segment& sg = pipe_.segments()[s];
       if (sg.in_at < 0 || sg.out_at < 0 || pipe_.last().write[s] >= 0) continue;
-      const auto most = std::max<std::int64_t>(1, static_cast<std::int64_t>(tl_.sram_free() / 8));
+      // In tiles no larger than the loads the pipeline keeps ahead, which its SRAM bound counts.
+      const auto most = std::max<std::int64_t>(
+          1, std::min(static_cast<std::int64_t>(tl_.sram_free() / 8),
+                      a_.pipelining.chunk * std::max<std::int64_t>(a_.pipelining.lookahead, 1)));
       for (std::int64_t at = 0; at < sg.elems; at += most) {
         const std::int64_t n = std::min(most, sg.elems - at);
         tl_.store(out + (sg.out_at + at) * 4, tl_.load(in + (sg.in_at + at) * 4, {n}, DType::f32));
@@ -333,6 +336,7 @@ emu::Tick model_time(Simulation& sim, GridShape grid, const ScheduleArgs& args) 
   m.schedule = args.schedule;
   m.buffer = args.buffer;
   m.pipelining = args.pipelining;
+  m.slot_limit = args.slot_limit;
   m.hbm_slots = [&sim](std::uint32_t from, std::uint32_t to) {
     return sim.message_slots(from, to);
   };

@@ -27,6 +27,9 @@ struct ScheduleArgs {
   std::vector<Ptr> in, out;  // per global program id
   // Messages, rows, stagger, loads ahead and stores in flight (pipeline.hpp).
   components::collectives::Pipelining pipelining;
+  // The slots per channel the launch limits its channels to (Simulation::limit_message_slots;
+  // 0: their class's windows), which the model must know.
+  std::uint32_t slot_limit = 0;
   Clock* clock = nullptr;
 };
 

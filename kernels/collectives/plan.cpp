@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "components/network/message_window.hpp"
 #include "kernels/collectives/ring_order.hpp"
 #include "triton_emu/errors.hpp"
 
@@ -29,6 +30,27 @@ int checked_channels(const Algorithm& a, int channels) {
 
 }  // namespace
 
+MessageWindows message_windows(const components::SystemConfig& cfg, GridShape grid,
+                               std::uint32_t slot_cap) {
+  const auto capped = [slot_cap](std::uint32_t slots) {
+    return slot_cap > 0 ? std::min(slots, slot_cap) : slots;
+  };
+  MessageWindows w{capped(components::fewest_slots(cfg)), 0, UINT64_MAX, 0, slot_cap};
+  for (components::ChannelClass k : components::kAllChannelClasses) {
+    const bool mesh = k == components::ChannelClass::mesh;
+    if (!mesh && !components::has_channel_class(cfg, k)) continue;
+    const components::MessageWindow& m = cfg.messages.window(k);
+    w.smallest_slot = std::min(w.smallest_slot, m.slot_bytes);
+    const bool spanned =
+        mesh || (k == components::ChannelClass::ucie ? grid.cubes > 1 : grid.sips > 1);
+    if (spanned) {
+      w.most_slots = std::max(w.most_slots, capped(m.slots));
+      w.largest_bytes = std::max(w.largest_bytes, std::uint64_t{capped(m.slots)} * m.slot_bytes);
+    }
+  }
+  return w;
+}
+
 Plan make_plan(const components::SystemConfig& cfg, GridShape grid, Collective collective,
                const std::string& algorithm, std::int64_t bytes, int channels) {
   const Algorithm& a = find_algorithm(algorithm, collective);
@@ -40,8 +62,9 @@ Plan make_plan(const components::SystemConfig& cfg, GridShape grid, Collective c
                                 .order = ring_order(cfg, grid),
                                 .channels = total});
   p.directions = total;
+  p.windows = message_windows(cfg, grid);
   p.piece =
-      std::min<std::int64_t>(static_cast<std::int64_t>(cfg.messages.slot_bytes / 4), p.segment);
+      std::min<std::int64_t>(static_cast<std::int64_t>(p.windows.smallest_slot / 4), p.segment);
   return p;
 }
 
@@ -93,18 +116,22 @@ Plan all_to_all_plan(const PlanInput& in, bool direct) {
 }
 
 components::collectives::Pipelining pipelining(const components::SystemConfig& cfg,
-                                               const Plan& plan, std::int64_t chunk,
-                                               Buffer buffer) {
+                                               const Plan& plan, std::int64_t chunk, Buffer buffer,
+                                               std::uint32_t depth) {
   components::collectives::Pipelining p;
-  const std::int64_t slot = static_cast<std::int64_t>(cfg.messages.slot_bytes / 4);
+  const MessageWindows& windows = plan.windows;
+  const std::int64_t slot = static_cast<std::int64_t>(windows.smallest_slot / 4);
   const std::int64_t segment = std::max<std::int64_t>(plan.segment, 1);
   p.chunk = std::min(chunk > 0 ? chunk : buffer == Buffer::sram ? segment : slot, segment);
   p.piece = std::min(plan.piece, p.chunk);
-  p.window = cfg.messages.slots;
+  // A step's sends run ahead of its receives by no more than the smallest window (more could
+  // fill a channel whose receiver waits to send in turn); rows in flight cover the deepest.
+  p.window = windows.fewest_slots;
+  depth = std::max(depth > 0 ? std::min(depth, windows.most_slots) : windows.most_slots, p.window);
   std::int64_t steps = 0;
   for (std::int64_t g = 0; g < plan.schedule->programs(); ++g)
     steps = std::max(steps, plan.schedule->steps(g));
-  const auto depth = static_cast<std::int64_t>(p.window);
+  p.depth = depth;
   components::collectives::keep_in_flight(p, steps, depth);
   for (std::int64_t g = 0; g < plan.schedule->programs(); ++g)
     p.span = std::max(p.span, components::collectives::row_span(*plan.schedule, g, p));
@@ -114,7 +141,7 @@ components::collectives::Pipelining pipelining(const components::SystemConfig& c
   // loads one piece; a pair that loads many, as a direct all-to-all's, can fill the window),
   // stores are at most a quarter of it (the messages need the rest, and the model does not
   // see the DMA window).
-  const std::uint64_t window = static_cast<std::uint64_t>(depth) * cfg.messages.slot_bytes;
+  const std::uint64_t window = std::uint64_t{p.window} * windows.smallest_slot;
   const std::uint64_t row = std::max<std::uint64_t>(row_step_bytes(plan, p), 1);
   const std::uint64_t half = std::max<std::uint64_t>(1, cfg.pe.dma.max_outstanding_packets / 2);
   p.lookahead = static_cast<std::int64_t>(std::clamp<std::uint64_t>(window / row, 1, half));
@@ -133,9 +160,11 @@ std::uint64_t plan_sram_bytes(const components::SystemConfig& cfg, const Plan& p
                               Collective collective, Buffer buffer, std::int64_t bytes,
                               const components::collectives::Pipelining& p) {
   const auto& m = cfg.messages;
+  // Every channel in as large as the largest window the launch spans (a bound: a program's
+  // channels in are of one class or a few).
   const std::uint64_t slots_in_sram =
       m.memory == components::SlotMemory::pe_sram
-          ? static_cast<std::uint64_t>(plan.channels_in) * m.slots * m.slot_bytes
+          ? static_cast<std::uint64_t>(plan.channels_in) * plan.windows.largest_bytes
           : 0;
   // The rows held (pipeline.hpp's rows_held): each holds what a pair sends and what it
   // receives; the loads issued ahead; a few pieces being added.

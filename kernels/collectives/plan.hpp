@@ -39,12 +39,14 @@ Plan all_to_all_plan(const PlanInput& input, bool direct);
 
 // How `plan` runs as a pipeline (components/collectives/pipeline.hpp): rows of `chunk`
 // elements of each segment (0: a message slot's worth with buffer=hbm, the whole segment with
-// buffer=sram, where nothing needs staging), as many rows in flight as a channel has slots (as
-// NCCL keeps NCCL_STEPS slices in flight), each row's loads issued a wave of pairs ahead and
-// that many rows of stores in flight.
+// buffer=sram, where nothing needs staging), as many rows in flight as the deepest window the
+// programs span has slots, or `depth` (0: that; at least the fewest slots), as NCCL keeps
+// NCCL_STEPS slices in flight, each row's loads issued a wave of pairs ahead and that many rows
+// of stores in flight.
 components::collectives::Pipelining pipelining(const components::SystemConfig& config,
                                                const Plan& plan, std::int64_t chunk,
-                                               components::collectives::Buffer buffer);
+                                               components::collectives::Buffer buffer,
+                                               std::uint32_t depth = 0);
 // The bytes a program sends in one pair (a step of one row) at most.
 std::uint64_t row_step_bytes(const Plan& plan, const components::collectives::Pipelining& p);
 // The SRAM a program holds while it runs `plan` (see run_schedule): with buffer=sram its whole

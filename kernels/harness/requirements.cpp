@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "components/network/message_window.hpp"
 #include "triton_emu/errors.hpp"
 
 namespace cubesim::kernels {
@@ -30,12 +31,18 @@ void require_sram(const components::SystemConfig& config, std::uint64_t bytes,
 void require_message_slots(const components::SystemConfig& config, std::uint64_t channels,
                            std::uint64_t hbm_bytes, const std::string& what) {
   const auto& m = config.messages;
-  const std::uint64_t per_channel = std::uint64_t{m.slots} * m.slot_bytes;
+  // Every channel as large as the largest window of the system's classes (a bound).
+  components::ChannelClass largest = components::ChannelClass::mesh;
+  for (components::ChannelClass k : components::kAllChannelClasses)
+    if (components::has_channel_class(config, k) && m.window(k).bytes() > m.window(largest).bytes())
+      largest = k;
+  const components::MessageWindow& w = m.window(largest);
+  const std::uint64_t per_channel = w.bytes();
   const std::uint64_t need = channels * per_channel;
   const std::string slots = fmt::format(
-      "{} channels into one cube of {} slots of {} bytes (system.messages.slots, slot_KiB) need "
-      "{} bytes",
-      channels, m.slots, m.slot_bytes, need);
+      "{} channels into one cube of {} slots of {} bytes (system.messages.{}.slots, slot_KiB) "
+      "need {} bytes",
+      channels, w.slots, w.slot_bytes, components::channel_class_name(largest), need);
   if (m.memory == components::SlotMemory::cube_sram && need > m.cube_sram_bytes)
     throw UsageError(
         fmt::format("{}: {} of the cube's shared SRAM, which holds {} "

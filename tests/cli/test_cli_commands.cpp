@@ -208,9 +208,36 @@ TEST_F(CliInfo, JsonWithOverride) {
   EXPECT_DOUBLE_EQ(j["peak_flops_per_s"]["f16"]["system"].get<double>(), 16e12);
   EXPECT_DOUBLE_EQ(j["bandwidth_GBps"]["hbm_per_cube"].get<double>(), 64);
   EXPECT_EQ(j["sram_bytes_per_pe"], 256 * 1024);
-  const auto& m = j["messages"];
-  EXPECT_EQ(m["channel_bytes"].get<std::uint64_t>(),
-            m["slots"].get<std::uint64_t>() * m["slot_bytes"].get<std::uint64_t>());
+  const auto& m = j["messages"]["windows"];
+  EXPECT_FALSE(m.contains("inter_sip")) << "one SIP has no inter-SIP channels";
+  for (const char* k : {"mesh", "ucie"})
+    EXPECT_EQ(m[k]["channel_bytes"].get<std::uint64_t>(),
+              m[k]["slots"].get<std::uint64_t>() * m[k]["slot_bytes"].get<std::uint64_t>())
+        << k;
+}
+
+// Each class's window beside its credit loop; a window that cannot cover its loop is a warning
+// that names the field to raise and how many slots would cover it.
+TEST_F(CliInfo, SaysWhenAMessageWindowCannotCoverItsCreditLoop) {
+  const auto fine = cubesim({"info", spec_file("default.json"), "--set", "system.sips.count=2"});
+  ASSERT_EQ(fine.code, 0) << show(fine);
+  EXPECT_THAT(fine.out, AllOf(HasSubstr("mesh"), HasSubstr("UCIe"), HasSubstr("inter-SIP"),
+                              HasSubstr("(default), covers its")));
+  EXPECT_THAT(fine.err, Not(HasSubstr("credit loop")));
+  const auto r = cubesim({"info", spec_file("default.json"), "--set", "system.sips.count=2",
+                          "--set", "system.messages.inter_sip.slots=4"});
+  ASSERT_EQ(r.code, 0) << show(r);
+  EXPECT_THAT(r.err, AllOf(HasSubstr("warning: inter-SIP channels: 4 slots"),
+                           HasSubstr("system.messages.inter_sip.slots")));
+  const auto j = nlohmann::json::parse(
+      cubesim({"info", spec_file("default.json"), "--set", "system.sips.count=2", "--set",
+               "system.messages.inter_sip.slots=4", "--json"})
+          .out);
+  const auto& w = j["messages"]["windows"]["inter_sip"];
+  EXPECT_EQ(w["slots"], 4);
+  EXPECT_FALSE(w["automatic"].get<bool>());
+  EXPECT_LT(w["covered"].get<double>(), 1.0);
+  EXPECT_GT(w["slots_needed"].get<int>(), 4);
 }
 
 TEST_F(CliInfo, NamesTheFileASpecNameResolvedToAndMarksADescriptionOverridden) {

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <random>
 
+#include "components/network/message_window.hpp"
 #include "error_of.hpp"
 #include "spec_path.hpp"
 
@@ -142,6 +143,72 @@ TEST(Messages, AFullChannelBlocksTheSenderUntilTheCreditIsBack) {
   EXPECT_EQ(first_sent, 0);
   EXPECT_EQ(first_received, path + m.pe_sram_latency + read);
   EXPECT_EQ(second_sent, path + m.pe_sram_latency + read + credit);
+}
+
+// Simulation::limit_message_slots caps the slots of the channels later launches make: with one
+// slot where the class has four, the second send waits for the first's credit, as above; with
+// the limit lifted, it does not wait.
+TEST(Messages, ALimitOnSlotsHoldsForLaterLaunchesUntilLifted) {
+  const Spec spec = tiny_with({{"slots", 4}});
+  Simulation sim(spec, {.timing_only = true});
+  const auto second_send = [&sim] {
+    Tick second = 0;
+    sim.launch_on(Grid{.pes = 2, .cubes = 1}, [&](tl::Context& tl) {
+      const tl::Tile t = tl.full({256}, 1.0, DType::f32);
+      if (tl.program_id(0) == 0) {
+        const Tick t0 = tl.now();
+        tl.send(tl::program(1), t);
+        tl.send(tl::program(1), t);
+        second = tl.now() - t0;
+      } else {
+        (void)tl.recv(tl::program(0), {256}, DType::f32);
+        (void)tl.recv(tl::program(0), {256}, DType::f32);
+      }
+    });
+    return second;
+  };
+  EXPECT_EQ(second_send(), 0);
+  sim.limit_message_slots(1);
+  EXPECT_GT(second_send(), 0);
+  EXPECT_GT(second_send(), 0) << "the limit holds until lifted";
+  sim.limit_message_slots(0);
+  EXPECT_EQ(second_send(), 0);
+}
+
+// Across default.json's 500 ns inter-SIP links (two SIPs), a stream of messages between the
+// SIPs' port PEs arrives at the link's rate with the default window, which covers the class's
+// credit loop; with 4 slots it is bound by the window: 4 slots per loop, the loop between the
+// twice-crossed link's latency and the class's bound (credit_loop).
+TEST(Messages, TheDefaultWindowKeepsAnInterSipStreamAtTheLinksRate) {
+  const Spec two = Spec::load(spec_path("default.json")).with("system.sips.count", 2);
+  const auto rate = [](const Spec& spec) {
+    Simulation sim(spec, {.timing_only = true});
+    const std::int64_t n = 256, elems = 1024;  // 4 KiB messages
+    Tick first = 0, last = 0;
+    sim.launch([&](tl::Context& tl) {
+      if (tl.program_id(0) != 0 || tl.program_id(1) != 0) return;
+      if (tl.program_id(2) == 0) {
+        const tl::Tile t = tl.full({elems}, 1.0, DType::f32);
+        for (std::int64_t i = 0; i < n; ++i) tl.send(tl::program(0, 0, 1), t);
+      } else {
+        for (std::int64_t i = 0; i < n; ++i) {
+          (void)tl.recv(tl::program(0, 0, 0), {elems}, DType::f32);
+          if (i == 0) first = tl.now();
+        }
+        last = tl.now();
+      }
+    });
+    return static_cast<double>((n - 1) * elems * 4) / (static_cast<double>(last - first) * 1e-12);
+  };
+  const auto& c = two.config();
+  const double link = static_cast<double>(c.inter_sip.bandwidth.bytes_per_s());
+  EXPECT_GE(rate(two), 0.95 * link);
+  const Spec four = two.with("system.messages.inter_sip.slots", 4);
+  const components::CreditLoop bound =
+      components::credit_loop(four.config(), components::ChannelClass::inter_sip, 4096);
+  const double r4 = rate(four);
+  EXPECT_GE(r4, 4 * 4096 / (static_cast<double>(bound.round_trip) * 1e-12));
+  EXPECT_LE(r4, 4 * 4096 / (2 * static_cast<double>(c.inter_sip.latency) * 1e-12));
 }
 
 // The run's statistics count what was sent and received, and the time each side was blocked:

@@ -79,14 +79,14 @@ void print_port_capacities(const std::vector<components::PortCapacity>& ports) {
   }
 }
 
-// "4 slots x 4.00 KiB per channel in the receiver's PE SRAM (read at 512 GB/s + 0 ps); 16 B
-// credits; a PE receiving from its 4 mesh neighbours gives 64.0 KiB (1.6%) of its SRAM".
-std::string describe_messages(const nlohmann::json& d) {
-  if (!d.contains("messages")) return "?";
+// "slots in the receiver's PE SRAM (read at 512 GB/s + 0 ps); 16 B credits", then a row per
+// class of channel: its window, the credit loop it is to cover, and a warning on stderr for
+// each window that cannot (a channel of that class then sends below its path's rate).
+void print_messages(const nlohmann::json& d) {
+  if (!d.contains("messages")) return;
   const nlohmann::json& m = d["messages"];
   const std::string memory = m.value("memory", "?");
-  std::string t = std::to_string(m.value("slots", 0)) + " slots x " +
-                  format_bytes(num(m, "slot_bytes")) + " per channel in ";
+  std::string t = "slots in ";
   if (memory == "pe_sram") t += "the receiver's PE SRAM";
   if (memory == "cube_sram")
     t += "its cube's shared SRAM (" + format_bytes(num(m, "cube_sram_bytes")) + " per cube)";
@@ -95,13 +95,44 @@ std::string describe_messages(const nlohmann::json& d) {
     t += " (read at " + format_si(num(m, "slot_read", "bandwidth_GBps") * 1e9, "B/s") + " + " +
          emu::format_time(static_cast<emu::Tick>(num(m, "slot_read", "latency_ps"))) + ")";
   t += "; " + format_bytes(num(m, "credit_bytes")) + " credits";
+  row("messages", t);
+  if (!m.contains("windows")) return;
+  static const std::map<std::string, std::string> labels = {
+      {"mesh", "mesh"}, {"ucie", "UCIe"}, {"inter_sip", "inter-SIP"}};
   const double sram = num(d, "sram_bytes_per_pe");
-  if (memory == "pe_sram" && sram > 0) {
-    const double four = 4 * num(m, "channel_bytes");
-    t += "; a PE receiving from its 4 mesh neighbours gives " + format_bytes(four) + " (" +
-         format_percent(four / sram) + ") of its SRAM to slots";
+  static const char* const order[] = {"mesh", "ucie", "inter_sip"};
+  const nlohmann::json& windows = m["windows"];
+  for (const char* name : order) {
+    if (!windows.contains(name)) continue;
+    const nlohmann::json& w = windows[name];
+    const double covered = num(w, "covered");
+    const auto rate = format_si(num(w, "rate_GBps") * 1e9, "B/s");
+    const auto loop = emu::format_time(static_cast<emu::Tick>(num(w, "round_trip_ps")));
+    std::string r = std::to_string(w.value("slots", 0)) + " x " +
+                    format_bytes(num(w, "slot_bytes")) + " per channel" +
+                    (w.value("automatic", false) ? " (default)" : "") + ", " +
+                    (covered >= 1 ? "covers" : format_percent(covered) + " of") + " its " + loop +
+                    " credit loop at " + rate;
+    if (memory == "pe_sram" && sram > 0)
+      r += "; " + format_percent(num(w, "channel_bytes") / sram) + " of a PE's SRAM";
+    row(("  " + labels.at(name)).c_str(), r);
   }
-  return t;
+  for (const char* name : order) {
+    if (!windows.contains(name)) continue;
+    const nlohmann::json& w = windows[name];
+    const double covered = num(w, "covered");
+    if (covered >= 1) continue;
+    std::cerr << "cubesim: warning: " << labels.at(name) << " channels: " << w.value("slots", 0)
+              << " slots of " << format_bytes(num(w, "slot_bytes")) << " cover "
+              << format_percent(covered) << " of the "
+              << emu::format_time(static_cast<emu::Tick>(num(w, "round_trip_ps")))
+              << " credit loop, so a channel sends at most "
+              << format_si(num(w, "rate_GBps") * 1e9 * covered, "B/s") << " of its "
+              << format_si(num(w, "rate_GBps") * 1e9, "B/s") << "; " << w.value("slots_needed", 0)
+              << " slots cover it (system.messages." << name << ".slots"
+              << (w.value("automatic", false) ? ", capped by the slots' memory" : "")
+              << "), or put the slots in a larger memory (system.messages.memory)\n";
+  }
 }
 
 int info(const InfoArgs& a) {
@@ -209,7 +240,7 @@ int info(const InfoArgs& a) {
   row("buffers", "routers " + buffer("router") + "; UCIe " + buffer("ucie") + "; inter-SIP " +
                      buffer("inter_sip"));
   row("SRAM", format_bytes(num(d, "sram_bytes_per_pe")) + " per PE");
-  row("messages", describe_messages(d));
+  print_messages(d);
   row("links", std::to_string(static_cast<long long>(num(d, "links"))) + " modelled links");
   print_port_capacities(ports);
   const HostMemoryLimit limit = host_memory_limit(0);

@@ -304,16 +304,16 @@ std::string describe(const MessageHazards& h, const std::vector<ProgramCoord>& c
   const auto prog = [&coords](std::uint32_t p) { return program_str(p, coords); };
   std::string s;
   if (!h.complete)
-    s = "the launch stopped before every program ended; replayed as far as they got, with the "
-        "spec's " +
-        slots_str(h.spec_slots) + " per channel, " +
+    s = "the launch stopped before every program ended; replayed as far as they got, with " +
+        slots_str(h.spec_slots) + " per channel (the spec's smallest window), " +
         (h.deadlocks.empty() ? std::string("the messages do not deadlock") : "they deadlock:");
   else if (h.min_slots == 0)
     s = "the messages deadlock with any number of slots per channel (a recv that nobody sends "
         "to, or programs that all receive before they send):";
   else
-    s = "the messages complete with " + slots_str(h.min_slots) + " per channel or more (the spec " +
-        "has " + std::to_string(h.spec_slots) + ")" + (h.deadlocks.empty() ? "" : "; with fewer:");
+    s = "the messages complete with " + slots_str(h.min_slots) +
+        " per channel or more (the spec's smallest window has " + std::to_string(h.spec_slots) +
+        ")" + (h.deadlocks.empty() ? "" : "; with fewer:");
   for (std::size_t i = 0; i < h.deadlocks.size() && i < max_items; ++i) {
     const auto& d = h.deadlocks[i];
     s += "\n  with " + slots_str(d.slots) + " per channel, " + std::to_string(d.blocked.size()) +

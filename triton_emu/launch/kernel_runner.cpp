@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "components/network/message_window.hpp"
 #include "emu/log.hpp"
 #include "emu/progress.hpp"
 #include "triton_emu/launch/launch_errors.hpp"
@@ -93,7 +94,8 @@ void KernelRunner::begin() {
   state_.messages = &parts_.messages;
   parts_.atomics.begin_launch();
   state_.atomics = &parts_.atomics;
-  if (state_.log) state_.log->set_programs(state_.coords, parts_.spec.config().messages.slots);
+  if (state_.log)
+    state_.log->set_programs(state_.coords, components::fewest_slots(parts_.spec.config()));
   for (auto* pe : used_) pe->hw.sram().tenant = launch_id_;
 }
 

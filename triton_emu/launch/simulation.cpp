@@ -201,6 +201,10 @@ std::optional<std::uint64_t> Simulation::message_slots(std::uint32_t from_pe,
   return impl_->messages->hbm_slots(from_pe, to_pe);
 }
 
+void Simulation::limit_message_slots(std::uint32_t most) {
+  impl_->messages->limit_slots(most);
+}
+
 MessageHazards Simulation::message_hazards() const {
   if (!impl_->last_log)
     throw UsageError(

@@ -104,6 +104,12 @@ class Simulation {
   // used that channel; nullopt otherwise.
   std::optional<std::uint64_t> message_slots(std::uint32_t from_pe, std::uint32_t to_pe) const;
 
+  // Channels made by later launches take at most `most` slots each (0, the start: their
+  // class's window, system.messages). A kernel whose programs receive from many peers sizes
+  // each peer's slots down this way, as a collective library sizes its per-peer buffers by how
+  // many peers it connects (an all-to-all's, in the collectives harness).
+  void limit_message_slots(std::uint32_t most);
+
   // A label for reports and traces (the CLI sets the kernel name).
   void set_kernel_name(std::string name);
 

@@ -78,7 +78,7 @@ std::map<std::string, std::string> Messages::blocked_by_pe() const {
     const Channel& c = channels_[b.channel];
     out[pe_name(static_cast<std::uint32_t>(p))] =
         b.sending ? fmt::format("waits to send to {}: all {} slots of channel {} are full",
-                                pe_name(c.to), cfg_.slots, c.name)
+                                pe_name(c.to), c.slots, c.name)
                   : fmt::format(
                         "waits to receive from {} on channel {}: message {} has not "
                         "been sent",
@@ -183,17 +183,22 @@ std::uint32_t Messages::channel(Program& caller, std::uint32_t from, std::uint32
   if (const auto it = channel_of_.find(key); it != channel_of_.end()) return it->second;
   PeState& dst = *programs_[to];
   const std::string name = pe_name(from) + " -> " + pe_name(to);
-  const std::uint64_t bytes = std::uint64_t{cfg_.slots} * cfg_.slot_bytes;
+  const components::ChannelClass kind =
+      sys_.config().channel_class(pe_of(from), dst.hw.global_pe());
+  components::MessageWindow w = cfg_.window(kind);
+  if (slot_limit_ > 0) w.slots = std::min(w.slots, slot_limit_);
+  const std::uint64_t bytes = w.bytes();
+  const std::string fields =
+      fmt::format("system.messages.{}.slots, slot_KiB", components::channel_class_name(kind));
   // The channel's slots are taken in the receiver's memory for the rest of the launch.
   switch (cfg_.memory) {
     case SlotMemory::pe_sram:
       if (!dst.hw.sram().allocate(bytes))
         caller.fault(fmt::format(
             "channel {}: its {} slots of {} bytes need {} bytes of {}'s SRAM "
-            "and {} are free; use fewer or smaller slots "
-            "(system.messages.slots, slot_KiB), fewer channels into the PE, or "
+            "and {} are free; use fewer or smaller slots ({}), fewer channels into the PE, or "
             "put the slots elsewhere (system.messages.memory)",
-            name, cfg_.slots, cfg_.slot_bytes, bytes, dst.name, dst.hw.sram().available()));
+            name, w.slots, w.slot_bytes, bytes, dst.name, dst.hw.sram().available(), fields));
       pe_sram_taken_.emplace_back(&dst, bytes);
       break;
     case SlotMemory::cube_sram: {
@@ -201,10 +206,10 @@ std::uint32_t Messages::channel(Program& caller, std::uint32_t from, std::uint32
       if (!cube_sram_[cube].allocate(bytes))
         caller.fault(
             fmt::format("channel {}: its {} slots of {} bytes need {} bytes of the cube's "
-                        "shared SRAM and {} of {} are free; use fewer or smaller slots, or "
+                        "shared SRAM and {} of {} are free; use fewer or smaller slots ({}), or "
                         "raise system.messages.cube_sram.capacity_KiB",
-                        name, cfg_.slots, cfg_.slot_bytes, bytes, cube_sram_[cube].available(),
-                        cube_sram_[cube].capacity()));
+                        name, w.slots, w.slot_bytes, bytes, cube_sram_[cube].available(),
+                        cube_sram_[cube].capacity(), fields));
       cube_sram_taken_.emplace_back(cube, bytes);
       break;
     }
@@ -215,9 +220,12 @@ std::uint32_t Messages::channel(Program& caller, std::uint32_t from, std::uint32
   Channel& c = channels_.emplace_back();
   c.from = from;
   c.to = to;
-  c.credits = cfg_.slots;
+  c.kind = kind;
+  c.slots = w.slots;
+  c.slot_bytes = w.slot_bytes;
+  c.credits = w.slots;
   c.name = name;
-  c.gate = std::make_unique<CreditGate>(sys_.scheduler(), name, c.credits, cfg_.slots);
+  c.gate = std::make_unique<CreditGate>(sys_.scheduler(), name, c.credits, w.slots);
   if (cfg_.memory == SlotMemory::hbm) {
     const auto pair = std::make_pair(pe_of(from), pe_of(to));
     auto it = hbm_slots_.find(pair);
@@ -243,12 +251,13 @@ void Messages::send(Program& caller, std::uint32_t from, std::uint32_t to, const
   const std::uint32_t id = channel_used(caller, from, true, to);
   Channel& c = channels_[id];
   const std::uint64_t bytes = tile.bytes();
-  if (bytes > cfg_.slot_bytes)
-    caller.fault(fmt::format(
-        "send to {} over channel {}: a {} tile of shape {} is {} bytes, more "
-        "than a slot holds ({} bytes, system.messages.slot_KiB); send it in "
-        "pieces or use larger slots",
-        pe_name(to), c.name, dtype_name(tile.dtype()), tile.shape().str(), bytes, cfg_.slot_bytes));
+  if (bytes > c.slot_bytes)
+    caller.fault(
+        fmt::format("send to {} over channel {}: a {} tile of shape {} is {} bytes, more "
+                    "than a slot holds ({} bytes, system.messages.{}.slot_KiB); send it in "
+                    "pieces or use larger slots",
+                    pe_name(to), c.name, dtype_name(tile.dtype()), tile.shape().str(), bytes,
+                    c.slot_bytes, components::channel_class_name(c.kind)));
   while (c.credits == 0) {
     blocked_[from] = {true, true, id};
     c.gate->wait();
@@ -288,7 +297,7 @@ void Messages::send(Program& caller, std::uint32_t from, std::uint32_t to, const
 void Messages::post(std::uint32_t from, std::uint32_t to, const Channel& c, std::uint64_t seq,
                     std::uint64_t bytes, std::function<void()> done) {
   if (cfg_.memory == SlotMemory::hbm)
-    sys_.network().write(pe_of(from), c.slot_base + (seq % cfg_.slots) * cfg_.slot_bytes, bytes,
+    sys_.network().write(pe_of(from), c.slot_base + (seq % c.slots) * c.slot_bytes, bytes,
                          std::move(done));
   else
     sys_.network().send(pe_of(from), pe_of(to), bytes, std::move(done));
@@ -315,13 +324,13 @@ std::shared_ptr<Receipt> Messages::recv(Program& caller, std::uint32_t to, std::
                                         tl::Tile tile) {
   const std::uint32_t id = channel_used(caller, to, false, from);
   Channel& c = channels_[id];
-  if (tile.bytes() > cfg_.slot_bytes)
+  if (tile.bytes() > c.slot_bytes)
     caller.fault(
         fmt::format("recv from {} over channel {}: a {} tile of shape {} is {} bytes, more "
-                    "than a slot holds ({} bytes, system.messages.slot_KiB); no such "
+                    "than a slot holds ({} bytes, system.messages.{}.slot_KiB); no such "
                     "message can be sent",
                     pe_name(from), c.name, dtype_name(tile.dtype()), tile.shape().str(),
-                    tile.bytes(), cfg_.slot_bytes));
+                    tile.bytes(), c.slot_bytes, components::channel_class_name(c.kind)));
   const std::uint64_t seq = c.posted++;
   auto r = std::make_shared<Receipt>(sys_.scheduler(), c.name, seq);
   r->tile = std::move(tile);
@@ -349,8 +358,7 @@ void Messages::read_out(Entry& e) {
   const auto done = [this, &e] { was_read(e); };
   if (cfg_.memory == SlotMemory::hbm) {  // visible on arrival: no write latency to wait for
     const Channel& c = channels_[e.channel];
-    sys_.network().read(pe_of(c.to), c.slot_base + (e.seq % cfg_.slots) * cfg_.slot_bytes, e.bytes,
-                        done);
+    sys_.network().read(pe_of(c.to), c.slot_base + (e.seq % c.slots) * c.slot_bytes, e.bytes, done);
     return;
   }
   const bool pe = cfg_.memory == SlotMemory::pe_sram;

@@ -1,16 +1,17 @@
 #pragma once
 // Messages between the programs of a launch (tl.send / tl.recv; DESIGN.md "Communication").
 //
-// Each (sender, receiver) pair of programs has one channel: an in-order queue of
-// system.messages.slots slots of slot_bytes in the receiver's memory (its PE's SRAM, its cube's
-// shared SRAM, or its cube's HBM). A send takes a credit (a free slot as the sender knows it),
-// waiting while there is none, and moves the payload over the network: PE to PE for the SRAM
-// kinds, a write into the slot's HBM address for hbm. The message is visible to the receiver
-// when its payload is in the slot (the network's delivery plus the slot's write latency):
-// payload and arrival notice together. A recv claims the next message in order, reads it out
-// of its slot once it is visible (SRAM: latency + bytes / bandwidth on the PE; HBM: a read
-// over the network) and frees the slot, which sends a credit of credit_bytes back to the
-// sender over the network; the sender may use the slot again when the credit arrives.
+// Each (sender, receiver) pair of programs has one channel: an in-order queue of slots in the
+// receiver's memory (its PE's SRAM, its cube's shared SRAM, or its cube's HBM), as many and as
+// large as the window of the channel's class (system.messages.mesh, .ucie, .inter_sip). A send
+// takes a credit (a free slot as the sender knows it), waiting while there is none, and moves the
+// payload over the network: PE to PE for the SRAM kinds, a write into the slot's HBM address for
+// hbm. The message is visible to the receiver when its payload is in the slot (the network's
+// delivery plus the slot's write latency): payload and arrival notice together. A recv claims the
+// next message in order, reads it out of its slot once it is visible (SRAM: latency + bytes /
+// bandwidth on the PE; HBM: a read over the network) and frees the slot, which sends a credit of
+// credit_bytes back to the sender over the network; the sender may use the slot again when the
+// credit arrives.
 //
 // Channels are per ordered pair, so a channel never has two senders. A launch that ends with
 // messages nobody received fails (every send needs its recv); a deadlock report names every
@@ -112,6 +113,8 @@ class Messages {
     if (it == hbm_slots_.end()) return std::nullopt;
     return it->second;
   }
+  // Channels made from now on take at most `most` slots (0: their class's window).
+  void limit_slots(std::uint32_t most) { slot_limit_ = most; }
   // Blocks program `self` until `r` is done.
   void wait(std::uint32_t self, Receipt& r);
 
@@ -143,6 +146,9 @@ class Messages {
   };
   struct Channel {
     std::uint32_t from = 0, to = 0;  // programs
+    components::ChannelClass kind = components::ChannelClass::mesh;
+    std::uint32_t slots = 0;  // its class's window
+    std::uint64_t slot_bytes = 0;
     std::uint32_t credits = 0;
     std::uint64_t first = 0;             // sequence number of entries.front()
     std::uint64_t sent = 0, posted = 0;  // messages sent, recvs posted
@@ -185,6 +191,7 @@ class Messages {
 
   components::System& sys_;
   const components::MessagesConfig& cfg_;
+  std::uint32_t slot_limit_ = 0;
   std::function<std::uint64_t(std::uint32_t, std::uint64_t)> alloc_hbm_;
   std::int64_t grid_[3] = {1, 1, 1};
   std::vector<PeState*> programs_;
