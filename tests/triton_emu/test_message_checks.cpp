@@ -200,14 +200,16 @@ TEST_F(MessageChecks, ARingThatSendsTwoAheadNeedsTwoSlotsAndDeadlocksWithOne) {
   }
   EXPECT_EQ(d.cycle.size(), 8u);  // round the whole ring
   const std::string text = r.describe(h);
-  EXPECT_THAT(text,
-              AllOf(HasSubstr("complete with 2 slots per channel or more (the spec's smallest window has 2)"),
-                    HasSubstr("with 1 slot per channel, 8 program(s) block"),
-                    HasSubstr("program (0, 0, 0) waits to send message 2 to program (1, 0, 0): "
-                              "no credit"),
-                    HasSubstr("channel program (0, 0, 0) -> program (1, 0, 0)"),
-                    HasSubstr("a cycle, each waiting on the next: program (0, 0, 0) -> program "
-                              "(1, 0, 0) -> program (2, 0, 0)")))
+  EXPECT_THAT(
+      text,
+      AllOf(
+          HasSubstr("complete with 2 slots per channel or more (the spec's smallest window has 2)"),
+          HasSubstr("with 1 slot per channel, 8 program(s) block"),
+          HasSubstr("program (0, 0, 0) waits to send message 2 to program (1, 0, 0): "
+                    "no credit"),
+          HasSubstr("channel program (0, 0, 0) -> program (1, 0, 0)"),
+          HasSubstr("a cycle, each waiting on the next: program (0, 0, 0) -> program "
+                    "(1, 0, 0) -> program (2, 0, 0)")))
       << text;
   // And the runtime agrees: with one slot it deadlocks.
   Simulation one(tiny_with_slots(1), {.timing_only = true});
