@@ -133,6 +133,7 @@ class Model {
     bool started = false;              // whether ahead.front() is running
     Step step;
     std::vector<Segment> row;  // the running pair's row of every segment
+    std::int64_t row_at = -1;  // which row `row` holds (a flat ring's programs have thousands)
     std::vector<Action> actions;
     std::size_t next = 0;
     emu::Tick t = 0;
@@ -376,7 +377,10 @@ class Model {
     if (p.ahead.empty()) return false;
     const Pipeline::Pair now = p.ahead.front();
     a_.schedule->step(g, now.step, p.step);
-    p.pipe->row_segments(now.row, p.row);
+    if (p.row_at != now.row) {
+      p.pipe->row_segments(now.row, p.row);
+      p.row_at = now.row;
+    }
     step_actions(p.row, p.step, a_.pipelining.piece, a_.pipelining.window, p.actions);
     p.next = 0;
     p.started = true;
