@@ -326,8 +326,8 @@ FIGURES += [
         "(bit-complement: {} of the bound at 110 % and 120 % offered)",
         "(bit-complement, whose flows all cross the middle links, stops at exactly {})",
         "where flows also wait for each other uniform traffic falls to {}",
-        "saturates at about {} of the bound, as an input-queued switch does (0.59 for a large "
-        "crossbar; BookSim's routers with 2 VCs of 8 flits, about 0.72), and bit-complement at {}",
+        "saturates at about {} of the bound (an input-queued switch with large ports: 0.59), and "
+        "bit-complement at {}",
         "saturation comes within {}-{} % of unbounded",
         "(up to {} of the bound for uniform with one channel); with unbounded buffers or four "
         "channels it is within {}-{} %",
