@@ -175,6 +175,28 @@ TEST(Messages, ALimitOnSlotsHoldsForLaterLaunchesUntilLifted) {
   EXPECT_EQ(second_send(), 0);
 }
 
+// HBM slot buffers are kept across launches, but one made for a limited window is not reused
+// by a channel with more slots: it gets a buffer its slots fit, which later launches keep.
+TEST(Messages, HbmSlotsMadeForALimitedWindowAreNotReusedByALargerOne) {
+  Simulation sim(tiny_with({{"memory", "hbm"}, {"slots", 4}}), {.timing_only = true});
+  const auto exchange = [&sim] {
+    sim.launch_on(Grid{.pes = 2, .cubes = 1}, [&](tl::Context& tl) {
+      const tl::Tile t = tl.full({256}, 1.0, DType::f32);
+      for (int i = 0; i < 6; ++i) {
+        if (tl.program_id(0) == 0) tl.send(tl::program(1), t);
+        if (tl.program_id(0) == 1) (void)tl.recv(tl::program(0), {256}, DType::f32);
+      }
+    });
+    return sim.message_slots(0, 1).value();
+  };
+  sim.limit_message_slots(1);
+  const std::uint64_t limited = exchange();
+  sim.limit_message_slots(0);
+  const std::uint64_t full = exchange();
+  EXPECT_NE(full, limited);
+  EXPECT_EQ(exchange(), full);
+}
+
 // Across default.json's 500 ns inter-SIP links (two SIPs), a stream of messages between the
 // SIPs' port PEs arrives at the link's rate with the default window, which covers the class's
 // credit loop; with 4 slots it is bound by the window: 4 slots per loop, the loop between the

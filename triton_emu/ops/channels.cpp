@@ -229,10 +229,13 @@ std::uint32_t Messages::channel(Program& caller, std::uint32_t from, std::uint32
   if (cfg_.memory == SlotMemory::hbm) {
     const auto pair = std::make_pair(pe_of(from), pe_of(to));
     auto it = hbm_slots_.find(pair);
-    if (it == hbm_slots_.end())
-      it = hbm_slots_.emplace(pair, alloc_hbm_(dst.hw.global_pe() / sys_.config().cube.pes, bytes))
-               .first;
-    c.slot_base = it->second;
+    // A buffer made for fewer slots (a launch whose slots were limited) is not reused: the
+    // channel gets one its slots fit.
+    if (it == hbm_slots_.end() || it->second.bytes < bytes) {
+      const HbmSlots made{alloc_hbm_(dst.hw.global_pe() / sys_.config().cube.pes, bytes), bytes};
+      it = hbm_slots_.insert_or_assign(pair, made).first;
+    }
+    c.slot_base = it->second.address;
   }
   channel_of_.emplace(key, id);
   return id;

@@ -111,7 +111,7 @@ class Messages {
   std::optional<std::uint64_t> hbm_slots(std::uint32_t from_pe, std::uint32_t to_pe) const {
     const auto it = hbm_slots_.find({from_pe, to_pe});
     if (it == hbm_slots_.end()) return std::nullopt;
-    return it->second;
+    return it->second.address;
   }
   // Channels made from now on take at most `most` slots (0: their class's window).
   void limit_slots(std::uint32_t most) { slot_limit_ = most; }
@@ -208,8 +208,11 @@ class Messages {
   // Slot memory taken for the launch, given back by end(): (PE SRAM account or cube, bytes).
   std::vector<std::pair<PeState*, std::uint64_t>> pe_sram_taken_;
   std::vector<std::pair<std::uint32_t, std::uint64_t>> cube_sram_taken_;
-  // HBM slot buffers, kept across launches: (sender PE, receiver PE) -> address.
-  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> hbm_slots_;
+  // HBM slot buffers, kept across launches: (sender PE, receiver PE) -> address and size.
+  struct HbmSlots {
+    std::uint64_t address = 0, bytes = 0;
+  };
+  std::map<std::pair<std::uint32_t, std::uint32_t>, HbmSlots> hbm_slots_;
 };
 
 }  // namespace cubesim::detail
