@@ -330,14 +330,14 @@ namespace {
 // few row vectors, and the inbound channel's slots when they live in PE SRAM.
 std::uint64_t sram_needed(const components::SystemConfig& cfg, std::int64_t rows,
                           std::int64_t query_rows, std::int64_t chunk_rows, std::int64_t d,
-                          DType dtype, GridShape grid) {
+                          DType dtype, GridShape grid, std::uint32_t slot_cap) {
   const auto size = static_cast<std::int64_t>(dtype_size(dtype));
   const std::int64_t bytes =
       2 * rows * d * size + 4 * rows * d * size + 4 * rows * d * 4 +
       7 * query_rows * chunk_rows * 4 +
       static_cast<std::int64_t>(CausalMasks::kCapacity) * query_rows * chunk_rows + 8 * rows * 4;
   const std::uint64_t slots = cfg.messages.memory == components::SlotMemory::pe_sram
-                                  ? collectives::message_windows(cfg, grid).largest_bytes
+                                  ? collectives::message_windows(cfg, grid, slot_cap).largest_bytes
                                   : 0;
   return static_cast<std::uint64_t>(bytes) + slots;
 }
@@ -384,9 +384,23 @@ RingAttentionProblem make_ring_attention(Simulation& sim, GridShape grid, std::i
   // the program's own block straddles it, and the last program attends to every other block
   // in full: one query chunk, and whole key chunks skipped, cost it least.
   p.query_rows = causal && layout == SeqLayout::striped ? p.chunk_rows : rows;
-  p.window = windows.fewest_slots;
-  const std::uint64_t sram =
-      sram_needed(cfg, rows, p.query_rows, p.chunk_rows, head_dim, dtype, grid);
+  std::uint64_t sram = sram_needed(cfg, rows, p.query_rows, p.chunk_rows, head_dim, dtype, grid, 0);
+  // An inbound channel's window in PE SRAM that leaves too little for the blocks (an inter-SIP
+  // one covers a long credit loop): the most slots per channel that fit, down to 2.
+  if (sram > cfg.pe.sram_bytes && cfg.messages.memory == components::SlotMemory::pe_sram) {
+    std::uint32_t lo = 2, hi = std::max<std::uint32_t>(2, windows.most_slots);
+    while (lo < hi) {
+      const std::uint32_t mid = lo + (hi - lo + 1) / 2;
+      if (sram_needed(cfg, rows, p.query_rows, p.chunk_rows, head_dim, dtype, grid, mid) <=
+          cfg.pe.sram_bytes)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    p.slot_cap = lo;
+    sram = sram_needed(cfg, rows, p.query_rows, p.chunk_rows, head_dim, dtype, grid, lo);
+  }
+  p.window = collectives::message_windows(cfg, grid, p.slot_cap).fewest_slots;
   require_sram(cfg, sram,
                "blocks of " + std::to_string(rows) + " rows of head_dim = " +
                    std::to_string(head_dim) + " (Q, two K/V blocks, the f32 output and scores)",
@@ -581,6 +595,12 @@ Outcome run_ring_attention(Simulation& sim, const Params& params) {
   times.tiles.assign(static_cast<std::size_t>(n), 0);
   p.times = &times;
   Outcome o;
+  // Its channels take the slots that fitted, the next launch's their own again.
+  sim.limit_message_slots(p.slot_cap);
+  struct Unlimit {
+    Simulation& sim;
+    ~Unlimit() { sim.limit_message_slots(0); }
+  } unlimit{sim};
   o.run = sim.launch_on(Grid{.pes = grid.pes, .cubes = grid.cubes, .sips = grid.sips},
                         ring_attention, p);
   p.times = nullptr;
@@ -590,6 +610,7 @@ Outcome run_ring_attention(Simulation& sim, const Params& params) {
   o.useful_bytes = static_cast<std::uint64_t>(4 * seq * d * size);
   const std::int64_t chunks_per_block = (p.max_rows() + p.chunk_rows - 1) / p.chunk_rows;
   o.details = {{"programs", grid.str()},
+               {"slots_per_channel_limit", p.slot_cap},
                {"seq", seq},
                {"layout", layout == SeqLayout::striped ? "striped" : "contiguous"},
                {"causal", causal},

@@ -71,6 +71,9 @@ struct RingAttentionProblem {
   std::int64_t chunk_rows = 0;         // rows of K (and of V) per message
   std::int64_t query_rows = 0;         // rows of Q per tile of the attention
   std::int64_t window = 1;             // messages sent ahead of the compute (the slots)
+  // Slots per channel a launch of it must limit its channels to (Simulation::
+  // limit_message_slots): its blocks leave no room for its classes' windows; 0: none.
+  std::uint32_t slot_cap = 0;
   RingAttentionTimes* times = nullptr;
 
   std::int64_t programs() const { return static_cast<std::int64_t>(ring.size()); }

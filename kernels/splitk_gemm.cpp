@@ -65,18 +65,22 @@ namespace {
 
 // UsageError unless a program's SRAM holds the sum's data and slots, and the message slots fit
 // where system.messages.memory puts them.
-void refuse_sum_memory(const components::SystemConfig& cfg, const SplitKSetup& setup,
+void refuse_sum_memory(const components::SystemConfig& cfg, SplitKSetup& setup,
                        const SplitKShape& shape) {
   const std::int64_t M = shape.M, N = shape.N;
   const GridShape grid = setup.grid;
-  auto sram_for = [&](Buffer buffer) {
-    return collectives::plan_sram_bytes(cfg, setup.plan, shape.collective, buffer, setup.elems * 4,
-                                        collectives::pipelining(cfg, setup.plan, 0, buffer));
+  auto fit = [&](Buffer buffer) {
+    setup.plan.windows = collectives::message_windows(cfg, grid);
+    return collectives::fit_pipelining(cfg, setup.plan, shape.collective, buffer, setup.elems * 4,
+                                       0);
   };
   // Suggest buffer=hbm only where it would fit.
-  const bool hbm_fits = shape.buffer == Buffer::sram && sram_for(Buffer::hbm) <= cfg.pe.sram_bytes;
+  const bool hbm_fits =
+      shape.buffer == Buffer::sram && fit(Buffer::hbm).sram_bytes <= cfg.pe.sram_bytes;
+  const collectives::FittedPipelining fitted = fit(shape.buffer);
+  setup.sum_depth = fitted.pipelining.depth;
   require_sram(
-      cfg, sram_for(shape.buffer),
+      cfg, fitted.sram_bytes,
       "the sum of the " + std::to_string(M) + " x " + std::to_string(N) +
           " f32 partials (algorithm=" + shape.algorithm +
           ", buffer=" + (shape.buffer == Buffer::sram ? "sram" : "hbm") + ")",
@@ -129,7 +133,8 @@ void place_partials(Simulation& sim, SplitKSetup& s) {
            .buffer = s.buffer,
            .in = std::move(partials),
            .out = std::move(out),
-           .pipelining = collectives::pipelining(cfg, s.plan, 0, s.buffer),
+           .pipelining = collectives::pipelining(cfg, s.plan, 0, s.buffer, s.sum_depth),
+           .slot_limit = s.plan.windows.slot_cap,
            .clock = &s.sum_clock};
   a.gemm = &s.gemm_clock;
 }
@@ -194,6 +199,12 @@ std::unique_ptr<SplitKSetup> setup_splitk_gemm(Simulation& sim, GridShape grid,
 
 Outcome launch_split_k(Simulation& sim, SplitKSetup& s) {
   Outcome o;
+  // The sum's channels take the slots its plan fitted, the next launch's their own again.
+  sim.limit_message_slots(s.plan.windows.slot_cap);
+  struct Unlimit {
+    Simulation& sim;
+    ~Unlimit() { sim.limit_message_slots(0); }
+  } unlimit{sim};
   o.run = sim.launch_on(launch_grid(s.grid), splitk_gemm, s.args);
   const std::int64_t n = s.grid.total();
   emu::Tick gemm = 0, gemms_done = 0;
@@ -225,6 +236,7 @@ Outcome launch_split_k(Simulation& sim, SplitKSetup& s) {
       {"slot_memory", components::slot_memory_name(sim.config().messages.memory)},
       {"block_bytes", s.plan.block * 4},
       {"message_bytes", s.args.sum.pipelining.piece * 4},
+      {"slots_per_channel_limit", s.plan.windows.slot_cap},
       {"padding_elems", s.elems - s.M * s.N},
       {"gemm_time_ps", gemm},
       {"gemm_engine_bound_ps", bound},

@@ -10,8 +10,10 @@ namespace {
 
 __extension__ using u128 = unsigned __int128;
 
+// Saturates: a loop past 2^64 ps (a spec of absurd sizes and rates) reads as endless.
 std::uint64_t ceil_div(u128 a, u128 b) {
-  return static_cast<std::uint64_t>((a + b - 1) / b);
+  const u128 q = (a + b - 1) / b;
+  return q > UINT64_MAX ? UINT64_MAX : static_cast<std::uint64_t>(q);
 }
 
 // Time to move `bytes` at `bytes_per_s`, in ps.
@@ -31,6 +33,7 @@ std::uint32_t CreditLoop::slots_needed() const {
 }
 
 double CreditLoop::covered(std::uint32_t slots) const {
+  if (round_trip == emu::kTickMax) return 0.0;  // past what a Tick holds: nothing covers it
   const std::uint64_t bdp = bdp_bytes();
   if (bdp == 0) return 1.0;
   return std::min(
@@ -107,9 +110,10 @@ CreditLoop credit_loop(const SystemConfig& config, ChannelClass c, std::uint64_t
       read = 2 * across_mesh + config.cube.hbm.latency;
       break;
   }
-  loop.round_trip = one_way + serialise(slot_bytes, loop.path_bytes_per_s) + write + read +
-                    serialise(slot_bytes, loop.read_bytes_per_s) + one_way +
-                    serialise(m.credit_bytes, path);
+  const u128 round_trip = u128{one_way} + serialise(slot_bytes, loop.path_bytes_per_s) + write +
+                          read + serialise(slot_bytes, loop.read_bytes_per_s) + one_way +
+                          serialise(m.credit_bytes, path);
+  loop.round_trip = round_trip > emu::kTickMax ? emu::kTickMax : static_cast<Tick>(round_trip);
   return loop;
 }
 

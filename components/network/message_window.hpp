@@ -52,7 +52,8 @@ CreditLoop credit_loop(const SystemConfig& config, ChannelClass c, std::uint64_t
 // The slots a class gets when the spec does not say: those that cover its loop, at most 1024
 // (the spec's limit) and no more than a quarter of the memory they take from: a PE's SRAM
 // (pe_sram), a PE's share of its cube's shared SRAM (cube_sram); the rest is for tiles and other
-// channels. `cubesim info` says where the cap leaves a loop uncovered.
+// channels; where that holds fewer than the loop's 2, as few as 1. `cubesim info` says where the
+// cap leaves a loop uncovered.
 std::uint32_t default_slots(const SystemConfig& config, ChannelClass c, std::uint64_t slot_bytes);
 
 }  // namespace cubesim::components

@@ -65,6 +65,7 @@ struct Plan {
   std::vector<std::int64_t> levels;  // ring algorithms: the group size of each level
   std::int64_t channels_in = 0;      // the most channels into one program
   int directions = 1;                // its channels (each block in that many parts)
+  GridShape grid;                    // the programs it is for (make_plan sets it)
   MessageWindows windows{};          // of its channels (make_plan sets them)
 };
 

@@ -98,47 +98,21 @@ void plan_checked(const components::SystemConfig& cfg, Setup& s) {
     require_divisible("chunk_bytes", s.chunk_bytes, 4, "4 bytes (f32 elements)");
   Plan plan = make_plan(cfg, s.grid, s.collective, s.algorithm, s.bytes, s.channels);
   const auto& m = cfg.messages;
-  // As many rows in flight as the deepest window spanned, fewer while they would not fit the
-  // PE's SRAM (down to the fewest slots, which the check below then judges).
-  components::collectives::Pipelining pipe = pipelining(cfg, plan, s.chunk_bytes / 4, s.buffer);
-  std::uint64_t sram = plan_sram_bytes(cfg, plan, s.collective, s.buffer, s.bytes, pipe);
-  for (std::uint32_t depth = plan.windows.most_slots;
-       sram > cfg.pe.sram_bytes && depth > pipe.window;) {
-    depth = std::max(depth / 2, pipe.window);
-    pipe = pipelining(cfg, plan, s.chunk_bytes / 4, s.buffer, depth);
-    sram = plan_sram_bytes(cfg, plan, s.collective, s.buffer, s.bytes, pipe);
-  }
-  // Slots in the PE for more channels than its SRAM holds at their classes' windows (an
-  // all-to-all receives from every other program): fewer slots per channel, as a library
-  // sizes its per-peer buffers down, while two or more fit.
-  if (sram > cfg.pe.sram_bytes && m.memory == components::SlotMemory::pe_sram &&
-      plan.windows.most_slots > 2) {
-    const auto with_cap = [&](std::uint32_t cap) {
-      plan.windows = message_windows(cfg, s.grid, cap);
-      pipe = pipelining(cfg, plan, s.chunk_bytes / 4, s.buffer);
-      sram = plan_sram_bytes(cfg, plan, s.collective, s.buffer, s.bytes, pipe);
-      return sram <= cfg.pe.sram_bytes;
-    };
-    // The most slots that fit (the SRAM needed grows with them), else 2 and the check below.
-    std::uint32_t lo = 2, hi = plan.windows.most_slots - 1;
-    while (lo < hi) {
-      const std::uint32_t mid = lo + (hi - lo + 1) / 2;
-      if (with_cap(mid))
-        lo = mid;
-      else
-        hi = mid - 1;
-    }
-    with_cap(lo);
-  }
+  const FittedPipelining fitted =
+      fit_pipelining(cfg, plan, s.collective, s.buffer, s.bytes, s.chunk_bytes / 4);
+  const components::collectives::Pipelining& pipe = fitted.pipelining;
+  const std::uint64_t sram = fitted.sram_bytes;
   const std::string what = std::string(collective_name(s.collective)) + " of " +
                            std::to_string(s.bytes) + " bytes per PE with algorithm=" + s.algorithm +
                            " buffer=" + buffer_name(s.buffer) +
                            " chunk_bytes=" + std::to_string(pipe.chunk * 4);
   // buffer=hbm is worth suggesting only where it needs less SRAM than a PE has.
+  const MessageWindows fitted_windows = plan.windows;
   const bool hbm_fits =
       s.buffer == Buffer::sram &&
-      plan_sram_bytes(cfg, plan, s.collective, Buffer::hbm, s.bytes,
-                      pipelining(cfg, plan, s.chunk_bytes / 4, Buffer::hbm)) <= cfg.pe.sram_bytes;
+      fit_pipelining(cfg, plan, s.collective, Buffer::hbm, s.bytes, s.chunk_bytes / 4).sram_bytes <=
+          cfg.pe.sram_bytes;
+  plan.windows = fitted_windows;
   require_sram(
       cfg, sram, what,
       std::string(hbm_fits                   ? "use buffer=hbm, or fewer bytes_per_pe"

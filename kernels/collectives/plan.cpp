@@ -62,6 +62,7 @@ Plan make_plan(const components::SystemConfig& cfg, GridShape grid, Collective c
                                 .order = ring_order(cfg, grid),
                                 .channels = total});
   p.directions = total;
+  p.grid = grid;
   p.windows = message_windows(cfg, grid);
   p.piece =
       std::min<std::int64_t>(static_cast<std::int64_t>(p.windows.smallest_slot / 4), p.segment);
@@ -148,6 +149,47 @@ components::collectives::Pipelining pipelining(const components::SystemConfig& c
   p.store_budget = std::max(window, row);
   p.max_stores = std::max<std::uint64_t>(1, half / 2);
   return p;
+}
+
+FittedPipelining fit_pipelining(const components::SystemConfig& cfg, Plan& plan,
+                                Collective collective, Buffer buffer, std::int64_t bytes,
+                                std::int64_t chunk) {
+  FittedPipelining f;
+  // As many rows in flight as the deepest window spanned, fewer while they would not fit the
+  // PE's SRAM (down to the fewest slots).
+  const auto fit_depth = [&] {
+    f.pipelining = pipelining(cfg, plan, chunk, buffer);
+    f.sram_bytes = plan_sram_bytes(cfg, plan, collective, buffer, bytes, f.pipelining);
+    for (std::uint32_t depth = f.pipelining.depth;
+         f.sram_bytes > cfg.pe.sram_bytes && depth > f.pipelining.window;) {
+      depth = std::max(depth / 2, f.pipelining.window);
+      f.pipelining = pipelining(cfg, plan, chunk, buffer, depth);
+      f.sram_bytes = plan_sram_bytes(cfg, plan, collective, buffer, bytes, f.pipelining);
+    }
+    return f.sram_bytes <= cfg.pe.sram_bytes;
+  };
+  if (fit_depth() || cfg.messages.memory != components::SlotMemory::pe_sram ||
+      plan.windows.most_slots <= 2)
+    return f;
+  // Slots in the PE for more channels than its SRAM holds at their classes' windows (an
+  // all-to-all receives from every other program): the most slots per channel that fit (the
+  // SRAM needed grows with them), as a library sizes its per-peer buffers down; else 2, which
+  // the caller's check refuses.
+  const GridShape grid = plan.grid;
+  const auto with_cap = [&](std::uint32_t cap) {
+    plan.windows = message_windows(cfg, grid, cap);
+    return fit_depth();
+  };
+  std::uint32_t lo = 2, hi = plan.windows.most_slots - 1;
+  while (lo < hi) {
+    const std::uint32_t mid = lo + (hi - lo + 1) / 2;
+    if (with_cap(mid))
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  with_cap(lo);
+  return f;
 }
 
 std::uint64_t row_step_bytes(const Plan& plan, const components::collectives::Pipelining& p) {

@@ -47,6 +47,18 @@ components::collectives::Pipelining pipelining(const components::SystemConfig& c
                                                const Plan& plan, std::int64_t chunk,
                                                components::collectives::Buffer buffer,
                                                std::uint32_t depth = 0);
+// `plan`'s pipelining fitted to a PE's SRAM, and its SRAM bound (plan_sram_bytes): rows in
+// flight halved while the bound exceeds the SRAM (down to the fewest slots); then, with slots
+// in PE SRAM, the most slots per channel that fit, set as plan.windows.slot_cap (a launch of
+// the plan limits its channels to it: Simulation::limit_message_slots, ScheduleArgs::slot_limit).
+// The caller checks the bound against the SRAM.
+struct FittedPipelining {
+  components::collectives::Pipelining pipelining;
+  std::uint64_t sram_bytes = 0;
+};
+FittedPipelining fit_pipelining(const components::SystemConfig& config, Plan& plan,
+                                Collective collective, components::collectives::Buffer buffer,
+                                std::int64_t bytes, std::int64_t chunk);
 // The bytes a program sends in one pair (a step of one row) at most.
 std::uint64_t row_step_bytes(const Plan& plan, const components::collectives::Pipelining& p);
 // The SRAM a program holds while it runs `plan` (see run_schedule): with buffer=sram its whole

@@ -521,6 +521,24 @@ TEST(Collectives, SlotsThatDoNotFitTheCubesSramAreRefusedBeforeTheRun) {
   }
 }
 
+// Windows larger than a PE's SRAM can give its channels (tiny.json: 256 KiB; 200 slots of 4 KiB
+// are 800 KiB): the kernels built on messages limit their launch's channels to the most slots
+// that fit, report it, and still give the reference's result.
+TEST(Collectives, KernelsOnMessagesLimitWindowsThatDoNotFitTheSram) {
+  const Spec spec = Spec::load(spec_path("tiny.json")).with("system.messages.slots", 200);
+  for (const char* kernel : {"ring_attention", "tp_linear", "splitk_gemm", "allreduce"}) {
+    Simulation sim(spec);
+    const KernelInfo& k = find_kernel(kernel);
+    const Outcome o = k.run(sim, parse_params(k, {}));
+    EXPECT_TRUE(o.verified.value_or(false)) << kernel << " " << o.details.dump();
+    const auto limit = o.details.contains("slots_per_channel")
+                           ? o.details["slots_per_channel"]["limited_to"].get<std::uint32_t>()
+                           : o.details["slots_per_channel_limit"].get<std::uint32_t>();
+    EXPECT_GE(limit, 2u) << kernel;
+    EXPECT_LT(limit, 200u) << kernel;
+  }
+}
+
 // The kernels built on messages check the same up front: ring_attention's ring and the sum of
 // tp_linear's and splitk_gemm's partials each bring one channel into every PE of tiny.json's
 // cubes of 4.

@@ -107,7 +107,7 @@ void print_messages(const nlohmann::json& d) {
     const nlohmann::json& w = windows[name];
     const double covered = num(w, "covered");
     const auto rate = format_si(num(w, "rate_GBps") * 1e9, "B/s");
-    const auto loop = emu::format_time(static_cast<emu::Tick>(num(w, "round_trip_ps")));
+    const auto loop = emu::format_time(w.value("round_trip_ps", emu::Tick{0}));
     std::string r = std::to_string(w.value("slots", 0)) + " x " +
                     format_bytes(num(w, "slot_bytes")) + " per channel" +
                     (w.value("automatic", false) ? " (default)" : "") + ", " +
@@ -125,7 +125,7 @@ void print_messages(const nlohmann::json& d) {
     std::cerr << "cubesim: warning: " << labels.at(name) << " channels: " << w.value("slots", 0)
               << " slots of " << format_bytes(num(w, "slot_bytes")) << " cover "
               << format_percent(covered) << " of the "
-              << emu::format_time(static_cast<emu::Tick>(num(w, "round_trip_ps")))
+              << emu::format_time(w.value("round_trip_ps", emu::Tick{0}))
               << " credit loop, so a channel sends at most "
               << format_si(num(w, "rate_GBps") * 1e9 * covered, "B/s") << " of its "
               << format_si(num(w, "rate_GBps") * 1e9, "B/s") << "; " << w.value("slots_needed", 0)

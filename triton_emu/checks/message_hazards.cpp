@@ -267,9 +267,10 @@ MessageHazards message_hazards(const SyncLog& log, const std::vector<ProgramCoor
     if (auto d = replay.run(spec)) h.deadlocks.push_back(std::move(*d));
     return h;
   }
-  // The fewest count that completes is at most the spec's (the launch completed with it) or,
-  // failing that, as many as the busiest channel has messages: then no send ever waits, and a
-  // record that deadlocks even so needs something other than slots.
+  // The fewest count that completes is at most the spec's smallest window where the launch
+  // completed with that on every channel, or, failing that (its other classes had more), as
+  // many as the busiest channel has messages: then no send ever waits, and a record that
+  // deadlocks even so needs something other than slots.
   std::uint32_t hi = spec;
   if (auto at_spec = replay.run(spec)) {
     hi = static_cast<std::uint32_t>(std::max<std::uint64_t>(spec, replay.most_on_a_channel()));
