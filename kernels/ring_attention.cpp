@@ -12,6 +12,7 @@
 #include "kernels/collectives/collective.hpp"
 #include "kernels/collectives/ring_order.hpp"
 #include "kernels/harness/host_array.hpp"
+#include "kernels/harness/message_slots.hpp"
 #include "kernels/harness/params.hpp"
 #include "kernels/harness/random_inputs.hpp"
 #include "kernels/harness/requirements.hpp"
@@ -388,17 +389,12 @@ RingAttentionProblem make_ring_attention(Simulation& sim, GridShape grid, std::i
   // An inbound channel's window in PE SRAM that leaves too little for the blocks (an inter-SIP
   // one covers a long credit loop): the most slots per channel that fit, down to 2.
   if (sram > cfg.pe.sram_bytes && cfg.messages.memory == components::SlotMemory::pe_sram) {
-    std::uint32_t lo = 2, hi = std::max<std::uint32_t>(2, windows.most_slots);
-    while (lo < hi) {
-      const std::uint32_t mid = lo + (hi - lo + 1) / 2;
-      if (sram_needed(cfg, rows, p.query_rows, p.chunk_rows, head_dim, dtype, grid, mid) <=
-          cfg.pe.sram_bytes)
-        lo = mid;
-      else
-        hi = mid - 1;
-    }
-    p.slot_cap = lo;
-    sram = sram_needed(cfg, rows, p.query_rows, p.chunk_rows, head_dim, dtype, grid, lo);
+    const auto need = [&](std::uint32_t slots) {
+      return sram_needed(cfg, rows, p.query_rows, p.chunk_rows, head_dim, dtype, grid, slots);
+    };
+    p.slot_cap = most_slots_that_fit(
+        windows.most_slots, [&](std::uint32_t slots) { return need(slots) <= cfg.pe.sram_bytes; });
+    sram = need(p.slot_cap);
   }
   p.window = collectives::message_windows(cfg, grid, p.slot_cap).fewest_slots;
   require_sram(cfg, sram,
@@ -595,12 +591,7 @@ Outcome run_ring_attention(Simulation& sim, const Params& params) {
   times.tiles.assign(static_cast<std::size_t>(n), 0);
   p.times = &times;
   Outcome o;
-  // Its channels take the slots that fitted, the next launch's their own again.
-  sim.limit_message_slots(p.slot_cap);
-  struct Unlimit {
-    Simulation& sim;
-    ~Unlimit() { sim.limit_message_slots(0); }
-  } unlimit{sim};
+  const MessageSlotLimit limit(sim, p.slot_cap);  // the slots that fitted
   o.run = sim.launch_on(Grid{.pes = grid.pes, .cubes = grid.cubes, .sips = grid.sips},
                         ring_attention, p);
   p.times = nullptr;

@@ -7,6 +7,7 @@
 #include "components/pe/gemm_timing.hpp"
 #include "kernels/collectives/plan.hpp"
 #include "kernels/harness/host_array.hpp"
+#include "kernels/harness/message_slots.hpp"
 #include "kernels/harness/params.hpp"
 #include "kernels/harness/random_inputs.hpp"
 #include "kernels/harness/requirements.hpp"
@@ -70,7 +71,6 @@ void refuse_sum_memory(const components::SystemConfig& cfg, SplitKSetup& setup,
   const std::int64_t M = shape.M, N = shape.N;
   const GridShape grid = setup.grid;
   auto fit = [&](Buffer buffer) {
-    setup.plan.windows = collectives::message_windows(cfg, grid);
     return collectives::fit_pipelining(cfg, setup.plan, shape.collective, buffer, setup.elems * 4,
                                        0);
   };
@@ -199,12 +199,7 @@ std::unique_ptr<SplitKSetup> setup_splitk_gemm(Simulation& sim, GridShape grid,
 
 Outcome launch_split_k(Simulation& sim, SplitKSetup& s) {
   Outcome o;
-  // The sum's channels take the slots its plan fitted, the next launch's their own again.
-  sim.limit_message_slots(s.plan.windows.slot_cap);
-  struct Unlimit {
-    Simulation& sim;
-    ~Unlimit() { sim.limit_message_slots(0); }
-  } unlimit{sim};
+  const MessageSlotLimit limit(sim, s.plan.windows.slot_cap);  // the slots that fitted
   o.run = sim.launch_on(launch_grid(s.grid), splitk_gemm, s.args);
   const std::int64_t n = s.grid.total();
   emu::Tick gemm = 0, gemms_done = 0;

@@ -10,6 +10,7 @@
 #include "kernels/collectives/executor.hpp"
 #include "kernels/collectives/plan.hpp"
 #include "kernels/harness/host_array.hpp"
+#include "kernels/harness/message_slots.hpp"
 #include "kernels/harness/params.hpp"
 #include "kernels/harness/random_inputs.hpp"
 #include "kernels/harness/requirements.hpp"
@@ -98,6 +99,12 @@ void plan_checked(const components::SystemConfig& cfg, Setup& s) {
     require_divisible("chunk_bytes", s.chunk_bytes, 4, "4 bytes (f32 elements)");
   Plan plan = make_plan(cfg, s.grid, s.collective, s.algorithm, s.bytes, s.channels);
   const auto& m = cfg.messages;
+  // buffer=hbm is worth suggesting only where it needs less SRAM than a PE has (fitted first:
+  // the fit that follows sets the plan's windows for the run).
+  const bool hbm_fits =
+      s.buffer == Buffer::sram &&
+      fit_pipelining(cfg, plan, s.collective, Buffer::hbm, s.bytes, s.chunk_bytes / 4).sram_bytes <=
+          cfg.pe.sram_bytes;
   const FittedPipelining fitted =
       fit_pipelining(cfg, plan, s.collective, s.buffer, s.bytes, s.chunk_bytes / 4);
   const components::collectives::Pipelining& pipe = fitted.pipelining;
@@ -106,13 +113,6 @@ void plan_checked(const components::SystemConfig& cfg, Setup& s) {
                            std::to_string(s.bytes) + " bytes per PE with algorithm=" + s.algorithm +
                            " buffer=" + buffer_name(s.buffer) +
                            " chunk_bytes=" + std::to_string(pipe.chunk * 4);
-  // buffer=hbm is worth suggesting only where it needs less SRAM than a PE has.
-  const MessageWindows fitted_windows = plan.windows;
-  const bool hbm_fits =
-      s.buffer == Buffer::sram &&
-      fit_pipelining(cfg, plan, s.collective, Buffer::hbm, s.bytes, s.chunk_bytes / 4).sram_bytes <=
-          cfg.pe.sram_bytes;
-  plan.windows = fitted_windows;
   require_sram(
       cfg, sram, what,
       std::string(hbm_fits                   ? "use buffer=hbm, or fewer bytes_per_pe"
@@ -267,12 +267,7 @@ Outcome run_collective(Simulation& sim, const Params& p, Collective collective) 
                           .slot_limit = s.plan.windows.slot_cap,
                           .clock = &clock};
   Outcome o;
-  // The launch's channels take the slots the plan fitted, the next launch's their own again.
-  sim.limit_message_slots(s.plan.windows.slot_cap);
-  struct Unlimit {
-    Simulation& sim;
-    ~Unlimit() { sim.limit_message_slots(0); }
-  } unlimit{sim};
+  const MessageSlotLimit limit(sim, s.plan.windows.slot_cap);  // the slots that fitted
   o.run = sim.launch(run_schedule, args);
   report(o, sim, s, clock.elapsed(), model_time(sim, s.grid, args));
   if (sim.options().timing_only)

@@ -4,6 +4,7 @@
 
 #include "components/network/message_window.hpp"
 #include "kernels/collectives/ring_order.hpp"
+#include "kernels/harness/message_slots.hpp"
 #include "triton_emu/errors.hpp"
 
 namespace cubesim::kernels::collectives {
@@ -155,6 +156,7 @@ FittedPipelining fit_pipelining(const components::SystemConfig& cfg, Plan& plan,
                                 Collective collective, Buffer buffer, std::int64_t bytes,
                                 std::int64_t chunk) {
   FittedPipelining f;
+  plan.windows = message_windows(cfg, plan.grid);  // unlimited, whatever an earlier fit set
   // As many rows in flight as the deepest window spanned, fewer while they would not fit the
   // PE's SRAM (down to the fewest slots).
   const auto fit_depth = [&] {
@@ -175,20 +177,11 @@ FittedPipelining fit_pipelining(const components::SystemConfig& cfg, Plan& plan,
   // all-to-all receives from every other program): the most slots per channel that fit (the
   // SRAM needed grows with them), as a library sizes its per-peer buffers down; else 2, which
   // the caller's check refuses.
-  const GridShape grid = plan.grid;
   const auto with_cap = [&](std::uint32_t cap) {
-    plan.windows = message_windows(cfg, grid, cap);
+    plan.windows = message_windows(cfg, plan.grid, cap);
     return fit_depth();
   };
-  std::uint32_t lo = 2, hi = plan.windows.most_slots - 1;
-  while (lo < hi) {
-    const std::uint32_t mid = lo + (hi - lo + 1) / 2;
-    if (with_cap(mid))
-      lo = mid;
-    else
-      hi = mid - 1;
-  }
-  with_cap(lo);
+  with_cap(most_slots_that_fit(plan.windows.most_slots - 1, with_cap));
   return f;
 }
 

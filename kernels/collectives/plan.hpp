@@ -47,11 +47,12 @@ components::collectives::Pipelining pipelining(const components::SystemConfig& c
                                                const Plan& plan, std::int64_t chunk,
                                                components::collectives::Buffer buffer,
                                                std::uint32_t depth = 0);
-// `plan`'s pipelining fitted to a PE's SRAM, and its SRAM bound (plan_sram_bytes): rows in
-// flight halved while the bound exceeds the SRAM (down to the fewest slots); then, with slots
-// in PE SRAM, the most slots per channel that fit, set as plan.windows.slot_cap (a launch of
-// the plan limits its channels to it: Simulation::limit_message_slots, ScheduleArgs::slot_limit).
-// The caller checks the bound against the SRAM.
+// `plan`'s pipelining fitted to a PE's SRAM, and its SRAM bound (plan_sram_bytes), from the
+// windows of its grid's channels (any earlier fit's limit dropped): rows in flight halved while the
+// bound exceeds the SRAM (down to the fewest slots); then, with slots in PE SRAM, the most slots
+// per channel that fit, set as plan.windows.slot_cap (a launch of the plan limits its channels to
+// it: Simulation::limit_message_slots, ScheduleArgs::slot_limit). The caller checks the bound
+// against the SRAM.
 struct FittedPipelining {
   components::collectives::Pipelining pipelining;
   std::uint64_t sram_bytes = 0;
