@@ -157,10 +157,15 @@ struct UcieConfig {
   GraphKind topology = GraphKind::ring;             // of the cubes of a SIP
   std::uint32_t mesh_x = 0;                         // mesh or torus: cubes per row (ucie.mesh)
   std::uint32_t mesh_y = 0;                         //   and rows (mesh_x * mesh_y == cubes_per_sip)
-  Tick latency = 0;                                 // per die-to-die crossing
+  Tick latency = 0;                                 // per die-to-die link
   Bandwidth bandwidth = Bandwidth::from_GBps(256);  // per link, per direction
   std::uint32_t connections = 1;  // links between two neighbouring cubes, on distinct nodes
   BufferConfig buffers;           // at the receiving end of each link
+  Tick switch_latency = 0;        // switch: through the crossbar, between its two links
+  // From one cube to a neighbour: a link, or through a switch its two links and the crossbar.
+  Tick crossing() const {
+    return topology == GraphKind::switch_ ? 2 * latency + switch_latency : latency;
+  }
 };
 
 struct InterSipConfig {
@@ -168,10 +173,15 @@ struct InterSipConfig {
   std::uint32_t grid_x = 0;                         // mesh or torus: SIPs per row (sips.grid)
   std::uint32_t grid_y = 0;                         //   and rows (grid_x * grid_y == sips)
   std::uint32_t port_cube = 0;                      // the cube of each SIP that holds the port
-  Tick latency = 0;                                 // per SIP-to-SIP crossing
+  Tick latency = 0;                                 // per SIP-to-SIP link
   Bandwidth bandwidth = Bandwidth::from_GBps(100);  // per link, per direction
   std::uint32_t connections = 1;  // links between two neighbouring SIPs, on distinct nodes
   BufferConfig buffers;           // at the receiving end of each link
+  Tick switch_latency = 0;        // switch: through the crossbar, between its two links
+  // From one SIP to a neighbour: a link, or through a switch its two links and the crossbar.
+  Tick crossing() const {
+    return topology == GraphKind::switch_ ? 2 * latency + switch_latency : latency;
+  }
 };
 
 struct MemoryConfig {

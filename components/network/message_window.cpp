@@ -71,7 +71,7 @@ CreditLoop credit_loop(const SystemConfig& config, ChannelClass c, std::uint64_t
   };
   // From any node of a SIP to any other: the UCIe crossings, each after a mesh's width.
   const auto across_sip = [&] {
-    return Tick{ucie_diameter()} * (config.ucie.latency + across_mesh) + across_mesh;
+    return Tick{ucie_diameter()} * (config.ucie.crossing() + across_mesh) + across_mesh;
   };
   if (c != ChannelClass::mesh && config.cubes_per_sip > 1)
     path = std::min(path, config.ucie.bandwidth.bytes_per_s());
@@ -80,7 +80,8 @@ CreditLoop credit_loop(const SystemConfig& config, ChannelClass c, std::uint64_t
     const Graph sips(config.inter_sip.topology, config.sips, config.inter_sip.grid_x,
                      config.inter_sip.grid_y);
     path = std::min(path, config.inter_sip.bandwidth.bytes_per_s());
-    one_way = 2 * across_sip() + Tick{sips.diameter()} * (config.inter_sip.latency + across_mesh);
+    one_way =
+        2 * across_sip() + Tick{sips.diameter()} * (config.inter_sip.crossing() + across_mesh);
   }
 
   CreditLoop loop;

@@ -64,19 +64,25 @@ Topology::Topology(const SystemConfig& config)
   ucie_.resize(sips_);
   const auto edges = cube_graph_->edges();
   for (std::uint32_t s = 0; s < sips_; ++s)
-    build_graph(ucie_[s], cubes_per_sip_, edges, LinkKind::ucie, u.bandwidth, u.latency, s,
-                u.connections);
+    if (u.topology == GraphKind::switch_)
+      build_switch(ucie_[s], cubes_per_sip_, LinkKind::ucie, u.bandwidth, u.latency,
+                   u.latency + u.switch_latency, s, u.connections);
+    else
+      build_graph(ucie_[s], cubes_per_sip_, edges, LinkKind::ucie, u.bandwidth, u.latency, s,
+                  u.connections);
   const auto& is = config.inter_sip;
   sip_graph_ = std::make_unique<Graph>(is.topology, sips_, is.grid_x, is.grid_y);
-  build_graph(inter_sip_, sips_, sip_graph_->edges(), LinkKind::inter_sip, is.bandwidth, is.latency,
-              0, is.connections);
+  if (is.topology == GraphKind::switch_)
+    build_switch(inter_sip_, sips_, LinkKind::inter_sip, is.bandwidth, is.latency,
+                 is.latency + is.switch_latency, 0, is.connections);
+  else
+    build_graph(inter_sip_, sips_, sip_graph_->edges(), LinkKind::inter_sip, is.bandwidth,
+                is.latency, 0, is.connections);
 
   for (auto& l : links_) l.full_packet_time = l.bandwidth.transfer_time(noc.packet_bytes);
 
   // Every SIP's UCIe links were added alike, one SIP after another.
-  if (sips_ > 1 && !edges.empty())
-    ucie_sip_stride_ =
-        ucie_[1].adj[edges[0].first].front().second - ucie_[0].adj[edges[0].first].front().second;
+  if (sips_ > 1) ucie_sip_stride_ = ucie_[1].first - ucie_[0].first;
   constexpr std::size_t kMaxSteps = std::size_t{1} << 20;
   const std::size_t steps = std::size_t{cubes_per_sip_} * cubes_per_sip_ * nodes;
   if (cubes_per_sip_ > 1 && steps <= kMaxSteps) {
@@ -117,6 +123,7 @@ void Topology::build_graph(GraphLinks& g, std::uint32_t n,
                            LinkKind kind, Bandwidth bw, Tick latency, std::uint32_t owner,
                            std::uint32_t connections) {
   g.connections = connections;
+  g.first = static_cast<LinkId>(links_.size());
   g.adj.assign(n, {});
   for (auto [a, b] : edges) {
     g.adj[a].emplace_back(b, add_graph_links(kind, bw, latency, owner, a, b, connections));
@@ -125,8 +132,23 @@ void Topology::build_graph(GraphLinks& g, std::uint32_t n,
   for (auto& v : g.adj) std::sort(v.begin(), v.end());
 }
 
+void Topology::build_switch(GraphLinks& g, std::uint32_t n, LinkKind kind, Bandwidth bw,
+                            Tick latency, Tick down_latency, std::uint32_t owner,
+                            std::uint32_t connections) {
+  g.connections = connections;
+  g.switched = true;
+  g.first = static_cast<LinkId>(links_.size());
+  g.adj.assign(n + 1, {});
+  if (n < 2) return;  // nothing to cross to
+  for (std::uint32_t a = 0; a < n; ++a) {
+    g.adj[a].emplace_back(n, add_graph_links(kind, bw, latency, owner, a, n, connections));
+    g.adj[n].emplace_back(a, add_graph_links(kind, bw, down_latency, owner, n, a, connections));
+  }
+}
+
 std::uint32_t Topology::neighbour_rank(const GraphLinks& g, std::uint32_t from,
                                        std::uint32_t to) const {
+  if (g.switched) return from + 1 == g.adj.size() ? to : 0;  // down to `to`, or up
   const auto& v = g.adj[from];
   for (std::uint32_t i = 0; i < v.size(); ++i)
     if (v[i].first == to) return i;
@@ -141,6 +163,11 @@ LinkId Topology::graph_link(const GraphLinks& g, std::uint32_t from, std::uint32
 Topology::UcieStep Topology::ucie_step(std::uint32_t local, std::uint32_t to,
                                        std::uint32_t at) const {
   const std::uint32_t next = cube_graph_->next_hop(local, to);
+  if (ucie_[0].switched) {  // up to the switch (node cubes_per_sip_) on a port of either cube
+    const std::uint32_t j = ucie_connection(local, cubes_per_sip_, at);
+    return {next, ucie_node(local, cubes_per_sip_, j), ucie_node(next, cubes_per_sip_, j),
+            graph_link(ucie_[0], local, cubes_per_sip_, j)};
+  }
   const std::uint32_t j = ucie_connection(local, next, at);
   return {next, ucie_node(local, next, j), ucie_node(next, local, j),
           graph_link(ucie_[0], local, next, j)};
@@ -221,13 +248,29 @@ bool Topology::step(RouteCursor& c) const {
   switch (c.then) {
     case RouteCursor::Then::ucie:
       c.link = c.exit;
+      if (ucie_[0].switched) {  // on the switch: down to the cube on the same connection
+        c.exit = graph_link(ucie_[0], cubes_per_sip_, c.exit_cube % cubes_per_sip_,
+                            links_[c.link].connection) +
+                 c.sip * ucie_sip_stride_;
+        c.then = RouteCursor::Then::ucie_down;
+        break;
+      }
+      c.cube = c.exit_cube;
+      c.node = c.exit_node;
+      plan(c);
+      break;
+    case RouteCursor::Then::ucie_down:
+      c.link = c.exit;
       c.cube = c.exit_cube;
       c.node = c.exit_node;
       plan(c);
       break;
     case RouteCursor::Then::inter_sip: {
       const std::uint32_t dst_sip = c.dst_cube / cubes_per_sip_;
-      const std::uint32_t next = sip_graph_->next_hop(c.sip, dst_sip);
+      // Through a switch (node sips_): up to it, then down to the destination.
+      const std::uint32_t next = c.sip == sips_        ? dst_sip
+                                 : inter_sip_.switched ? sips_
+                                                       : sip_graph_->next_hop(c.sip, dst_sip);
       c.link = graph_link(inter_sip_, c.sip, next, c.connection);
       c.sip = next;
       if (next == dst_sip) {  // on from the same port node of the destination SIP's port cube
@@ -379,12 +422,20 @@ std::string Topology::link_name(LinkId id) const {
       return cube_name(l.owner) + ".pe" + std::to_string(l.from) + ".eject";
     case LinkKind::hbm_channel:
       return cube_name(l.owner) + ".hbm.ch" + std::to_string(l.from);
-    case LinkKind::ucie:
-      return "sip" + std::to_string(l.owner) + ".ucie.cube" + std::to_string(l.from) + "->cube" +
-             std::to_string(l.to) + connection_suffix(l, config_.ucie.connections);
-    case LinkKind::inter_sip:
-      return "inter_sip.sip" + std::to_string(l.from) + "->sip" + std::to_string(l.to) +
+    case LinkKind::ucie: {
+      const auto end = [&](std::uint32_t c) {
+        return c == cubes_per_sip_ ? std::string("switch") : "cube" + std::to_string(c);
+      };
+      return "sip" + std::to_string(l.owner) + ".ucie." + end(l.from) + "->" + end(l.to) +
+             connection_suffix(l, config_.ucie.connections);
+    }
+    case LinkKind::inter_sip: {
+      const auto end = [&](std::uint32_t s) {
+        return s == sips_ ? std::string("switch") : "sip" + std::to_string(s);
+      };
+      return "inter_sip." + end(l.from) + "->" + end(l.to) +
              connection_suffix(l, config_.inter_sip.connections);
+    }
   }
   return "?";
 }

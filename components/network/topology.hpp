@@ -17,6 +17,11 @@
 //    from the inter-SIP port on cube inter_sip.port_cube of every SIP, inter_sip.connections
 //    parallel links per pair of neighbouring SIPs; connection j attaches at
 //    inter_sip_nodes[j % size] and a route takes connection (its source node % connections).
+//  - A switch (UCIe or inter-SIP) is node n of its graph of n: every cube or SIP has
+//    `connections` links up to it and as many down from it, taken as its neighbour-0 links
+//    (ucie_nodes[j % size], inter_sip_nodes[j % size]). A crossing is connection j up and
+//    connection j down to the destination; the down link's latency includes the crossbar's.
+//    The crossbar itself never blocks: only the ports (links) are contended.
 //
 // Every route is a list of link ids, plus the head latency of each hop.
 
@@ -51,14 +56,17 @@ struct RouteCursor {
   // the port it ends at.
   enum class Stage : std::uint8_t { first_port, nodes, last_port };
   // What follows when the walk reaches `target` in its cube.
-  enum class Then : std::uint8_t { ucie, inter_sip, end };
+  // ucie_down: the walk is on the link up to a UCIe switch; the link down from it follows.
+  enum class Then : std::uint8_t { ucie, ucie_down, inter_sip, end };
   Stage stage = Stage::nodes;
   Then then = Then::end;
   std::uint32_t cube = 0, node = 0, target = 0;  // where the walk is, and heads for in the cube
-  std::uint32_t sip = 0;                         // on inter-SIP links: the SIP it has reached
-  std::uint32_t connection = 0;                  // the inter-SIP connection of the route
+  std::uint32_t sip = 0;  // on inter-SIP links: the SIP it has reached (SIP count: the switch)
+  std::uint32_t connection = 0;  // the inter-SIP connection of the route
   std::uint32_t dst_cube = 0, dst_node = 0;
-  LinkId exit = 0;  // Then::ucie: the link out of the cube, and the cube and node it enters
+  // Then::ucie: the link out of the cube (on a switch, up to it; Then::ucie_down: the link down
+  // from it), and the cube and node it enters.
+  LinkId exit = 0;
   std::uint32_t exit_cube = 0, exit_node = 0;
   LinkId final_link = 0;  // the port after the last node
   Tick final_latency = 0;
@@ -121,14 +129,20 @@ class Topology {
   // The directed links of a graph of cubes or SIPs: `connections` parallel links per ordered
   // pair of neighbours, with consecutive ids from the one in adj.
   struct GraphLinks {
-    std::vector<std::vector<std::pair<std::uint32_t, LinkId>>> adj;  // sorted by neighbour
+    // sorted by neighbour; a switch's graph has one more node, the switch, last
+    std::vector<std::vector<std::pair<std::uint32_t, LinkId>>> adj;
     std::uint32_t connections = 1;
+    bool switched = false;
+    LinkId first = 0;  // the first of its links
   };
   LinkId add_link(LinkKind kind, Bandwidth bw, Tick latency, std::uint32_t owner,
                   std::uint32_t from, std::uint32_t to);
   void build_graph(GraphLinks& g, std::uint32_t n,
                    const std::vector<std::pair<std::uint32_t, std::uint32_t>>& edges, LinkKind kind,
                    Bandwidth bw, Tick latency, std::uint32_t owner, std::uint32_t connections);
+  // A switch's links: up from each of n nodes to node n, and down from it.
+  void build_switch(GraphLinks& g, std::uint32_t n, LinkKind kind, Bandwidth bw, Tick latency,
+                    Tick down_latency, std::uint32_t owner, std::uint32_t connections);
   std::uint32_t neighbour_rank(const GraphLinks& g, std::uint32_t from, std::uint32_t to) const;
   LinkId graph_link(const GraphLinks& g, std::uint32_t from, std::uint32_t to,
                     std::uint32_t connection) const;

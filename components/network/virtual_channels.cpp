@@ -17,6 +17,8 @@ std::vector<std::vector<std::int64_t>> potentials(const Graph& g) {
     for (std::int64_t i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = f(i);
   };
   switch (g.kind()) {
+    case GraphKind::switch_:  // never asked: ClassLadder gives a switch one class
+      break;
     case GraphKind::all_to_all:  // one hop: up the index, or down it
       add([](std::int64_t i) { return i; });
       add([](std::int64_t i) { return -i; });
@@ -57,7 +59,9 @@ constexpr std::uint32_t kCountedNodes = 128;
 }  // namespace
 
 ClassLadder::ClassLadder(const Graph& g, bool bounded) {
-  if (!bounded || g.size() < 2) return;
+  // Through a switch every route is the link up to it and a link down from it: a wait for a
+  // down link never waits on an up link, so one class has no cycle.
+  if (!bounded || g.size() < 2 || g.kind() == GraphKind::switch_) return;
   nodes_ = g.size();
   const auto p = potentials(g);
   classes_ = static_cast<std::uint32_t>(p.size());

@@ -344,13 +344,23 @@ void add_links(std::vector<SpecField>& s) {
   add(choice("system.ucie.topology", graph_kinds().names())
           .def("ring")
           .desc("How the cubes of a SIP are linked. A ring of 2 cubes is one link; a torus "
-                "wraps each row and column of the grid around."));
+                "wraps each row and column of the grid around; a switch gives every cube a "
+                "port (`connections` links each way, `bandwidth_GBps` each) on one crossbar "
+                "that never blocks, so a crossing between any two cubes is two links."));
   add(extent("system.ucie.mesh")
           .when("required when `topology` is `mesh` or `torus`; with another topology, refused "
                 "unless the topology was set after it (then ignored)")
           .desc("Cube grid [x, y] for the mesh and torus topologies; x * y == "
                 "`sips.cubes_per_sip`."));
-  add(latency("system.ucie.latency_ns").desc("Latency of one die-to-die crossing."));
+  add(latency("system.ucie.latency_ns")
+          .desc("Latency of one die-to-die link; with topology `switch`, of the link from a cube "
+                "to the switch and of the link from the switch to a cube."));
+  add(latency("system.ucie.switch_latency_ns")
+          .optional()
+          .when("only with `topology` `switch` (default 0 there); with another topology, refused "
+                "unless the topology was set after it (then ignored)")
+          .desc("Latency through the switch, from the link into it to the link out of it: a "
+                "crossing between two cubes takes `latency_ns` twice plus this."));
   add(bandwidth("system.ucie.bandwidth_GBps")
           .desc("Bandwidth of each link (each connection of a side), per direction."));
   add(integer("system.ucie.connections", "links")
@@ -365,12 +375,23 @@ void add_links(std::vector<SpecField>& s) {
   add(object("system.inter_sip").desc("Links between SIPs (unused when `sips.count` is 1)."));
   add(choice("system.inter_sip.topology", graph_kinds().names())
           .def("ring")
-          .desc("How the SIPs are linked; mesh and torus lay them out on `sips.grid`."));
+          .desc("How the SIPs are linked; mesh and torus lay them out on `sips.grid`; a switch "
+                "(as NVSwitch or a UALink or PCIe switch joins devices) gives every SIP a port "
+                "(`connections` links each way, `bandwidth_GBps` each) on one crossbar that never "
+                "blocks, so a crossing between any two SIPs is two links."));
   add(integer("system.inter_sip.port_cube", "cube")
           .range(0, 255)
           .def(0)
           .desc("The cube of each SIP that holds the inter-SIP port; < `sips.cubes_per_sip`."));
-  add(latency("system.inter_sip.latency_ns").desc("Latency of one SIP-to-SIP crossing."));
+  add(latency("system.inter_sip.latency_ns")
+          .desc("Latency of one SIP-to-SIP link; with topology `switch`, of the link from a "
+                "SIP to the switch and of the link from the switch to a SIP."));
+  add(latency("system.inter_sip.switch_latency_ns")
+          .optional()
+          .when("only with `topology` `switch` (default 0 there); with another topology, refused "
+                "unless the topology was set after it (then ignored)")
+          .desc("Latency through the switch, from the link into it to the link out of it: a "
+                "crossing between two SIPs takes `latency_ns` twice plus this."));
   add(bandwidth("system.inter_sip.bandwidth_GBps")
           .desc("Bandwidth of each link (each connection), per direction."));
   add(integer("system.inter_sip.connections", "links")

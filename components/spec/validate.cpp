@@ -551,6 +551,22 @@ class Builder {
     return {x, y};
   }
 
+  // A switch's crossbar latency at ptr: 0 when absent; refused with another topology, unless the
+  // topology was set after it (a sweep from a switch spec to other topologies), then ignored.
+  Tick switch_latency(GraphKind kind, const std::string& topo, const char* topo_ptr,
+                      const char* ptr) {
+    if (!doc_.contains(json::json_pointer(ptr))) return 0;
+    if (kind != GraphKind::switch_) {
+      if (v_.source_of(topo_ptr).layer <= v_.source_of(ptr).layer)
+        v_.add(ptr, fmt::format("only allowed when topology is \"switch\", but topology is "
+                                "\"{}\"; remove it (or set it to null in a spec that extends a "
+                                "switch spec)",
+                                topo));
+      return 0;
+    }
+    return ticks(ptr);
+  }
+
   void build_ucie(SystemConfig& c) {
     UcieConfig& u = c.ucie;
     const std::string topo =
@@ -568,6 +584,8 @@ class Builder {
                          topo, c.cubes_per_sip, per_sip, per_sip * c.sips, kMaxLinksPerClass));
     }
     u.latency = ticks("/system/ucie/latency_ns");
+    u.switch_latency =
+        switch_latency(u.topology, topo, "/system/ucie/topology", "/system/ucie/switch_latency_ns");
     u.bandwidth = bandwidth("/system/ucie/bandwidth_GBps");
     u.connections = connections("/system/ucie/connections", " per side",
                                 "/system/cube/noc/ucie_nodes", c.cube.noc.ucie_nodes.size());
@@ -597,6 +615,8 @@ class Builder {
                       c.cubes_per_sip - 1));
     }
     s.latency = ticks("/system/inter_sip/latency_ns");
+    s.switch_latency = switch_latency(s.topology, topo, "/system/inter_sip/topology",
+                                      "/system/inter_sip/switch_latency_ns");
     s.bandwidth = bandwidth("/system/inter_sip/bandwidth_GBps");
     s.connections =
         connections("/system/inter_sip/connections", "", "/system/cube/noc/inter_sip_node",

@@ -107,6 +107,11 @@ nlohmann::json System::describe() const {
       {"ucie_connections", c.ucie.connections},
       {"inter_sip_connections", c.inter_sip.connections},
       {"inter_sip_topology", to_string(c.inter_sip.topology)},
+      // A crossing between neighbouring cubes or SIPs: through a switch, its two links and
+      // the crossbar.
+      {"crossing_ns",
+       {{"ucie", static_cast<double>(c.ucie.crossing()) / 1e3},
+        {"inter_sip", static_cast<double>(c.inter_sip.crossing()) / 1e3}}},
       {"links", topology_.links().size()},
       {"peak_flops_per_s", peak},
       {"bandwidth_GBps",

@@ -11,7 +11,9 @@ const emu::NameTable<GraphKind>& graph_kinds() {
       "topology", {{"ring", GraphKind::ring, "each node joined to the next, the last to the first"},
                    {"mesh", GraphKind::mesh, "a 2D grid"},
                    {"torus", GraphKind::torus, "a 2D grid whose rows and columns wrap"},
-                   {"all_to_all", GraphKind::all_to_all, "a link between every two nodes"}});
+                   {"all_to_all", GraphKind::all_to_all, "a link between every two nodes"},
+                   {"switch", GraphKind::switch_,
+                    "a crossbar with a port per node: every node one crossing from every other"}});
   return table;
 }
 
@@ -38,6 +40,8 @@ std::uint64_t Graph::edge_count(GraphKind kind, std::uint32_t n, std::uint32_t x
       return along(x, kind == GraphKind::torus) * y + along(y, kind == GraphKind::torus) * x;
     case GraphKind::all_to_all:
       return std::uint64_t{n} * (n - (n > 0 ? 1 : 0)) / 2;
+    case GraphKind::switch_:
+      return 0;
   }
   return 0;
 }
@@ -67,6 +71,7 @@ std::vector<std::uint32_t> Graph::neighbours(std::uint32_t a) const {
       break;
     }
     case GraphKind::all_to_all:
+    case GraphKind::switch_:
       for (std::uint32_t b = 0; b < n_; ++b)
         if (b != a) v.push_back(b);
       break;
@@ -107,6 +112,8 @@ std::vector<std::pair<std::uint32_t, std::uint32_t>> Graph::edges() const {
       for (std::uint32_t a = 0; a < n_; ++a)
         for (std::uint32_t b = a + 1; b < n_; ++b) add(a, b);
       break;
+    case GraphKind::switch_:
+      break;
   }
   return e;
 }
@@ -122,6 +129,7 @@ std::uint32_t Graph::hops(std::uint32_t a, std::uint32_t b) const {
     case GraphKind::ring:
       return axis(a, b, n_, true);
     case GraphKind::all_to_all:
+    case GraphKind::switch_:
       return 1;
     case GraphKind::mesh:
     case GraphKind::torus: {
@@ -144,6 +152,7 @@ std::uint32_t Graph::diameter() const {
     case GraphKind::ring:
       return n_ / 2;
     case GraphKind::all_to_all:
+    case GraphKind::switch_:
       return 1;
     case GraphKind::mesh:
       return (x_ - 1) + (y_ - 1);
@@ -154,7 +163,7 @@ std::uint32_t Graph::diameter() const {
 }
 
 std::uint32_t Graph::next_hop(std::uint32_t a, std::uint32_t b) const {
-  if (kind_ == GraphKind::all_to_all) return b;
+  if (kind_ == GraphKind::all_to_all || kind_ == GraphKind::switch_) return b;
   // The neighbours of a, and of those one step closer to b the lowest-numbered.
   std::uint32_t candidates[4];
   std::uint32_t count = 0;

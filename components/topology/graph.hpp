@@ -1,7 +1,9 @@
 #pragma once
 // The graphs that join cubes (UCIe links) and SIPs (inter-SIP links), chosen by name: ring, 2D
-// mesh, 2D torus and all-to-all. Routes are shortest paths; among the neighbours one step
-// closer, the lowest-numbered is taken, so every route is fixed. Distances and next hops are
+// mesh, 2D torus, all-to-all and switch. Routes are shortest paths; among the neighbours one step
+// closer, the lowest-numbered is taken, so every route is fixed. A switch is a crossbar every node
+// has a port on: each node is one hop from every other, a hop being the link up to the switch
+// and the link down from it (the topology builds the two). Distances and next hops are
 // computed, not tabled: a system may have thousands of SIPs.
 
 #include <cstdint>
@@ -13,7 +15,7 @@
 
 namespace cubesim::components {
 
-enum class GraphKind : std::uint8_t { ring, mesh, torus, all_to_all };
+enum class GraphKind : std::uint8_t { ring, mesh, torus, all_to_all, switch_ };
 
 // The kinds by name (emu/name_table.hpp): system.ucie.topology's and system.inter_sip.topology's
 // allowed values, in the order the spec reference lists them.
@@ -37,7 +39,7 @@ class Graph {
 
   // Every undirected edge once, (a, b) with a < b, in a fixed order: a ring's (i, i + 1) then
   // (0, n - 1); a grid's nodes in order, each with its +x then its +y neighbour (wrapping on a
-  // torus); all-to-all's pairs in order.
+  // torus); all-to-all's pairs in order; none for a switch (its links are its ports).
   std::vector<std::pair<std::uint32_t, std::uint32_t>> edges() const;
   // As edges().size(), without building them.
   static std::uint64_t edge_count(GraphKind kind, std::uint32_t n, std::uint32_t grid_x,

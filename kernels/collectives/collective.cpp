@@ -38,25 +38,42 @@ const char* slot_memory(const components::MessagesConfig& m) {
   return components::slot_memory_name(m.memory);
 }
 
-// Element i of program g's output, from the inputs.
-double expected(Collective c, std::uint64_t seed, std::int64_t n, std::int64_t block,
+// Who takes part in a collective: its n ranks, and the program of rank r on channel c. Ranks
+// are the programs (one channel), or with ranks=sips the SIPs, the first `channels` PEs of each
+// a channel (position c of rank r is global program r * positions + c).
+struct Ranks {
+  std::int64_t n = 1, channels = 1, positions = 1;
+  std::int64_t program(std::int64_t rank, std::int64_t channel) const {
+    return rank * positions + channel;
+  }
+  std::int64_t rank(std::int64_t g) const { return g / positions; }
+  bool takes_part(std::int64_t g) const { return g % positions < channels; }
+  // The programs taking part, and the i-th of them (by rank, then channel).
+  std::int64_t programs() const { return n * channels; }
+  std::int64_t nth(std::int64_t i) const { return program(i / channels, i % channels); }
+};
+
+// Element i of program g's output, from the inputs of the programs of its channel.
+double expected(Collective c, std::uint64_t seed, const Ranks& r, std::int64_t block,
                 std::int64_t g, std::int64_t i) {
+  const std::int64_t n = r.n, me = r.rank(g);
+  const auto of = [&](std::int64_t rank) { return r.program(rank, g % r.positions); };
   double ref = 0;
   switch (c) {
     case Collective::all_reduce:
-      for (std::int64_t q = 0; q < n; ++q) ref += input_value(seed, q, i);
+      for (std::int64_t q = 0; q < n; ++q) ref += input_value(seed, of(q), i);
       break;
     case Collective::reduce_scatter:
-      for (std::int64_t q = 0; q < n; ++q) ref += input_value(seed, q, g * block + i);
+      for (std::int64_t q = 0; q < n; ++q) ref += input_value(seed, of(q), me * block + i);
       break;
     case Collective::all_gather:
-      ref = input_value(seed, i / block, i % block);
+      ref = input_value(seed, of(i / block), i % block);
       break;
     case Collective::broadcast:
-      ref = input_value(seed, 0, i);
+      ref = input_value(seed, of(0), i);
       break;
     case Collective::all_to_all:
-      ref = input_value(seed, i / block, g * block + i % block);
+      ref = input_value(seed, of(i / block), me * block + i % block);
       break;
   }
   return ref;
@@ -66,11 +83,14 @@ double expected(Collective c, std::uint64_t seed, std::int64_t n, std::int64_t b
 struct Setup {
   Collective collective = Collective::all_reduce;
   GridShape grid;
+  Ranks ranks;          // who takes part: every program, or channels of the SIPs (ranks=sips)
+  GridShape plan_grid;  // the grid the algorithm plans for: the launch's, or one program per SIP
   std::string algorithm;
   Buffer buffer = Buffer::sram;
-  std::int64_t bytes = 0;                    // bytes_per_pe
-  std::int64_t chunk_bytes = 0;              // the parameter (0: a message slot's worth)
-  int channels = 1;                          // the parameter (times the algorithm's own)
+  std::int64_t bytes = 0;        // bytes_per_pe
+  std::int64_t chunk_bytes = 0;  // the parameter (0: a message slot's worth)
+  int channels = 1;              // the parameter (times the algorithm's own)
+  int plan_channels = 1;         // of the algorithm's plan: the parameter, or 1 with ranks=sips
   std::int64_t in_elems = 0, out_elems = 0;  // per program
   Plan plan;
   components::collectives::Pipelining pipelining;
@@ -85,19 +105,24 @@ const char* buffer_name(Buffer buffer) {
 // s's plan, pipelining and SRAM bound, or a UsageError when the size does not shard or the
 // data and slots do not fit.
 void plan_checked(const components::SystemConfig& cfg, Setup& s) {
-  const int dirs = find_algorithm(s.algorithm, s.collective).channels * s.channels;
-  const std::int64_t multiple = element_multiple(s.collective, s.algorithm, s.grid, s.channels);
+  const int dirs = find_algorithm(s.algorithm, s.collective).channels * s.plan_channels;
+  const std::int64_t multiple =
+      element_multiple(s.collective, s.algorithm, s.plan_grid, s.plan_channels);
   if (multiple == 1)
     require_divisible("bytes_per_pe", s.bytes, 4, "4 bytes (f32 elements)");
   else
-    require_divisible("bytes_per_pe", s.bytes, 4 * multiple,
-                      "4 bytes x " + s.grid.str() +
-                          (dirs > 1 ? " x " + std::to_string(dirs) + " channels" : "") +
-                          " (every program's data is cut into one block per program" +
-                          (dirs > 1 ? ", each in one part per channel" : "") + ")");
+    require_divisible(
+        "bytes_per_pe", s.bytes, 4 * multiple,
+        "4 bytes x " +
+            (s.ranks.positions > 1 ? std::to_string(s.ranks.n) + " SIPs" : s.grid.str()) +
+            (dirs > 1 ? " x " + std::to_string(dirs) + " channels" : "") +
+            " (every program's data is cut into one block per program" +
+            (dirs > 1 ? ", each in one part per channel" : "") + ")");
   if (s.chunk_bytes > 0)
     require_divisible("chunk_bytes", s.chunk_bytes, 4, "4 bytes (f32 elements)");
-  Plan plan = make_plan(cfg, s.grid, s.collective, s.algorithm, s.bytes, s.channels);
+  Plan plan = make_plan(cfg, s.plan_grid, s.collective, s.algorithm, s.bytes, s.plan_channels);
+  if (s.ranks.positions > 1)
+    plan.schedule = per_channel(std::move(plan.schedule), s.ranks.positions, s.ranks.channels);
   const auto& m = cfg.messages;
   // buffer=hbm is worth suggesting only where it needs less SRAM than a PE has (fitted first:
   // the fit that follows sets the plan's windows for the run).
@@ -141,23 +166,30 @@ void place_buffers(Simulation& sim, Setup& s) {
   const auto stride = [&](std::int64_t elems) {
     return (elems * 4 + interleave - 1) / interleave * interleave + interleave;
   };
-  s.in.resize(static_cast<std::size_t>(grid.total()));
+  s.in.assign(static_cast<std::size_t>(grid.total()), Ptr{});
   s.out.resize(s.in.size());
   for (std::int64_t cube = 0; cube < grid.cubes * grid.sips; ++cube) {
     const auto sip = static_cast<std::uint32_t>(cube / grid.cubes);
     const auto within_sip = static_cast<std::uint32_t>(cube % grid.cubes);
-    const Ptr in_base = sim.alloc(static_cast<std::uint64_t>(grid.pes * stride(s.in_elems)),
+    // The cube's programs that take part: its first `taking` PEs (channels fill a SIP's cubes
+    // in order).
+    const std::int64_t first = cube * grid.pes;
+    std::int64_t taking = 0;
+    while (taking < grid.pes && s.ranks.takes_part(first + taking)) ++taking;
+    if (taking == 0) continue;
+    const Ptr in_base = sim.alloc(static_cast<std::uint64_t>(taking * stride(s.in_elems)),
                                   Placement::on_cube(sip, within_sip));
-    const Ptr out_base = sim.alloc(static_cast<std::uint64_t>(grid.pes * stride(s.out_elems)),
+    const Ptr out_base = sim.alloc(static_cast<std::uint64_t>(taking * stride(s.out_elems)),
                                    Placement::on_cube(sip, within_sip));
-    for (std::int64_t pe = 0; pe < grid.pes; ++pe) {
-      s.in[static_cast<std::size_t>(cube * grid.pes + pe)] = in_base + pe * stride(s.in_elems);
-      s.out[static_cast<std::size_t>(cube * grid.pes + pe)] = out_base + pe * stride(s.out_elems);
+    for (std::int64_t pe = 0; pe < taking; ++pe) {
+      s.in[static_cast<std::size_t>(first + pe)] = in_base + pe * stride(s.in_elems);
+      s.out[static_cast<std::size_t>(first + pe)] = out_base + pe * stride(s.out_elems);
     }
   }
   if (sim.options().timing_only) return;
   std::vector<std::byte> buf(static_cast<std::size_t>(s.in_elems) * 4);
-  for (std::int64_t g = 0; g < grid.total(); ++g) {
+  for (std::int64_t i = 0; i < s.ranks.programs(); ++i) {
+    const std::int64_t g = s.ranks.nth(i);
     random_block(DType::f32, Fill::signed_unit, sim.options().seed,
                  static_cast<std::uint64_t>(g) + 1, 0, s.in_elems, buf.data());
     sim.write_bytes(s.in[static_cast<std::size_t>(g)], buf.data(), buf.size());
@@ -175,7 +207,39 @@ Setup setup_collective(Simulation& sim, const Params& p, Collective collective) 
   s.bytes = get_int(p, "bytes_per_pe");
   s.chunk_bytes = get_int(p, "chunk_bytes");
   s.channels = static_cast<int>(get_int(p, "channels"));
-  const std::int64_t elems = s.bytes / 4, block = elems / s.grid.total();
+  s.plan_grid = s.grid;
+  s.plan_channels = s.channels;
+  s.ranks = Ranks{.n = s.grid.total(), .channels = 1, .positions = 1};
+  if (get_string(p, "ranks") == "sips") {
+    // NCCL's layout: a rank per SIP, channel c of every rank on its PE c (cube-major), each
+    // channel the algorithm over the SIPs on its own slice of the data.
+    const std::int64_t positions = s.grid.pes * s.grid.cubes;
+    if (s.grid.sips < 2)
+      throw UsageError(
+          "ranks=sips needs a system of several SIPs, but system.sips.count is 1; "
+          "use ranks=programs");
+    if (s.channels > positions)
+      throw UsageError("channels=" + std::to_string(s.channels) +
+                       " with ranks=sips runs a channel on each of the first " +
+                       std::to_string(s.channels) + " PEs of every SIP, but a SIP has " +
+                       std::to_string(positions) + "; use channels=1 to " +
+                       std::to_string(positions));
+    if (s.algorithm == "mesh2d")
+      throw UsageError(
+          "algorithm=mesh2d runs rings along each cube's mesh, but with ranks=sips "
+          "the ranks are SIPs; use another algorithm (" +
+          [&] {
+            std::string names;
+            for (const std::string& a : algorithm_names(collective))
+              if (a != "mesh2d") names += (names.empty() ? "" : ", ") + a;
+            return names;
+          }() +
+          ")");
+    s.ranks = Ranks{.n = s.grid.sips, .channels = s.channels, .positions = positions};
+    s.plan_grid = GridShape{.pes = 1, .cubes = 1, .sips = s.grid.sips};
+    s.plan_channels = 1;
+  }
+  const std::int64_t elems = s.bytes / 4, block = elems / s.ranks.n;
   s.in_elems = collective == Collective::all_gather ? block : elems;
   s.out_elems = collective == Collective::reduce_scatter ? block : elems;
   plan_checked(sim.config(), s);
@@ -185,24 +249,29 @@ Setup setup_collective(Simulation& sim, const Params& p, Collective collective) 
 
 // The collective's time, its NCCL bandwidths and the model's time, and how the data was cut.
 void report(Outcome& o, Simulation& sim, const Setup& s, emu::Tick t, emu::Tick model) {
-  const std::int64_t n = s.grid.total();
+  const std::int64_t n = s.ranks.n;
+  // A rank's buffer: its program's vector, or with ranks=sips its channels' together.
+  const std::int64_t rank_bytes = s.bytes * s.ranks.channels;
   const double seconds = static_cast<double>(t) * 1e-12;
-  const double algbw = seconds > 0 ? static_cast<double>(s.bytes) / seconds / 1e9 : 0.0;
+  const double algbw = seconds > 0 ? static_cast<double>(rank_bytes) / seconds / 1e9 : 0.0;
   const double share = static_cast<double>(n - 1) / static_cast<double>(n);
   const double factor = s.collective == Collective::all_reduce  ? 2.0 * share
                         : s.collective == Collective::broadcast ? 1.0
                                                                 : share;
   const bool reduces =
       s.collective == Collective::all_reduce || s.collective == Collective::reduce_scatter;
-  o.useful_bytes = static_cast<std::uint64_t>(s.bytes * n);
-  o.useful_flops = reduces ? static_cast<std::uint64_t>((n - 1) * (s.bytes / 4)) : 0;
+  o.useful_bytes = static_cast<std::uint64_t>(rank_bytes * n);
+  o.useful_flops = reduces ? static_cast<std::uint64_t>((n - 1) * (rank_bytes / 4)) : 0;
   o.details = {{"algorithm", s.algorithm},
                {"buffer", buffer_name(s.buffer)},
                {"programs", s.grid.str()},
+               {"ranks", s.ranks.positions > 1 ? "sips" : "programs"},
+               {"rank_count", n},
                {"bytes_per_pe", s.bytes},
+               {"bytes_per_rank", rank_bytes},
                {"block_bytes", s.plan.block * 4},
                {"message_bytes", s.pipelining.piece * 4},
-               {"channels", s.plan.directions},
+               {"channels", s.plan.directions * s.ranks.channels},
                {"chunk_bytes", s.pipelining.chunk * 4},
                {"rows_in_flight_target", s.pipelining.depth},
                {"slots_per_channel",
@@ -234,7 +303,7 @@ void report(Outcome& o, Simulation& sim, const Setup& s, emu::Tick t, emu::Tick 
 // once, in whatever order the algorithm adds. The other collectives move values unchanged:
 // exact.
 void verify(Outcome& o, const Simulation& sim, const Setup& s) {
-  const std::int64_t n = s.grid.total();
+  const std::int64_t n = s.ranks.n;
   const std::uint64_t seed = sim.options().seed;
   const bool reduces =
       s.collective == Collective::all_reduce || s.collective == Collective::reduce_scatter;
@@ -242,12 +311,12 @@ void verify(Outcome& o, const Simulation& sim, const Setup& s) {
   const double tolerance =
       reduces ? unit_roundoff(DType::f32) * (1.0 + 4.0 * static_cast<double>(n - 1)) : 0.0;
   ErrorCheck check(reduces ? scale : min_normal(DType::f32));
-  const std::int64_t outputs = n * s.out_elems;
+  const std::int64_t outputs = s.ranks.programs() * s.out_elems;
   const auto sample = sample_indices(outputs, elements_to_check(outputs, reduces ? n : 1), seed);
   for (const std::int64_t f : sample) {
-    const std::int64_t g = f / s.out_elems, i = f % s.out_elems;
+    const std::int64_t g = s.ranks.nth(f / s.out_elems), i = f % s.out_elems;
     check.add(f, read_element(sim, s.out[static_cast<std::size_t>(g)], i, DType::f32),
-              expected(s.collective, seed, n, s.plan.block, g, i));
+              expected(s.collective, seed, s.ranks, s.plan.block, g, i));
   }
   set_verification(o, check, tolerance,
                    std::to_string(sample.size()) + " of " + std::to_string(outputs) +
@@ -293,7 +362,16 @@ ParamSpec channels_param() {
   return int_param("channels", 1, 1, 64,
                    "rings or trees the data is split over, times the algorithm's own (NCCL's "
                    "channels): 2 runs a ring both ways or the double binary tree; more than "
-                   "the algorithm places apart is refused");
+                   "the algorithm places apart is refused. With ranks=sips: the PEs of each "
+                   "SIP that each run the algorithm on their own bytes_per_pe");
+}
+
+ParamSpec ranks_param() {
+  return choice_param("ranks", "programs", {"programs", "sips"},
+                      "who the collective is between: every program, or the SIPs (NCCL's GPUs): "
+                      "each SIP's first `channels` PEs each run the algorithm over the SIPs on "
+                      "their own bytes_per_pe, as NCCL's channels each run a ring on an SM; "
+                      "busbw is then per SIP, of channels x bytes_per_pe");
 }
 
 ParamSpec chunk_param() {
@@ -326,7 +404,7 @@ KernelInfo allreduce_info() {
       {algorithm_param(Collective::all_reduce),
        bytes_param("bytes of each program's vector (f32), a multiple of 4 x programs x "
                    "channels (of 4 for the trees)"),
-       buffer_param(), chunk_param(), channels_param()});
+       buffer_param(), chunk_param(), channels_param(), ranks_param()});
 }
 
 KernelInfo reduce_scatter_info() {
@@ -336,7 +414,7 @@ KernelInfo reduce_scatter_info() {
                          {algorithm_param(Collective::reduce_scatter),
                           bytes_param("bytes of each program's input vector (f32; program g "
                                       "keeps the sum of block g), a multiple of 4 x programs"),
-                          buffer_param(), chunk_param(), channels_param()});
+                          buffer_param(), chunk_param(), channels_param(), ranks_param()});
 }
 
 KernelInfo allgather_info() {
@@ -347,7 +425,7 @@ KernelInfo allgather_info() {
                           bytes_param("bytes of each program's gathered output (f32; a block "
                                       "of bytes_per_pe / programs from each), a multiple of 4 "
                                       "x programs"),
-                          buffer_param(), chunk_param(), channels_param()});
+                          buffer_param(), chunk_param(), channels_param(), ranks_param()});
 }
 
 KernelInfo broadcast_info() {
@@ -355,7 +433,7 @@ KernelInfo broadcast_info() {
                          "Broadcast (f32): program 0's vector to every program",
                          {algorithm_param(Collective::broadcast),
                           bytes_param("bytes of the vector (f32), a multiple of 4"), buffer_param(),
-                          chunk_param(), channels_param()});
+                          chunk_param(), channels_param(), ranks_param()});
 }
 
 KernelInfo alltoall_info() {
@@ -367,7 +445,7 @@ KernelInfo alltoall_info() {
        bytes_param("bytes of each program's input (f32; one block for each program), a "
                    "multiple of 4 x programs",
                    16384),
-       buffer_param("hbm"), chunk_param(), channels_param()});
+       buffer_param("hbm"), chunk_param(), channels_param(), ranks_param()});
 }
 
 }  // namespace cubesim::kernels::collectives

@@ -266,7 +266,38 @@ class StoredByOwners final : public Schedule {
   std::int64_t block_;
 };
 
+class PerChannel final : public Schedule {
+ public:
+  PerChannel(std::unique_ptr<Schedule> inner, std::int64_t positions, std::int64_t channels)
+      : inner_(std::move(inner)), positions_(positions), channels_(channels) {}
+  std::int64_t programs() const override { return inner_->programs() * positions_; }
+  std::vector<Segment> segments(std::int64_t g) const override {
+    return runs(g) ? inner_->segments(g / positions_) : std::vector<Segment>{};
+  }
+  std::int64_t steps(std::int64_t g) const override {
+    return runs(g) ? inner_->steps(g / positions_) : 0;
+  }
+  void step(std::int64_t g, std::int64_t k, Step& out) const override {
+    inner_->step(g / positions_, k, out);  // replaces out
+    for (auto& op : out) op.peer = op.peer * positions_ + g % positions_;
+  }
+  std::vector<std::int64_t> wave_offsets(std::int64_t g, std::int64_t channel_rows) const override {
+    return runs(g) ? inner_->wave_offsets(g / positions_, channel_rows)
+                   : std::vector<std::int64_t>{};
+  }
+
+ private:
+  bool runs(std::int64_t g) const { return g % positions_ < channels_; }
+  std::unique_ptr<Schedule> inner_;
+  std::int64_t positions_, channels_;
+};
+
 }  // namespace
+
+std::unique_ptr<Schedule> per_channel(std::unique_ptr<Schedule> inner, std::int64_t positions,
+                                      std::int64_t channels) {
+  return std::make_unique<PerChannel>(std::move(inner), positions, channels);
+}
 
 std::unique_ptr<Schedule> rings(Collective collective, std::vector<Groups> levels,
                                 std::int64_t block, int directions) {

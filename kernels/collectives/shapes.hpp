@@ -74,6 +74,14 @@ std::vector<std::int64_t> reversed_ring(const std::vector<std::int64_t>& order);
 // A chain along `order`: order[p-1] is the parent of order[p].
 std::vector<std::int64_t> chain(const std::vector<std::int64_t>& order);
 
+// `inner`, a schedule over `ranks` programs, run once per channel: program g of the launch
+// (positions programs per rank, consecutive) is rank g / positions at position g % positions;
+// the first `channels` positions of every rank each run `inner` with the same position of the
+// other ranks (as NCCL's channels each run a ring on their own SM), the others do nothing.
+std::unique_ptr<components::collectives::Schedule> per_channel(
+    std::unique_ptr<components::collectives::Schedule> inner, std::int64_t positions,
+    std::int64_t channels);
+
 // `inner` with each output stored once instead of by every program: a segment stays an output
 // only for the program that owns it, program out_at / `block`. Every program of an all-reduce
 // or all-gather ends holding every block; with the output a buffer that all of them share

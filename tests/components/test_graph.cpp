@@ -80,7 +80,8 @@ TEST(Graph, ATorusWrapsEachRowAndColumn) {
 }
 
 TEST(Graph, NamesAndBadGrids) {
-  EXPECT_THAT(graph_kinds().names(), ::testing::ElementsAre("ring", "mesh", "torus", "all_to_all"));
+  EXPECT_THAT(graph_kinds().names(),
+              ::testing::ElementsAre("ring", "mesh", "torus", "all_to_all", "switch"));
   for (const std::string& name : graph_kinds().names())
     EXPECT_EQ(to_string(graph_kinds().at(name)), name);
   try {

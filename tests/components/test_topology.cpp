@@ -211,6 +211,85 @@ TEST(Topology, InterSipMeshAndTorusOnTheSipGrid) {
             (std::vector<std::string>{"inter_sip.sip0->sip2", "inter_sip.sip2->sip5"}));
 }
 
+// A UCIe switch: four cubes, two ports each on (3,0) and (3,2). Every cube pair is one crossing:
+// up to the switch on the connection nearest the packet, down to the destination on the same
+// connection, entering on that connection's node; the down link carries the crossbar's latency.
+TEST(Topology, UcieSwitchCrossesUpAndDownOnTheNearestConnection) {
+  SystemConfig c = testing::small_config(2, 4, 4);
+  c.ucie.topology = GraphKind::switch_;
+  c.ucie.connections = 2;
+  c.ucie.latency = 10000;
+  c.ucie.switch_latency = 3000;
+  c.cube.noc.ucie_nodes = {{3, 0}, {3, 2}};
+  const Topology t(c);
+  std::uint32_t ucie_links = 0;
+  for (const Link& l : t.links()) ucie_links += l.kind == LinkKind::ucie;
+  EXPECT_EQ(ucie_links, 2u * 4u * 2u * 2u);  // SIPs x cubes x connections x (up, down)
+  for (std::uint32_t sip = 0; sip < 2; ++sip)
+    for (std::uint32_t a = 0; a < 4; ++a)
+      for (std::uint32_t b = 0; b < 4; ++b) {
+        if (a == b) continue;
+        EXPECT_EQ(t.cube_hops(sip, a, b), 1u);
+        for (const std::uint32_t src : {0u, 13u}) {  // (0,0) nearest (3,0); (1,3) nearest (3,2)
+          const std::uint32_t j = src == 0 ? 0 : 1, port = j == 0 ? 3 : 11;
+          Route r;
+          t.route_nodes(sip * 4 + a, src, sip * 4 + b, 5, r);
+          std::vector<std::string> names;
+          Tick ucie_latency = 0;
+          for (std::size_t i = 0; i < r.links.size(); ++i)
+            if (t.link(r.links[i]).kind == LinkKind::ucie) {
+              names.push_back(t.link_name(r.links[i]));
+              ucie_latency += r.latency[i];
+            }
+          const std::string suffix = ".c" + std::to_string(j);
+          const std::string s = "sip" + std::to_string(sip) + ".ucie.";
+          EXPECT_EQ(names,
+                    (std::vector<std::string>{s + "cube" + std::to_string(a) + "->switch" + suffix,
+                                              s + "switch->cube" + std::to_string(b) + suffix}));
+          EXPECT_EQ(ucie_latency, 2 * 10000 + 3000);
+          EXPECT_EQ(r.links.size(), t.mesh_hops(src, port) + 2 + t.mesh_hops(port, 5));
+          EXPECT_EQ(t.route_latency(sip * 4 + a, src, sip * 4 + b, 5),
+                    Tick{t.mesh_hops(src, port) + t.mesh_hops(port, 5)} * c.cube.noc.hop_latency +
+                        2 * 10000 + 3000);
+        }
+      }
+}
+
+// An inter-SIP switch: every SIP pair is one crossing, up from the source SIP's port and down to
+// the destination's on the route's connection, with the crossbar's latency on the way down.
+TEST(Topology, InterSipSwitchCrossesUpAndDown) {
+  SystemConfig c = testing::small_config(5, 2, 4);
+  c.inter_sip.topology = GraphKind::switch_;
+  c.inter_sip.connections = 2;
+  c.inter_sip.switch_latency = 7000;
+  c.cube.noc.inter_sip_nodes = {{0, 0}, {3, 3}};
+  const Topology t(c);
+  std::uint32_t links = 0;
+  for (const Link& l : t.links()) links += l.kind == LinkKind::inter_sip;
+  EXPECT_EQ(links, 5u * 2u * 2u);
+  for (std::uint32_t a = 0; a < 5; ++a)
+    for (std::uint32_t b = 0; b < 5; ++b) {
+      if (a == b) continue;
+      EXPECT_EQ(t.sip_hops(a, b), 1u);
+      for (const std::uint32_t src : {4u, 9u}) {
+        Route r;
+        t.route_nodes(a * 2 + 1, src, b * 2 + 1, 6, r);
+        std::vector<std::string> names;
+        Tick latency = 0;
+        for (std::size_t i = 0; i < r.links.size(); ++i)
+          if (t.link(r.links[i]).kind == LinkKind::inter_sip) {
+            names.push_back(t.link_name(r.links[i]));
+            latency += r.latency[i];
+          }
+        const std::string j = ".c" + std::to_string(src % 2);
+        EXPECT_EQ(names,
+                  (std::vector<std::string>{"inter_sip.sip" + std::to_string(a) + "->switch" + j,
+                                            "inter_sip.switch->sip" + std::to_string(b) + j}));
+        EXPECT_EQ(latency, 2 * c.inter_sip.latency + 7000);
+      }
+    }
+}
+
 // route_latency walks the same route as route_nodes without recording it: equal sums for
 // every pair of nodes, within a cube, across UCIe (a mesh of cubes) and across SIPs, with
 // distinct NOC, UCIe and inter-SIP latencies so a wrong hop shows.

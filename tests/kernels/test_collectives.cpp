@@ -694,6 +694,59 @@ TEST(Collectives, ChannelsPastWhatTheAlgorithmPlacesAreUsageErrors) {
               HasSubstr("algorithm=direct places at most 1"));
 }
 
+// ranks=sips: the SIPs are the ranks (NCCL's GPUs); each SIP's first `channels` PEs each run
+// the algorithm over the SIPs on their own vector, the other PEs take no part. Four SIPs of
+// tiny.json (8 PEs each) on a switch, 3 channels (PEs 0-2 of cube 0 of each SIP): every
+// collective and algorithm gives the reference's per-channel result, no message stays inside a
+// SIP (each channel's peers are its own position in the other SIPs), and busbw is per SIP.
+TEST(Collectives, RanksSipsRunsTheAlgorithmOverTheSipsOncePerChannel) {
+  const Spec spec = Spec::load(spec_path("tiny.json"))
+                        .with({{"system.sips.count", 4}, {"system.inter_sip.topology", "switch"}});
+  const std::int64_t bytes = 4 * 4 * 2 * 24;
+  for (const auto& [kernel, algorithms] : kAlgorithms)
+    for (const std::string& algorithm : algorithms) {
+      Simulation sim(spec);
+      const KernelInfo& k = find_kernel(kernel);
+      const Params params =
+          parse_params(k, {"algorithm=" + algorithm, "bytes_per_pe=" + std::to_string(bytes),
+                           "ranks=sips", "channels=3"});
+      if (algorithm == "mesh2d") {  // rings along a cube's mesh: none between SIPs
+        EXPECT_THAT(error_of<UsageError>([&] { k.run(sim, params); }), HasSubstr("mesh2d"));
+        continue;
+      }
+      const Outcome o = k.run(sim, params);
+      ASSERT_TRUE(o.verified.has_value());
+      EXPECT_TRUE(*o.verified) << kernel << " " << algorithm << ": " << o.details.dump();
+      EXPECT_EQ(o.details["rank_count"], 4);
+      EXPECT_EQ(o.details["bytes_per_rank"], 3 * bytes);
+      // Every message between SIPs: the mesh carries only what enters and leaves the ports,
+      // so no UCIe link does (the channels' PEs and the port are on cube 0).
+      EXPECT_EQ(o.run.stats.network.bytes(components::LinkKind::ucie), 0u)
+          << kernel << " " << algorithm;
+      EXPECT_GT(o.run.stats.network.bytes(components::LinkKind::inter_sip), 0u);
+      const double t = o.details["collective_time_ps"].get<double>() * 1e-12;
+      const double factor = kernel == "allreduce"   ? 2.0 * 3 / 4
+                            : kernel == "broadcast" ? 1.0
+                                                    : 0.75;
+      EXPECT_DOUBLE_EQ(o.details["busbw_GBps"].get<double>(), 3.0 * bytes / t / 1e9 * factor);
+    }
+}
+
+TEST(Collectives, RanksSipsNeedsSeveralSipsAndAtMostTheirPesAsChannels) {
+  const auto with = [](const Spec& spec, const char* channels) {
+    Simulation sim(spec, {.timing_only = true});
+    const KernelInfo& k = find_kernel("allreduce");
+    return k.run(sim, parse_params(k, {"ranks=sips", std::string("channels=") + channels}));
+  };
+  const Spec one = Spec::load(spec_path("tiny.json"));
+  EXPECT_THAT(error_of<UsageError>([&] { with(one, "1"); }),
+              AllOf(HasSubstr("ranks=sips"), HasSubstr("system.sips.count is 1")));
+  const Spec two = one.with("system.sips.count", 2);
+  EXPECT_THAT(
+      error_of<UsageError>([&] { with(two, "9"); }),
+      AllOf(HasSubstr("channels=9"), HasSubstr("a SIP has 8"), HasSubstr("use channels=1 to 8")));
+}
+
 // A tree all-reduce whose rows are several messages each: a parent may run ahead of its child
 // by no more than the channel's slots hold, or each blocks on the other (with 16 KiB rows of 4
 // KiB slots it did). Rows of 1 to 4 slots, both buffers: the reference's result.

@@ -220,12 +220,23 @@ int info(const InfoArgs& a) {
            " links per " + between + " (" +
            format_si(num(d, "bandwidth_GBps", bandwidth_key) * 1e9 * n, "B/s") + ")";
   };
-  row("UCIe", links("ucie_link", "ucie_connections", "side") + ", " +
-                  d.value("ucie_topology", "?") + ucie_shape +
+  // A switch's crossing is two links and the crossbar: "switch, 112 ns a crossing".
+  const auto graph = [&](const char* key, const char* crossing_key, const std::string& shape) {
+    const std::string kind = d.value(key, "?");
+    if (kind != "switch") return kind + shape;
+    char ns[32];
+    std::snprintf(ns, sizeof ns, "%.6g ns", num(d, "crossing_ns", crossing_key));
+    return kind + ", " + ns + " a crossing (link up, crossbar, link down)";
+  };
+  const bool ucie_switch = d.value("ucie_topology", "") == "switch";
+  const bool sip_switch = d.value("inter_sip_topology", "") == "switch";
+  row("UCIe", links("ucie_link", "ucie_connections", ucie_switch ? "port" : "side") + ", " +
+                  graph("ucie_topology", "ucie", ucie_shape) +
                   (one_cube ? " (unused: 1 cube per SIP)" : ""));
-  row("inter-SIP", links("inter_sip_link", "inter_sip_connections", "pair of SIPs") + ", " +
-                       d.value("inter_sip_topology", "?") + sip_shape +
-                       (one_sip ? " (unused: 1 SIP)" : ""));
+  row("inter-SIP",
+      links("inter_sip_link", "inter_sip_connections", sip_switch ? "port" : "pair of SIPs") +
+          ", " + graph("inter_sip_topology", "inter_sip", sip_shape) +
+          (one_sip ? " (unused: 1 SIP)" : ""));
   // "48.0 KiB per input port, 6 VCs (3 classes), credits 1 ns" or "unbounded".
   const auto buffer = [&](const char* key) {
     const nlohmann::json& b = d["buffers"][key];

@@ -392,7 +392,7 @@ TEST(SpecOverride, UnknownPathNamesItAndTheAllowedKeys) {
       error_from([] { Spec::load(kSpecs / "tiny.json").with("system.ucie.bandwith_GBps", 1); });
   EXPECT_EQ(e.pointer(), "/system/ucie/bandwith_GBps");
   EXPECT_THAT(e.what(), HasSubstr("unknown path \"system.ucie.bandwith_GBps\""));
-  EXPECT_THAT(e.what(), HasSubstr("topology, mesh, latency_ns, bandwidth_GBps"));
+  EXPECT_THAT(e.what(), HasSubstr("topology, mesh, latency_ns, switch_latency_ns, bandwidth_GBps"));
   EXPECT_THAT(e.what(), HasSubstr("did you mean \"bandwidth_GBps\""));
 }
 

@@ -105,9 +105,11 @@ TEST(SpecRules, IssueListIsCapped) {
 
 TEST(SpecRules, UnknownKeyListsAllowedKeysAndSuggestsTheNearest) {
   const json doc = set(tiny(), "/system/ucie/bandwith_GBps", 1);
-  EXPECT_THAT(issue_at(doc, "/system/ucie/bandwith_GBps"),
-              HasSubstr("unknown key \"bandwith_GBps\"; did you mean \"bandwidth_GBps\"? allowed "
-                        "keys in /system/ucie: topology, mesh, latency_ns, bandwidth_GBps"));
+  EXPECT_THAT(
+      issue_at(doc, "/system/ucie/bandwith_GBps"),
+      HasSubstr(
+          "unknown key \"bandwith_GBps\"; did you mean \"bandwidth_GBps\"? allowed "
+          "keys in /system/ucie: topology, mesh, latency_ns, switch_latency_ns, bandwidth_GBps"));
 }
 
 TEST(SpecRules, UnknownKeyFarFromEveryFieldGetsNoSuggestion) {
@@ -444,6 +446,32 @@ TEST(SpecRules, AGridSetBeforeTheTopologyIsIgnoredByTopologiesWithoutOne) {
   const Spec torus = mesh.with_assignments(std::vector<std::string>{
       "system.sips.count=4", "system.sips.grid=[2,2]", "system.inter_sip.topology=torus"});
   EXPECT_EQ(torus.with("system.inter_sip.topology", "ring").config().inter_sip.grid_x, 0u);
+}
+
+// A switch's crossbar latency belongs to the switch topology: refused with another (as a grid
+// is), ignored when a later override changes a switch spec's topology (a sweep over topologies),
+// and 0 by default.
+TEST(SpecRules, SwitchLatencyOnlyWithTheSwitchTopology) {
+  for (const char* section : {"ucie", "inter_sip"}) {
+    const std::string at = std::string("/system/") + section;
+    EXPECT_THAT(issue_at(set(tiny(), at + "/switch_latency_ns", 40), at + "/switch_latency_ns"),
+                HasSubstr("only allowed when topology is \"switch\", but topology is \"ring\""));
+    const Spec sw = Spec::from_json(
+        set(set(tiny(), at + "/topology", "switch"), at + "/switch_latency_ns", 40));
+    const SystemConfig c = sw.config();
+    const auto& latency =
+        std::string(section) == "ucie" ? c.ucie.switch_latency : c.inter_sip.switch_latency;
+    EXPECT_EQ(latency, 40000) << section;  // ps
+    const std::string topology = std::string("system.") + section + ".topology";
+    const SystemConfig ring = sw.with(topology, "ring").config();
+    EXPECT_EQ(
+        std::string(section) == "ucie" ? ring.ucie.switch_latency : ring.inter_sip.switch_latency,
+        0)
+        << section;
+    EXPECT_EQ(
+        Spec::from_json(set(tiny(), at + "/topology", "switch")).config().inter_sip.switch_latency,
+        0);
+  }
 }
 
 TEST(SpecRules, UcieMeshHoldsEveryCube) {
