@@ -926,3 +926,36 @@ FIGURES += [
     Values("adr-0002-windows", "docs/adr/0002-parallel-simulation-across-sips.md", "expensive",
            ["| 4096^3 `sharded_gemm` | {} ms |", "| all-reduce | {} ms |"], adr_windows),
 ]
+
+
+# ---------------------------------------------------------------------------------------------
+# docs/validation.md: cubesim's collectives against NCCL's (tools/validate_nccl.py writes the
+# CSV and plot of every size; this is its table from 16 MiB up).
+
+NCCL_KERNELS = {"all_reduce": ("allreduce", "ring", 16), "all_gather": ("allgather", "ring", 16),
+                "reduce_scatter": ("reduce_scatter", "ring", 16),
+                "broadcast": ("broadcast", "ring", 4), "all_to_all": ("alltoall", "pairwise", 16)}
+
+
+def nccl_table(ctx):
+    import csv
+    with open("docs/data/nccl-h200x4/graph.csv") as f:
+        measured = [r for r in csv.DictReader(f)
+                    if r["collective"] in NCCL_KERNELS and int(r["bytes"]) >= 16 << 20]
+    rows = []
+    for m in measured:
+        kernel, algorithm, multiple = NCCL_KERNELS[m["collective"]]
+        b = int(m["bytes"])
+        per_pe = b // 24 // multiple * multiple
+        d = ctx.report(f"cubesim run specs/h200x4-nvlink.json {kernel} -p algorithm={algorithm} "
+                       f"-p ranks=sips -p channels=24 -p bytes_per_pe={per_pe} -p buffer=hbm "
+                       "--timing-only")["details"]
+        busbw = float(m["busbw_GBps"])
+        size = f"{b >> 20} MiB" if b < 1 << 30 else f"{b >> 30} GiB"
+        rows.append([m["collective"], size, f"{busbw:.0f}", f"{d['busbw_GBps']:.1f}",
+                     f"{d['busbw_GBps'] / busbw:.2f}"])
+    return table(["collective", "bytes per GPU", "NCCL busbw (GB/s)", "cubesim busbw (GB/s)",
+                  "cubesim / NCCL"], rows)
+
+
+FIGURES += [Block("validation-nccl", "docs/validation.md", "expensive", nccl_table)]
