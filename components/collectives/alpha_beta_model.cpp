@@ -83,6 +83,8 @@ class Model {
         p.held.assign(p.pipe->values(), 0);
         p.load_ready.assign(p.pipe->values(), kNotLoading);
       }
+      p.pending.resize(p.pipe->values());
+      p.dropped.assign(p.pipe->values(), 0);
       push(0, What::act, g);
     }
   }
@@ -123,9 +125,17 @@ class Model {
     std::uint64_t slot_bytes = 0;
     Path message, credit;
     std::vector<emu::Tick> arrival, credit_back;  // by sequence number modulo the slots
-    std::uint64_t sent = 0, arrived = 0, read = 0, credited = 0;
+    std::uint64_t sent = 0, arrived = 0, read = 0, credited = 0, posted = 0;
     std::int64_t sender = -1, receiver = -1;  // parked: waiting for a credit, a message
     std::uint64_t slot_base = 0;              // slots in HBM: their address
+    // Receives posted whose message has not arrived: read out as it does.
+    struct Posted {
+      std::int64_t program = 0;
+      std::size_t value = 0;
+      emu::Tick at = 0;  // when it was posted
+      std::uint64_t bytes = 0;
+    };
+    std::deque<Posted> waiting;
   };
   struct Program {
     std::unique_ptr<Pipeline> pipe;
@@ -144,9 +154,29 @@ class Model {
     std::vector<char> held;
     std::vector<emu::Tick> load_ready;
     PieceWrites writes;
-    std::vector<std::pair<std::int64_t, std::uint64_t>> finals;  // (output element, bytes)
     std::deque<std::pair<emu::Tick, std::uint64_t>> stores;
     std::uint64_t stored_bytes = 0;
+    // As the executor: the receives posted into each piece (by value index) and not yet waited
+    // for, each with when its read-out ends (kNotRead: its message has not arrived); the final
+    // values whose stores wait `lookahead` pairs; the pieces to drop once stored; pairs done.
+    struct PendingRecv {
+      std::size_t channel = 0;
+      std::uint64_t seq = 0;
+      bool adds = false;
+      std::uint64_t bytes = 0;
+      emu::Tick ready = -1;
+    };
+    std::vector<std::deque<PendingRecv>> pending;
+    struct Deferred {
+      std::size_t value = 0;
+      std::int64_t out_at = 0;
+      std::uint64_t bytes = 0;
+      std::int64_t pair = 0;
+    };
+    std::deque<Deferred> deferred;
+    std::vector<char> dropped;
+    std::int64_t pairs = 0;
+    bool counted = false;  // the running pair is counted in `pairs`
     // The channel it last sent on and received on: a program talking to one peer at a time (a
     // ring) finds its channel without the map.
     struct LastChannel {
@@ -156,6 +186,7 @@ class Model {
     LastChannel sent_on, received_on;
   };
   static constexpr emu::Tick kNotLoading = -1;
+  static constexpr emu::Tick kNotRead = -1;
 
   // What happens at a time: a program acts; a read slot's credit leaves its receiver; the
   // head of a message (or of a credit) reaches the last link of its route.
@@ -332,12 +363,14 @@ class Model {
       case What::message_landed: {
         Channel& c = channels_[ch];
         c.arrival[c.arrived++ % c.slots] = at;
+        start_reads(ch);
         wake(c.receiver);
         return;
       }
       case What::message_head: {
         Channel& c = channels_[ch];
         c.arrival[c.arrived++ % c.slots] = arrive(c.message, e.bytes, e.leave, at);
+        start_reads(ch);
         wake(c.receiver);
         return;
       }
@@ -350,11 +383,15 @@ class Model {
     for (;;) {
       if (p.next == p.actions.size()) {
         if (p.started) {
-          store_finals(g, p);
-          finish_pair(p);
+          if (!p.counted) ++p.pairs, p.counted = true;
+          if (!store_deferred(at, g, p, false) || !finish_pair(at, g, p)) return;
         }
         if (!start_pair(g, p)) {
-          // The end: once its stores have landed.
+          // The end: the deferred stores out and every receive waited for, once the stores
+          // have landed.
+          if (!store_deferred(at, g, p, true)) return;
+          for (std::size_t v = 0; v < p.pending.size(); ++v)
+            if (!resolve(at, g, p, v)) return;
           for (const auto& [landed, bytes] : p.stores) p.t = std::max(p.t, landed);
           p.done = true;
           return;
@@ -384,6 +421,7 @@ class Model {
     step_actions(p.row, p.step, a_.pipelining.piece, a_.pipelining.window, p.actions);
     p.next = 0;
     p.started = true;
+    p.counted = false;
     if (hbm_) p.writes.count(p.step, p.actions);
     return true;
   }
@@ -400,15 +438,65 @@ class Model {
       }
     }
   }
-  // What the pair leaves is dropped (buffer=hbm keeps no output).
-  void finish_pair(Program& p) {
+  // What the pair leaves is dropped (buffer=hbm keeps no output), its receives waited for
+  // first, unless its store is deferred: whether done (false: the program waits).
+  bool finish_pair(emu::Tick at, std::int64_t g, Program& p) {
     const Pipeline::Pair now = p.ahead.front();
+    for (const std::int32_t seg : p.pipe->dead_after(now.step)) {
+      // buffer=sram keeps its outputs to the end.
+      if (!hbm_ && p.pipe->segments()[static_cast<std::size_t>(seg)].out_at >= 0) continue;
+      for (std::int64_t j = 0; j < p.pipe->pieces_per_row(); ++j) {
+        const std::size_t v = p.pipe->value_index(now.row, static_cast<std::size_t>(seg), j);
+        if (std::any_of(p.deferred.begin(), p.deferred.end(),
+                        [&](const Program::Deferred& d) { return d.value == v; })) {
+          p.dropped[v] = 1;
+          continue;
+        }
+        if (!resolve(at, g, p, v)) return false;
+        if (hbm_) p.held[v] = 0;
+      }
+    }
+    if (busy(p.t, at, g)) return false;
     p.ahead.pop_front();
     p.started = false;
-    if (!hbm_) return;
-    for (const std::int32_t seg : p.pipe->dead_after(now.step))
-      for (std::int64_t j = 0; j < p.pipe->pieces_per_row(); ++j)
-        p.held[p.pipe->value_index(now.row, static_cast<std::size_t>(seg), j)] = 0;
+    return true;
+  }
+  // The receives into piece v waited for in order, each added to what it adds to: false while
+  // one's message has not been read out (the program waits for its channel).
+  bool resolve(emu::Tick /*at*/, std::int64_t g, Program& p, std::size_t v) {
+    auto& pending = p.pending[v];
+    while (!pending.empty()) {
+      const Program::PendingRecv& r = pending.front();
+      if (r.ready == kNotRead) {
+        channels_[r.channel].receiver = g;
+        return false;
+      }
+      p.t = std::max(p.t, r.ready);
+      if (r.adds) {
+        if (hbm_) loaded(p, v);
+        p.t += system_.vector_unit().time(r.bytes / 4);
+      }
+      pending.pop_front();
+    }
+    return true;
+  }
+  // Channel ch's posted receives whose messages have arrived, read out of their slots in order,
+  // each slot's credit returned after.
+  void start_reads(std::size_t ch) {
+    Channel& c = channels_[ch];
+    while (!c.waiting.empty() && c.arrived > c.read) {
+      const Channel::Posted w = c.waiting.front();
+      c.waiting.pop_front();
+      const std::uint64_t seq = c.read;
+      const emu::Tick begin = std::max(w.at, c.arrival[seq % c.slots] + slot_latency_);
+      const emu::Tick read = hbm_slots_ ? access(c.to, slot_address(c, seq), w.bytes, false, begin)
+                                        : begin + slot_latency_ + slot_bw_.transfer_time(w.bytes);
+      ++c.read;
+      push(read, What::credit_leaves, static_cast<std::int64_t>(ch));
+      for (Program::PendingRecv& r :
+           programs_[static_cast<std::size_t>(w.program)].pending[w.value])
+        if (r.channel == ch && r.seq == seq) r.ready = read;
+    }
   }
   // A piece being loaded is waited for (buffer=hbm).
   void loaded(Program& p, std::size_t v) {
@@ -439,10 +527,11 @@ class Model {
   bool send(emu::Tick at, std::int64_t g, Program& p, const Action& action) {
     const Op& op = p.step[action.op];
     const std::uint64_t bytes = bytes_of(p, action);
-    if (hbm_) {  // the value's load, waited for
-      loaded(p, value_of(p, action));
-      if (busy(p.t, at, g)) return false;
-    }
+    // The value's receives waited for, and its load (buffer=hbm).
+    const std::size_t v = value_of(p, action);
+    if (!resolve(at, g, p, v)) return false;
+    if (hbm_) loaded(p, v);
+    if (busy(p.t, at, g)) return false;
     const std::size_t ch = channel(p.sent_on, op.peer, g, op.peer);
     Channel& c = channels_[ch];
     if (c.sent >= c.slots) {  // the credit of the message `slots` before this one
@@ -467,61 +556,61 @@ class Model {
     return true;
   }
 
-  // Program g's receive `action` at `at`: whether it went (false: the program waits).
-  bool receive(emu::Tick at, std::int64_t g, Program& p, const Action& action) {
+  // Program g's receive `action` at `at`, posted (as the executor's recv_async): its message is
+  // read out of its slot once it has arrived, and waited for when its value is next needed.
+  bool receive(emu::Tick /*at*/, std::int64_t g, Program& p, const Action& action) {
     const Op& op = p.step[action.op];
     const std::uint64_t bytes = bytes_of(p, action);
     const std::size_t ch = channel(p.received_on, op.peer, op.peer, g);
     Channel& c = channels_[ch];
-    if (c.arrived <= c.read) {
-      c.receiver = g;
-      return false;
-    }
-    const emu::Tick begin = std::max(p.t, c.arrival[c.read % c.slots] + slot_latency_);
-    if (busy(begin, at, g)) return false;
-    const emu::Tick read = hbm_slots_ ? access(c.to, slot_address(c, c.read), bytes, false, begin)
-                                      : begin + slot_latency_ + slot_bw_.transfer_time(bytes);
-    ++c.read;
-    push(read, What::credit_leaves, static_cast<std::int64_t>(ch));
-    p.t = read;
-    if (!hbm_) {
-      if (op.kind == OpKind::recv_add) p.t += system_.vector_unit().time(bytes / 4);
-    } else {
-      hold(p, action, bytes);
+    const std::size_t v = value_of(p, action);
+    const auto seg = static_cast<std::size_t>(op.segment);
+    const Segment& sg = p.row[seg];
+    // What it adds to: a value held or loaded, or one still being received (buffer=sram holds
+    // every input).
+    const bool adds = op.kind == OpKind::recv_add &&
+                      (!hbm_ || !p.pending[v].empty() || p.held[v] || sg.in_at >= 0);
+    p.pending[v].push_back({ch, c.posted++, adds, bytes, kNotRead});
+    c.waiting.push_back({g, v, p.t, bytes});
+    start_reads(ch);
+    if (hbm_) {
+      p.held[v] = 1;
+      // A piece is final after the last write of the last step writing it: its store waits.
+      if (p.writes.done(op.segment, action.piece) &&
+          p.pipe->last().write[seg] == p.ahead.front().step && sg.out_at >= 0)
+        p.deferred.push_back({v, sg.out_at + action.piece * a_.pipelining.piece, bytes, p.pairs});
     }
     ++p.next;
-    return !busy(p.t, at, g);
+    return true;
   }
 
-  // buffer=hbm, as the executor does it: the value added to is waited for after the receive,
-  // and a piece is final after the last write of the last step writing it.
-  void hold(Program& p, const Action& action, std::uint64_t bytes) {
-    const Op& op = p.step[action.op];
-    const auto seg = static_cast<std::size_t>(op.segment);
-    const std::size_t v = value_of(p, action);
-    const Segment& sg = p.row[seg];
-    if (op.kind == OpKind::recv_add && (p.held[v] || sg.in_at >= 0)) {
-      loaded(p, v);
-      p.t += system_.vector_unit().time(bytes / 4);
-    }
-    p.held[v] = 1;
-    if (p.writes.done(op.segment, action.piece) &&
-        p.pipe->last().write[seg] == p.ahead.front().step && sg.out_at >= 0)
-      p.finals.push_back({sg.out_at + action.piece * a_.pipelining.piece, bytes});
-  }
-  // The pair's final values go to memory after its messages, in flight up to the store budget.
-  void store_finals(std::int64_t g, Program& p) {
-    for (const auto& [at, bytes] : p.finals) {
-      while (!p.stores.empty() && (p.stored_bytes + bytes > a_.pipelining.store_budget ||
+  // The deferred stores of pairs `lookahead` or more pairs back (`all`: every one), each once
+  // its value's receives are waited for, in flight up to the store budget: false while one
+  // waits.
+  bool store_deferred(emu::Tick at, std::int64_t g, Program& p, bool all) {
+    const std::int64_t lag = std::max<std::int64_t>(1, a_.pipelining.lookahead);
+    while (!p.deferred.empty() && (all || p.deferred.front().pair + lag <= p.pairs)) {
+      const Program::Deferred d = p.deferred.front();
+      if (!resolve(at, g, p, d.value)) return false;
+      loaded(p, d.value);
+      if (busy(p.t, at, g)) return false;
+      p.deferred.pop_front();
+      while (!p.stores.empty() && (p.stored_bytes + d.bytes > a_.pipelining.store_budget ||
                                    p.stores.size() >= a_.pipelining.max_stores)) {
         p.t = std::max(p.t, p.stores.front().first);
         p.stored_bytes -= p.stores.front().second;
         p.stores.pop_front();
       }
-      p.stores.emplace_back(memory(g, at, bytes, true, p.t), bytes);
-      p.stored_bytes += bytes;
+      p.stores.emplace_back(memory(g, d.out_at, d.bytes, true, p.t), d.bytes);
+      p.stored_bytes += d.bytes;
+      if (p.dropped[d.value] != 0 &&
+          std::none_of(p.deferred.begin(), p.deferred.end(),
+                       [&](const Program::Deferred& e) { return e.value == d.value; })) {
+        p.dropped[d.value] = 0;
+        p.held[d.value] = 0;
+      }
     }
-    p.finals.clear();
+    return true;
   }
 
   const System& system_;

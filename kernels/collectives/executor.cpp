@@ -42,6 +42,8 @@ class Executor {
         pipe_(*a.schedule, me_, a.pipelining, a.buffer),
         piece_(a.pipelining.piece) {
     values_.resize(pipe_.values());
+    pending_.resize(pipe_.values());
+    dropped_.assign(pipe_.values(), 0);
     if (a_.buffer == Buffer::hbm) loads_.resize(pipe_.values());
     rows_.resize(static_cast<std::size_t>(pipe_.row_slots()));
   }
@@ -84,6 +86,8 @@ class Executor {
       ahead.pop_front();
       run_pair(now);
     }
+    store_deferred(true);
+    for (std::size_t v = 0; v < pending_.size(); ++v) resolve(v);
   }
 
   // ---- The untimed moves before and after the clock ----------------------------------------
@@ -206,8 +210,13 @@ class Executor {
                            {std::min(piece_, row.elems - j * piece_)}, DType::f32);
     }
   }
-  // The piece's value as it is now: held in SRAM, or (buffer=hbm) its load, waited for.
+  // The piece's value as it is now: its receives waited for (and added), held in SRAM, or
+  // (buffer=hbm) its load, waited for.
   const tl::Tile& value(std::size_t index) {
+    resolve(index);
+    return held_value(index);
+  }
+  const tl::Tile& held_value(std::size_t index) {
     tl::Tile& v = values_[index];
     if (!v.valid()) {
       if (loads_.empty() || !loads_[index].valid())
@@ -273,23 +282,60 @@ class Executor {
         tl_.send(peer_of(tl_, a.peer), value(a.value));
         continue;
       }
-      // Only this program changes its pieces: what the receive replaces (or adds to) is known
-      // before it returns.
-      const bool adds = a.add && (values_[a.value].valid() || a.has_input);
-      tl::Tile got = tl_.recv(peer_of(tl_, a.peer), {a.elems}, DType::f32);
-      if (adds) got = got + value(a.value);
-      values_[a.value] = std::move(got);
-      if (a.out_at >= 0 && writes_.done(a.segment, a.piece)) finals_.push_back(a);
+      // Posted, not waited for: the message is read out of its slot as it arrives, and the
+      // program goes on to its next pair, so a channel keeps its rows in flight over a long
+      // route. The receive is waited for (and added to what it adds to) when its value is
+      // next needed. Only this program changes its pieces: whether it adds is known now.
+      auto& pending = pending_[a.value];
+      const bool adds = a.add && (values_[a.value].valid() || !pending.empty() || a.has_input);
+      pending.push_back({tl_.recv_async(peer_of(tl_, a.peer), {a.elems}, DType::f32), adds});
+      if (a.out_at >= 0 && writes_.done(a.segment, a.piece))
+        deferred_.push_back({a.value, a.out_at, pairs_});
     }
-    // Final values go to memory after the pair's messages: what is forwarded goes first.
-    for (const Planned& a : finals_) store(a.out_at, values_[a.value]);
-    finals_.clear();
-    // What is not needed after the pair.
+    ++pairs_;
+    // Final values go to memory `lookahead` pairs after the pair that received them, so that
+    // their receives are not waited for at once.
+    store_deferred(false);
+    // What is not needed after the pair (a value still to be stored goes once stored).
     for (const std::int32_t seg : pipe_.dead_after(p.step)) {
       const auto s = static_cast<std::size_t>(seg);
       if (kept(s)) continue;
       for (std::int64_t j = 0; j < pipe_.pieces_per_row(); ++j)
-        values_[pipe_.value_index(p.row, s, j)] = tl::Tile();
+        drop(pipe_.value_index(p.row, s, j));
+    }
+  }
+  // The receives into piece `index` posted and not yet waited for, waited for in order.
+  void resolve(std::size_t index) {
+    auto& pending = pending_[index];
+    for (PendingRecv& r : pending) {
+      tl::Tile got = tl_.wait(r.handle);
+      if (r.adds) got = got + held_value(index);
+      values_[index] = std::move(got);
+    }
+    pending.clear();
+  }
+  void drop(std::size_t index) {
+    if (std::any_of(deferred_.begin(), deferred_.end(),
+                    [&](const Deferred& d) { return d.value == index; })) {
+      dropped_[index] = 1;
+      return;
+    }
+    resolve(index);
+    values_[index] = tl::Tile();
+  }
+  // The deferred stores of pairs `lookahead` or more pairs back (`all`: every one).
+  void store_deferred(bool all) {
+    const std::int64_t lag = std::max<std::int64_t>(1, a_.pipelining.lookahead);
+    while (!deferred_.empty() && (all || deferred_.front().pair + lag <= pairs_)) {
+      const Deferred d = deferred_.front();
+      deferred_.pop_front();
+      store(d.out_at, value(d.value));
+      if (dropped_[d.value] != 0 &&
+          std::none_of(deferred_.begin(), deferred_.end(),
+                       [&](const Deferred& e) { return e.value == d.value; })) {
+        dropped_[d.value] = 0;
+        values_[d.value] = tl::Tile();
+      }
     }
   }
   // Whether a segment stays held to the end (buffer=sram keeps its outputs in SRAM).
@@ -315,12 +361,28 @@ class Executor {
   // flight, by the same index.
   std::vector<tl::Tile> values_;
   std::vector<tl::LoadHandle> loads_;
+  // By the same index: the receives posted into each piece and not yet waited for, and whether
+  // a piece is to go once its deferred store is out.
+  struct PendingRecv {
+    tl::RecvHandle handle;
+    bool adds = false;
+  };
+  std::vector<std::vector<PendingRecv>> pending_;
+  std::vector<char> dropped_;
+  // Final values to store, each with the pair (counted from 0) that received it.
+  struct Deferred {
+    std::size_t value = 0;
+    std::int64_t out_at = 0;
+    std::int64_t pair = 0;
+  };
+  std::deque<Deferred> deferred_;
+  std::int64_t pairs_ = 0;
   std::vector<RowCache> rows_;  // per row slot
   std::deque<Store> stores_;
   std::uint64_t stored_bytes_ = 0;  // in flight
   Step step_;
   std::vector<Action> actions_;
-  std::vector<Planned> plan_, finals_;
+  std::vector<Planned> plan_;
   PieceWrites writes_;
 };
 

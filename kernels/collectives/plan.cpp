@@ -212,7 +212,10 @@ std::uint64_t plan_sram_bytes(const components::SystemConfig& cfg, const Plan& p
       static_cast<std::uint64_t>(collective == Collective::all_to_all ? 2 * bytes : bytes);
   const std::uint64_t ahead =
       buffer == Buffer::hbm ? std::min(static_cast<std::uint64_t>(p.lookahead) * row, vector) : 0;
-  const auto working = std::min(rows * 2 * row, 2 * vector) + ahead +
+  // Final values wait `lookahead` pairs for their stores (the executor defers them so as not
+  // to wait for their receives at once).
+  const std::uint64_t deferred = buffer == Buffer::hbm ? ahead : 0;
+  const auto working = std::min(rows * 2 * row, 2 * vector) + ahead + deferred +
                        static_cast<std::uint64_t>(4 * p.piece * 4 * plan.directions);
   // Each store is one message-sized piece.
   const std::uint64_t stores =
