@@ -86,9 +86,11 @@ TEST_F(SpecPaths, AnUnknownNameListsTheSpecsAndTheFoldersSearched) {
     FAIL() << "loaded a spec named tinyy";
   } catch (const SpecError& e) {
     EXPECT_EQ(e.file(), "tinyy");
-    EXPECT_THAT(e.what(), HasSubstr("no spec file or spec named \"tinyy\"; the named specs are: "
-                                    "default, default-fast-ucie, h200x4-nvlink, large, mine, tiny; looked in " +
-                                    (root_ / "specs").generic_string() + " ($CUBESIM_SPECS_DIR)"));
+    EXPECT_THAT(
+        e.what(),
+        HasSubstr("no spec file or spec named \"tinyy\"; the named specs are: "
+                  "default, default-fast-ucie, h200x4-nvlink, large, mine, tiny; looked in " +
+                  (root_ / "specs").generic_string() + " ($CUBESIM_SPECS_DIR)"));
     EXPECT_THAT(e.what(), HasSubstr(kSourceSpecs.generic_string() + " (source tree)"));
     EXPECT_THAT(e.what(), HasSubstr("set CUBESIM_SPECS_DIR"));
   }
