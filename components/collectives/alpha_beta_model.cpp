@@ -166,7 +166,7 @@ class Model {
       std::uint64_t bytes = 0;
       emu::Tick ready = -1;
     };
-    std::vector<std::deque<PendingRecv>> pending;
+    std::vector<std::vector<PendingRecv>> pending;  // few each: vectors, not deques
     struct Deferred {
       std::size_t value = 0;
       std::int64_t out_at = 0;
@@ -465,20 +465,21 @@ class Model {
   // one's message has not been read out (the program waits for its channel).
   bool resolve(emu::Tick /*at*/, std::int64_t g, Program& p, std::size_t v) {
     auto& pending = p.pending[v];
-    while (!pending.empty()) {
-      const Program::PendingRecv& r = pending.front();
+    std::size_t done = 0;
+    for (; done < pending.size(); ++done) {
+      const Program::PendingRecv& r = pending[done];
       if (r.ready == kNotRead) {
         channels_[r.channel].receiver = g;
-        return false;
+        break;
       }
       p.t = std::max(p.t, r.ready);
       if (r.adds) {
         if (hbm_) loaded(p, v);
         p.t += system_.vector_unit().time(r.bytes / 4);
       }
-      pending.pop_front();
     }
-    return true;
+    pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(done));
+    return pending.empty();
   }
   // Channel ch's posted receives whose messages have arrived, read out of their slots in order,
   // each slot's credit returned after.
