@@ -83,7 +83,6 @@ class Model {
         p.held.assign(p.pipe->values(), 0);
         p.load_ready.assign(p.pipe->values(), kNotLoading);
       }
-      p.pending.resize(p.pipe->values());
       p.dropped.assign(p.pipe->values(), 0);
       push(0, What::act, g);
     }
@@ -131,11 +130,10 @@ class Model {
     // Receives posted whose message has not arrived: read out as it does.
     struct Posted {
       std::int64_t program = 0;
-      std::size_t value = 0;
       emu::Tick at = 0;  // when it was posted
       std::uint64_t bytes = 0;
     };
-    std::deque<Posted> waiting;
+    std::vector<Posted> waiting;  // a few, oldest first (a deque would allocate per channel)
   };
   struct Program {
     std::unique_ptr<Pipeline> pipe;
@@ -160,13 +158,14 @@ class Model {
     // for, each with when its read-out ends (kNotRead: its message has not arrived); the final
     // values whose stores wait `lookahead` pairs; the pieces to drop once stored; pairs done.
     struct PendingRecv {
+      std::size_t value = 0;  // the piece it is received into
       std::size_t channel = 0;
       std::uint64_t seq = 0;
       bool adds = false;
       std::uint64_t bytes = 0;
       emu::Tick ready = -1;
     };
-    std::vector<std::vector<PendingRecv>> pending;  // few each: vectors, not deques
+    std::vector<PendingRecv> pending;  // in the order posted (a few)
     struct Deferred {
       std::size_t value = 0;
       std::int64_t out_at = 0;
@@ -390,8 +389,8 @@ class Model {
           // The end: the deferred stores out and every receive waited for, once the stores
           // have landed.
           if (!store_deferred(at, g, p, true)) return;
-          for (std::size_t v = 0; v < p.pending.size(); ++v)
-            if (!resolve(at, g, p, v)) return;
+          while (!p.pending.empty())
+            if (!resolve(at, g, p, p.pending.front().value)) return;
           for (const auto& [landed, bytes] : p.stores) p.t = std::max(p.t, landed);
           p.done = true;
           return;
@@ -464,22 +463,29 @@ class Model {
   // The receives into piece v waited for in order, each added to what it adds to: false while
   // one's message has not been read out (the program waits for its channel).
   bool resolve(emu::Tick /*at*/, std::int64_t g, Program& p, std::size_t v) {
-    auto& pending = p.pending[v];
-    std::size_t done = 0;
-    for (; done < pending.size(); ++done) {
-      const Program::PendingRecv& r = pending[done];
+    auto& pending = p.pending;
+    for (std::size_t i = 0; i < pending.size();) {
+      const Program::PendingRecv& r = pending[i];
+      if (r.value != v) {
+        ++i;
+        continue;
+      }
       if (r.ready == kNotRead) {
         channels_[r.channel].receiver = g;
-        break;
+        return false;
       }
       p.t = std::max(p.t, r.ready);
       if (r.adds) {
         if (hbm_) loaded(p, v);
         p.t += system_.vector_unit().time(r.bytes / 4);
       }
+      pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(i));
     }
-    pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(done));
-    return pending.empty();
+    return true;
+  }
+  static bool is_pending(const Program& p, std::size_t v) {
+    return std::any_of(p.pending.begin(), p.pending.end(),
+                       [&](const Program::PendingRecv& r) { return r.value == v; });
   }
   // Channel ch's posted receives whose messages have arrived, read out of their slots in order,
   // each slot's credit returned after.
@@ -487,15 +493,14 @@ class Model {
     Channel& c = channels_[ch];
     while (!c.waiting.empty() && c.arrived > c.read) {
       const Channel::Posted w = c.waiting.front();
-      c.waiting.pop_front();
+      c.waiting.erase(c.waiting.begin());
       const std::uint64_t seq = c.read;
       const emu::Tick begin = std::max(w.at, c.arrival[seq % c.slots] + slot_latency_);
       const emu::Tick read = hbm_slots_ ? access(c.to, slot_address(c, seq), w.bytes, false, begin)
                                         : begin + slot_latency_ + slot_bw_.transfer_time(w.bytes);
       ++c.read;
       push(read, What::credit_leaves, static_cast<std::int64_t>(ch));
-      for (Program::PendingRecv& r :
-           programs_[static_cast<std::size_t>(w.program)].pending[w.value])
+      for (Program::PendingRecv& r : programs_[static_cast<std::size_t>(w.program)].pending)
         if (r.channel == ch && r.seq == seq) r.ready = read;
     }
   }
@@ -569,10 +574,10 @@ class Model {
     const Segment& sg = p.row[seg];
     // What it adds to: a value held or loaded, or one still being received (buffer=sram holds
     // every input).
-    const bool adds = op.kind == OpKind::recv_add &&
-                      (!hbm_ || !p.pending[v].empty() || p.held[v] || sg.in_at >= 0);
-    p.pending[v].push_back({ch, c.posted++, adds, bytes, kNotRead});
-    c.waiting.push_back({g, v, p.t, bytes});
+    const bool adds =
+        op.kind == OpKind::recv_add && (!hbm_ || is_pending(p, v) || p.held[v] || sg.in_at >= 0);
+    p.pending.push_back({v, ch, c.posted++, adds, bytes, kNotRead});
+    c.waiting.push_back({g, p.t, bytes});
     start_reads(ch);
     if (hbm_) {
       p.held[v] = 1;

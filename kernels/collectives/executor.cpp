@@ -42,7 +42,6 @@ class Executor {
         pipe_(*a.schedule, me_, a.pipelining, a.buffer),
         piece_(a.pipelining.piece) {
     values_.resize(pipe_.values());
-    pending_.resize(pipe_.values());
     dropped_.assign(pipe_.values(), 0);
     if (a_.buffer == Buffer::hbm) loads_.resize(pipe_.values());
     rows_.resize(static_cast<std::size_t>(pipe_.row_slots()));
@@ -87,7 +86,7 @@ class Executor {
       run_pair(now);
     }
     store_deferred(true);
-    for (std::size_t v = 0; v < pending_.size(); ++v) resolve(v);
+    while (!pending_.empty()) resolve(pending_.front().value);
   }
 
   // ---- The untimed moves before and after the clock ----------------------------------------
@@ -286,9 +285,9 @@ class Executor {
       // program goes on to its next pair, so a channel keeps its rows in flight over a long
       // route. The receive is waited for (and added to what it adds to) when its value is
       // next needed. Only this program changes its pieces: whether it adds is known now.
-      auto& pending = pending_[a.value];
-      const bool adds = a.add && (values_[a.value].valid() || !pending.empty() || a.has_input);
-      pending.push_back({tl_.recv_async(peer_of(tl_, a.peer), {a.elems}, DType::f32), adds});
+      const bool adds = a.add && (values_[a.value].valid() || is_pending(a.value) || a.has_input);
+      pending_.push_back(
+          {a.value, tl_.recv_async(peer_of(tl_, a.peer), {a.elems}, DType::f32), adds});
       if (a.out_at >= 0 && writes_.done(a.segment, a.piece))
         deferred_.push_back({a.value, a.out_at, pairs_});
     }
@@ -306,13 +305,20 @@ class Executor {
   }
   // The receives into piece `index` posted and not yet waited for, waited for in order.
   void resolve(std::size_t index) {
-    auto& pending = pending_[index];
-    for (PendingRecv& r : pending) {
-      tl::Tile got = tl_.wait(r.handle);
-      if (r.adds) got = got + held_value(index);
+    for (std::size_t i = 0; i < pending_.size();) {
+      if (pending_[i].value != index) {
+        ++i;
+        continue;
+      }
+      tl::Tile got = tl_.wait(pending_[i].handle);
+      if (pending_[i].adds) got = got + held_value(index);
       values_[index] = std::move(got);
+      pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
     }
-    pending.clear();
+  }
+  bool is_pending(std::size_t index) const {
+    return std::any_of(pending_.begin(), pending_.end(),
+                       [&](const PendingRecv& r) { return r.value == index; });
   }
   void drop(std::size_t index) {
     if (std::any_of(deferred_.begin(), deferred_.end(),
@@ -361,13 +367,14 @@ class Executor {
   // flight, by the same index.
   std::vector<tl::Tile> values_;
   std::vector<tl::LoadHandle> loads_;
-  // By the same index: the receives posted into each piece and not yet waited for, and whether
-  // a piece is to go once its deferred store is out.
+  // The receives posted and not yet waited for, in the order posted (a few: each is waited for
+  // when its piece is next needed), and by piece whether it goes once its deferred store is out.
   struct PendingRecv {
+    std::size_t value = 0;  // the piece it is received into
     tl::RecvHandle handle;
     bool adds = false;
   };
-  std::vector<std::vector<PendingRecv>> pending_;
+  std::vector<PendingRecv> pending_;
   std::vector<char> dropped_;
   // Final values to store, each with the pair (counted from 0) that received it.
   struct Deferred {
