@@ -245,6 +245,30 @@ void add_cube(std::vector<SpecField>& s) {
               "each router input port (from a mesh link, the PE, "
               "or an HBM controller)",
               "noc.hop_latency_ns");
+  add(integer("system.cube.noc.router.pipeline_cycles", "cycles")
+          .range(0, 64)
+          .def(0)
+          .desc("Router cycles from a packet's head reaching a router input to its crossing the "
+                "crossbar (routing, VC allocation, switch allocation), per router crossed, on top "
+                "of `hop_latency_ns` (then the crossbar and the wire). With bounded buffers a "
+                "virtual channel starts its next packet's pipeline in the cycle its previous "
+                "packet's tail crossed, so one channel passes a packet per pipeline at most. 0: "
+                "`hop_latency_ns` holds the whole router."));
+  add(number("system.cube.noc.router.clock_GHz", "GHz")
+          .range(0.001, 100)
+          .optional()
+          .desc("Router clock, for `pipeline_cycles`; default `system.pe.clock_GHz`."));
+  add(integer("system.cube.noc.router.input_speedup", "packets")
+          .range(1, 16)
+          .def(1)
+          .desc("Packets a router input port with a bounded buffer sends through the crossbar at "
+                "once, over all its virtual channels (an input with one crossbar port: 1)."));
+  add(choice("system.cube.noc.router.allocation", router_allocations().names())
+          .def("fcfs")
+          .desc("Which waiting packet a router output is granted to when it frees, among the "
+                "packets in bounded input buffers that are ready for it. `fcfs`: the one that "
+                "began to wait first; `round_robin`: the next input after the last one granted, "
+                "then the first waiting of it; `age`: the oldest packet (issued first)."));
 }
 
 // A cube's HBM.
