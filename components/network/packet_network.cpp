@@ -161,9 +161,9 @@ void PacketNetwork::request(Packet& p) {
   const emu::Tick now = sched_.now();
   const LinkId id = p.route.link;
   if (p.held_channel != InputBuffers::kNone) {
-    // In a router buffer: the output is asked for once its channel has turned round after the
-    // packet ahead and its input has a free crossbar port, not before, so that it is not held
-    // idle for this packet meanwhile.
+    // In a router buffer: the output is asked for once the packet's channel has turned round
+    // after the packet ahead, not before, so that it is not held idle for this packet meanwhile
+    // (under fcfs, unless the output is busy past then anyway: the request keeps its place).
     const emu::Tick ready = buffers_.clear_at(p.held_channel) + turnaround_;
     if (ready > (allocation_ == RouterAllocation::fcfs ? std::max(now, links_[id].free_at) : now)) {
       sched_.schedule_at(
@@ -194,7 +194,7 @@ void PacketNetwork::request(Packet& p) {
   const Link& l = links_[id];
   const emu::Tick now = sched_.now();
   const emu::Tick start = std::max(now, l.free_at);
-  if (p.held_channel != InputBuffers::kNone) {  // in a router buffer: crosses now or waits
+  if (p.held_channel != InputBuffers::kNone) {  // in a router buffer
     const emu::Tick ready = buffers_.clear_at(p.held_channel) + turnaround_;
     if (ready > (allocation_ == RouterAllocation::fcfs ? start : now)) {
       *retry = ready;
@@ -319,8 +319,8 @@ void PacketNetwork::wake(LinkId id) {
   for (std::size_t i = 0; i < waking_.size(); ++i) {
     if (held_granted || (partial == 0 && (failed & classes) == classes)) {
       // The link went to a packet of a router buffer and is busy past now, so no other packet
-      // of a router buffer gets it now, and one that would book it ahead finds it free then;
-      // or no class has room. Those left wait on as they are.
+      // gets it now (under round_robin and age nothing books it ahead while they wait); or no
+      // class has room. Those left wait on as they are.
       for (std::size_t j = i; j < waking_.size(); ++j) {
         wait_for(id, waking_[j]);
         if (held_granted && waking_[j].packet->held_channel != InputBuffers::kNone)
@@ -341,7 +341,7 @@ void PacketNetwork::wake(LinkId id) {
       continue;
     }
     if (try_grant(p, &retry, &why)) {
-      held_granted = held && links_[id].free_at > now;
+      held_granted = held && allocation_ != RouterAllocation::fcfs && links_[id].free_at > now;
       continue;
     }
     wait_for(id, e);

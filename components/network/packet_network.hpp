@@ -22,16 +22,16 @@
 // crosses the router at the soonest time t with
 //   t >= its head ready (arrival + pipeline)
 //   t >= when its channel's previous packet left + turnaround (pipeline less one cycle)
-//   t >= when one of its input's `input_speedup` crossbar ports is free (a port is busy for
-//        bytes / mesh link bandwidth per packet: it sends flits of other channels in the cycles
-//        a slow output or a late tail leaves it idle)
-//   the output link free at t, and room for it in a channel beyond (credits);
-// the output is not booked ahead for it: when several such packets wait for one output, the
-// output goes to one of them when it frees, by the router's allocation policy (fcfs: the one
-// that waited first; round_robin: the next input after the last granted; age: the oldest).
-// A packet not in a bounded buffer (at its source, or beyond an unbounded link) books its link
-// ahead, first come first served, as above, unless packets of router buffers wait for the link:
-// then it waits behind them.
+//   fewer than `input_speedup` crossings of its input overlap [t, t + bytes / mesh link
+//        bandwidth): a port sends flits of other channels in the cycles a slow output or a
+//        late tail leaves it idle
+//   the output link free at t, and room for it in a channel beyond (credits).
+// Under `fcfs` it books a busy output ahead, first come first served, as above. Under
+// `round_robin` and `age` it waits instead, and when the output frees, the output goes to one
+// of the packets waiting for it (the next input after the last granted; the oldest transfer),
+// chosen after every packet ready in that instant has asked. A packet not in a bounded buffer
+// (at its source, or beyond an unbounded link) books its link ahead, unless packets of router
+// buffers wait for the link: then it waits behind them.
 //
 // A packet walks its route hop by hop (RouteCursor), so what it holds does not grow with the
 // route. Each packet-hop is one event, in (time, insertion) order, so a run is deterministic.
