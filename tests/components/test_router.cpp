@@ -63,6 +63,10 @@ TEST(Router, AChannelOfSmallPacketsPassesOnePacketPerPipeline) {
   Bench b(c);
   EXPECT_EQ(run_one(b, [&](auto done) { b.network().send(0, 1, packets * 16, done); }),
             2 * p + hop + ser + (packets - 1) * every);
+  // The flow model limits the stream to the same turn of its channel.
+  Bench flow(c, {.timing_only = true, .network = NetworkModel::flow});
+  EXPECT_EQ(run_one(flow, [&](auto done) { flow.network().send(0, 1, packets * 16, done); }),
+            2 * p + hop + ser + (packets - 1) * every);
   // Without a pipeline the same stream runs at the links' rate.
   const SystemConfig plain = pipelined(0, 1);
   Bench q(plain);
