@@ -221,7 +221,8 @@ void add_cube(std::vector<SpecField>& s) {
           .desc("Bandwidth of each direction of each mesh link."));
   add(latency("system.cube.noc.hop_latency_ns")
           .def(1.0)
-          .desc("Latency per link traversed (router + wire)."));
+          .desc("Latency per link traversed: the wire and the crossbar, and the rest of the "
+                "router unless `router.pipeline_cycles` gives its pipeline."));
   add(integer("system.cube.noc.packet_bytes", "bytes")
           .range(16, 1 << 20)
           .def(4096)
@@ -265,10 +266,11 @@ void add_cube(std::vector<SpecField>& s) {
                 "once, over all its virtual channels (an input with one crossbar port: 1)."));
   add(choice("system.cube.noc.router.allocation", router_allocations().names())
           .def("fcfs")
-          .desc("Which waiting packet a router output is granted to when it frees, among the "
-                "packets in bounded input buffers that are ready for it. `fcfs`: the one that "
-                "began to wait first; `round_robin`: the next input after the last one granted, "
-                "then the first waiting of it; `age`: the oldest packet (issued first)."));
+          .desc("How a router output is allocated among the packets of bounded input buffers "
+                "that are ready for it. `fcfs`: each books it ahead in the order they ask, first "
+                "come first served (the fastest to simulate); `round_robin`: they wait, and when "
+                "it frees it goes to the first waiting packet of the next input after the one "
+                "last granted; `age`: likewise, to the packet of the transfer asked for first."));
 }
 
 // A cube's HBM.
