@@ -14,6 +14,8 @@ PacketNetwork::PacketNetwork(emu::Scheduler& scheduler, Topology& topology, cons
       crossbar_packet_time_(crossbar_.transfer_time(packet_bytes_)),
       allocation_(topology.config().cube.noc.router_timing.allocation),
       wake_priority_(allocation_ == RouterAllocation::fcfs ? 0 : 1),
+      cycle_(topology.config().cube.noc.router_timing.pipeline -
+             topology.config().cube.noc.router_timing.turnaround),
       dma_(topology.total_pes(), DmaEngine(window_)) {
   if (credits_) {
     waiters_.resize(links_.size());
@@ -246,7 +248,8 @@ void PacketNetwork::request(Packet& p) {
     p.waiting_since = emu::kTickMax;
   }
   if (p.held_channel != InputBuffers::kNone) {  // its tail leaves the buffer it sat in at `end`
-    ports_[p.held_link].push_back({start, start + crossing(p.bytes)});  // free then (port_free)
+    ports_[p.held_link].push_back({start, start + crossing(p.bytes)});
+    granted_input_ = p.held_link;  // free then (port_free)
     if (!last_input_.empty()) last_input_[id] = p.held_link;
     InputBuffers::Place* next = nullptr;
     const emu::Tick release = buffers_.leave(p.held_link, p.held_channel, &p, p.bytes, end, &next);
@@ -323,8 +326,10 @@ void PacketNetwork::wake(LinkId id) {
       // class has room. Those left wait on as they are.
       for (std::size_t j = i; j < waking_.size(); ++j) {
         wait_for(id, waking_[j]);
-        if (held_granted && waking_[j].packet->held_channel != InputBuffers::kNone)
+        if (held_granted && waking_[j].packet->held_channel != InputBuffers::kNone) {
           ++link_waiters_[id];
+          lost_arbitration(*waking_[j].packet);
+        }
       }
       if (held_granted) soonest = std::min(soonest, links_[id].free_at);
       break;
@@ -359,6 +364,19 @@ void PacketNetwork::wake(LinkId id) {
     }
   }
   if (soonest != InputBuffers::kUnknown) schedule_wake(id, soonest);
+}
+
+void PacketNetwork::lost_arbitration(const Packet& p) {
+  // A separable allocator's input arbiter (BookSim's input-first, one iteration) picked this
+  // packet's channel for the cycle, its output went to another input, and the input sends
+  // nothing in that cycle, though another of its channels could have gone elsewhere. A packet
+  // that was not ready to go (its channel turning round, its input's port busy) did not ask.
+  if (cycle_ == 0) return;
+  const emu::Tick now = sched_.now();
+  if (p.held_link == granted_input_) return;
+  if (buffers_.clear_at(p.held_channel) + turnaround_ > now) return;
+  if (port_free(p.held_link, now, cycle_) > now) return;
+  ports_[p.held_link].push_back({now, now + cycle_});
 }
 
 emu::Tick PacketNetwork::port_free(LinkId input, emu::Tick start, emu::Tick time) {

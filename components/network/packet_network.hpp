@@ -29,7 +29,9 @@
 // Under `fcfs` it books a busy output ahead, first come first served, as above. Under
 // `round_robin` and `age` it waits instead, and when the output frees, the output goes to one
 // of the packets waiting for it (the next input after the last granted; the oldest transfer),
-// chosen after every packet ready in that instant has asked. A packet not in a bounded buffer
+// chosen after every packet ready in that instant has asked; an input whose ready packet lost
+// that choice sends nothing for a router cycle (an input-first separable allocator's loss). A
+// packet not in a bounded buffer
 // (at its source, or beyond an unbounded link) books its link ahead, unless packets of router
 // buffers wait for the link: then it waits behind them.
 //
@@ -119,6 +121,9 @@ class PacketNetwork final : public Network {
   // `start` when fewer than input_speedup crossings overlap it, else when the first of those
   // ends.
   emu::Tick port_free(LinkId input, emu::Tick start, emu::Tick time);
+  // Under round_robin and age: p was ready for an output that went to another input in this
+  // instant; its input's crossbar port idles for a router cycle.
+  void lost_arbitration(const Packet& p);
   emu::Tick crossing(std::uint32_t bytes) const {
     return bytes == packet_bytes_ ? crossbar_packet_time_ : crossbar_.transfer_time(bytes);
   }
@@ -148,6 +153,8 @@ class PacketNetwork final : public Network {
   emu::Tick crossbar_packet_time_;
   RouterAllocation allocation_;
   emu::Priority wake_priority_;  // after the tick's requests when outputs arbitrate
+  emu::Tick cycle_;              // a router cycle (0 without a pipeline)
+  LinkId granted_input_ = 0;     // the input of the last crossing granted
   struct Crossing {
     emu::Tick from, until;
   };
