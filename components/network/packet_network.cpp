@@ -248,7 +248,7 @@ void PacketNetwork::request(Packet& p) {
     p.waiting_since = emu::kTickMax;
   }
   if (p.held_channel != InputBuffers::kNone) {  // its tail leaves the buffer it sat in at `end`
-    ports_[p.held_link].push_back({start, start + crossing(p.bytes)});
+    book_port(p.held_link, start, start + crossing(p.bytes));
     granted_input_ = p.held_link;  // free then (port_free)
     if (!last_input_.empty()) last_input_[id] = p.held_link;
     InputBuffers::Place* next = nullptr;
@@ -376,23 +376,31 @@ void PacketNetwork::lost_arbitration(const Packet& p) {
   if (p.held_link == granted_input_) return;
   if (buffers_.clear_at(p.held_channel) + turnaround_ > now) return;
   if (port_free(p.held_link, now, cycle_) > now) return;
-  ports_[p.held_link].push_back({now, now + cycle_});
+  book_port(p.held_link, now, now + cycle_);
 }
 
 emu::Tick PacketNetwork::port_free(LinkId input, emu::Tick start, emu::Tick time) {
   // Crossings booked ahead can leave gaps a later one fits in, so the port keeps each crossing
   // until it is over, not only when the last one ends.
-  std::vector<Crossing>& busy = ports_[input];
+  Port& port = ports_[input];
+  if (start >= port.last_until) return start;  // after every crossing booked
   const emu::Tick now = sched_.now();
-  std::erase_if(busy, [now](const Crossing& c) { return c.until <= now; });
+  std::erase_if(port.busy, [now](const Crossing& c) { return c.until <= now; });
   std::uint32_t overlapping = 0;
   emu::Tick soonest = emu::kTickMax;
-  for (const Crossing& c : busy)
+  for (const Crossing& c : port.busy)
     if (c.from < start + time && start < c.until) {
       ++overlapping;
       soonest = std::min(soonest, c.until);
     }
   return overlapping < speedup_ ? start : soonest;
+}
+
+void PacketNetwork::book_port(LinkId input, emu::Tick from, emu::Tick until) {
+  Port& port = ports_[input];
+  if (port.last_until <= sched_.now()) port.busy.clear();  // every crossing booked is over
+  port.busy.push_back({from, until});
+  port.last_until = std::max(port.last_until, until);
 }
 
 void PacketNetwork::order_waiting(LinkId id, std::vector<Waiting>& list) const {
@@ -448,7 +456,7 @@ void PacketNetwork::forget_in_flight() {
   for (DmaEngine& d : dma_) d.clear();
   for (Waiters& w : waiters_) w = Waiters{};
   std::fill(link_waiters_.begin(), link_waiters_.end(), 0);
-  for (auto& busy : ports_) busy.clear();
+  for (Port& port : ports_) port = Port{};
   std::fill(listed_.begin(), listed_.end(), 0);
   pending_.clear();
   requesting_ = false;

@@ -124,6 +124,7 @@ class PacketNetwork final : public Network {
   // Under round_robin and age: p was ready for an output that went to another input in this
   // instant; its input's crossbar port idles for a router cycle.
   void lost_arbitration(const Packet& p);
+  void book_port(LinkId input, emu::Tick from, emu::Tick until);
   emu::Tick crossing(std::uint32_t bytes) const {
     return bytes == packet_bytes_ ? crossbar_packet_time_ : crossbar_.transfer_time(bytes);
   }
@@ -158,7 +159,11 @@ class PacketNetwork final : public Network {
   struct Crossing {
     emu::Tick from, until;
   };
-  std::vector<std::vector<Crossing>> ports_;
+  struct Port {
+    emu::Tick last_until = 0;    // when the last crossing booked ends
+    std::vector<Crossing> busy;  // the crossings booked, some perhaps over
+  };
+  std::vector<Port> ports_;
   std::vector<LinkId> last_input_;
   // Per link: packets of router buffers listed as waiting for it to free (or, under round_robin
   // and age, for its allocation). A packet that would book the link ahead waits behind them
