@@ -249,7 +249,7 @@ void PacketNetwork::request(Packet& p) {
   }
   if (p.held_channel != InputBuffers::kNone) {  // its tail leaves the buffer it sat in at `end`
     book_port(p.held_link, start, start + crossing(p.bytes));
-    granted_input_ = p.held_link;  // free then (port_free)
+    granted_input_ = p.held_link;
     if (!last_input_.empty()) last_input_[id] = p.held_link;
     InputBuffers::Place* next = nullptr;
     const emu::Tick release = buffers_.leave(p.held_link, p.held_channel, &p, p.bytes, end, &next);
@@ -328,7 +328,8 @@ void PacketNetwork::wake(LinkId id) {
         wait_for(id, waking_[j]);
         if (held_granted && waking_[j].packet->held_channel != InputBuffers::kNone) {
           ++link_waiters_[id];
-          lost_arbitration(*waking_[j].packet);
+          // One of a class that found no room here would not have asked for the link.
+          if ((failed & class_bit(waking_[j].vc_class)) == 0) lost_arbitration(*waking_[j].packet);
         }
       }
       if (held_granted) soonest = std::min(soonest, links_[id].free_at);

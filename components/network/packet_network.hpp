@@ -94,7 +94,9 @@ class PacketNetwork final : public Network {
     return vc_class < 32 ? std::uint32_t{1} << vc_class : ~std::uint32_t{0};
   }
   void wait_for(LinkId id, const Waiting& e);
-  // What a packet that was not granted waits for.
+  // What a packet that was not granted waits for: room beyond the link; the link (a packet of a
+  // router buffer under round_robin and age); its channel to turn round or a crossbar port of
+  // its input.
   enum class Wait : std::uint8_t { credits, link, input };
 
   void start(Transfer& t) override;
