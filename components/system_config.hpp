@@ -43,16 +43,42 @@ struct BufferConfig {
   std::uint64_t vc_bytes() const { return input_buffer_bytes / virtual_channels; }
 };
 
+// How a router moves a packet from an input buffer to an output (system.cube.noc.router; the
+// packet model, docs/hardware-model.md): a pipeline of routing, VC and switch allocation before
+// the crossbar, inputs that send `input_speedup` packets at once, and outputs granted to waiting
+// packets by `allocation`.
+enum class RouterAllocation : std::uint8_t { fcfs, round_robin, age };
+// By name (emu/name_table.hpp): system.cube.noc.router.allocation's allowed values.
+inline const emu::NameTable<RouterAllocation>& router_allocations() {
+  static const emu::NameTable<RouterAllocation> table(
+      "router allocation", {{"fcfs", RouterAllocation::fcfs},
+                            {"round_robin", RouterAllocation::round_robin},
+                            {"age", RouterAllocation::age}});
+  return table;
+}
+
+struct RouterTiming {
+  std::uint32_t pipeline_cycles = 0;  // routing, VC and switch allocation, before the crossbar
+  Tick pipeline = 0;                  // those cycles at the router clock
+  // A virtual channel's next packet starts routing in the cycle its previous packet's tail
+  // crossed in: pipeline less one cycle after that tail has left (0 without a pipeline).
+  Tick turnaround = 0;
+  std::uint32_t input_speedup = 1;  // packets an input port sends through the crossbar at once
+  RouterAllocation allocation = RouterAllocation::fcfs;
+};
+
 struct NocConfig {
   std::uint32_t mesh_x = 4;  // columns
   std::uint32_t mesh_y = 4;  // rows; PE i sits on node (i % mesh_x, i / mesh_x)
   Bandwidth link_bandwidth = Bandwidth::from_GBps(64);  // each direction of each link
-  Tick hop_latency = 1000;                              // per link traversed (router + wire)
+  Tick hop_latency = 1000;  // per link traversed (wire and crossbar, and the router's pipeline
+                            // unless router_timing has one)
   std::uint32_t packet_bytes = 4096;               // transfers are split into packets of this size
   std::vector<MeshCoord> hbm_nodes;                // where HBM controllers attach (>= 1)
   std::vector<MeshCoord> ucie_nodes;               // where UCIe connections attach (>= 1)
   std::vector<MeshCoord> inter_sip_nodes{{0, 0}};  // where inter-SIP connections attach (>= 1)
   BufferConfig router;  // every router input port (mesh links, the PE, HBM controllers)
+  RouterTiming router_timing;
 };
 
 struct HbmConfig {

@@ -199,8 +199,8 @@ const FlowNetwork::ReadGroup& FlowNetwork::read_group(std::uint32_t pe, std::uin
   g.prefix = &prefix->second;
   g.suffix = suffix;
   // The request's way there, then the HBM access.
-  g.pre =
-      topology_.hbm().access_latency() + topology_.route_latency(dst_cube, dst_node, cube, node);
+  g.pre = topology_.hbm().access_latency() + topology_.router_delay() +
+          topology_.route_latency(dst_cube, dst_node, cube, node);
   g.arrival = g.pre + g.prefix->total;
   g.total = g.arrival + g.suffix->total;
   g.leaf = g.prefix->leaf;
@@ -422,11 +422,25 @@ emu::Tick FlowNetwork::credit_limited(TransferKind kind, LinkId id, std::uint64_
     return ser;  // a sink
   const Link& l = links_[id];
   const std::uint64_t n = buffer / packet_bytes_;
-  const emu::Tick loop = l.latency + l.full_packet_time + buffers_.credit_latency(id);
-  if (loop <= n * l.full_packet_time) return ser;
+  // An HBM channel's link holds no latency of its own (it serves reads and writes alike): read
+  // from, it ends at its controller's router, whose pipeline the packet goes through first.
+  const emu::Tick into_router =
+      l.latency + (l.kind == LinkKind::hbm_channel ? topology_.router_delay() : 0);
+  const emu::Tick loop = into_router + l.full_packet_time + buffers_.credit_latency(id);
+  // And each channel of the class passes a packet per turn of the router's pipeline at most
+  // (packet_network.hpp): its serialisation onward and the turnaround, or the whole pipeline.
+  const RouterTiming& router = topology_.config().cube.noc.router_timing;
+  const std::uint64_t channels = buffers_.class_channels(id);
+  const emu::Tick turn = std::max(router.pipeline, l.full_packet_time + router.turnaround);
+  const bool loop_limits = loop > n * l.full_packet_time;
+  const bool turn_limits = turn > channels * l.full_packet_time;
+  if (!loop_limits && !turn_limits) return ser;
   __extension__ using u128 = unsigned __int128;
   const std::uint64_t packets = (bytes + packet_bytes_ - 1) / packet_bytes_;
-  const u128 wait = u128{packets - 1} * (loop - n * l.full_packet_time) / n;
+  const u128 wait =
+      std::max(loop_limits ? u128{packets - 1} * (loop - n * l.full_packet_time) / n : u128{0},
+               turn_limits ? u128{packets - 1} * (turn - channels * l.full_packet_time) / channels
+                           : u128{0});
   if (wait > emu::kTickMax - ser) [[unlikely]]
     busy_overflow(id, bytes, 0);
   return ser + static_cast<emu::Tick>(wait);

@@ -12,7 +12,8 @@
 // Uncontended, this is the packet model's "path latency + serialisation at the narrowest
 // resource"; under contention flows queue whole instead of interleaving packets. With bounded
 // buffers a link whose buffer does not cover its credit loop carries the flow at the loop's
-// rate, and a flow that backs up into a single-channel class holds the links it backs up into
+// rate (or its router channels' turn, with a pipeline), and a flow that backs up into a
+// single-channel class holds the links it backs up into
 // (hold_for_back_pressure). One event per transfer. docs/hardware-model.md compares.
 
 #include <cstdint>
@@ -114,7 +115,8 @@ class FlowNetwork final : public Network {
 
   void add_load(LinkId id, std::uint64_t bytes, emu::Tick lead, emu::Tick tail);
   // With bounded buffers: a link's time for the flow's bytes when its credit loop is longer
-  // than the buffer beyond it covers, and the links the flow backs up into stay held.
+  // than the buffer beyond it covers, or its class's channels there turn round slower than the
+  // link serialises (a router pipeline), and the links the flow backs up into stay held.
   emu::Tick credit_limited(TransferKind kind, LinkId id, std::uint64_t bytes, emu::Tick ser) const;
   void hold_for_back_pressure(TransferKind kind, std::uint64_t bytes, emu::Tick t0,
                               emu::Tick done_at, emu::Tick latency);

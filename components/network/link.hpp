@@ -60,7 +60,9 @@ inline constexpr const char* link_bandwidth_field(LinkKind k) {
 struct alignas(64) Link {
   emu::Bandwidth bandwidth = emu::Bandwidth::from_bytes_per_s(1);
   emu::Tick full_packet_time = 0;  // serialisation of one full packet, computed once
-  emu::Tick latency = 0;           // head latency across the link (0 for ports and channels)
+  // Head latency across the link, to the end of the pipeline of the router it enters, if any
+  // (Topology::router_delay; 0 for an HBM channel, whose routes set theirs).
+  emu::Tick latency = 0;
 
   // State and statistics.
   emu::Tick free_at = 0;  // when the tail of the last packet has left

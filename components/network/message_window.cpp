@@ -62,7 +62,8 @@ std::uint32_t fewest_slots(const SystemConfig& config) {
 CreditLoop credit_loop(const SystemConfig& config, ChannelClass c, std::uint64_t slot_bytes) {
   const NocConfig& noc = config.cube.noc;
   const MessagesConfig& m = config.messages;
-  const Tick across_mesh = Tick{noc.mesh_x - 1 + noc.mesh_y - 1} * noc.hop_latency;
+  const Tick across_mesh =
+      Tick{noc.mesh_x - 1 + noc.mesh_y - 1} * (noc.hop_latency + noc.router_timing.pipeline);
   std::uint64_t path = noc.link_bandwidth.bytes_per_s();
   Tick one_way = across_mesh;
   const auto ucie_diameter = [&] {

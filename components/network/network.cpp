@@ -93,6 +93,7 @@ void Network::begin(TransferKind kind, std::uint32_t pe, std::uint32_t peer, std
   t.peer = peer;
   t.addr = addr;
   t.bytes = bytes;
+  t.born = sched_.now();
   t.done = std::move(done);
   ++transfers_;
   ++live_transfers_;

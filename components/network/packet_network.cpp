@@ -8,10 +8,21 @@ namespace cubesim::components {
 PacketNetwork::PacketNetwork(emu::Scheduler& scheduler, Topology& topology, const AddressMap& map)
     : Network(NetworkModel::packet, scheduler, topology, map),
       credits_(buffers_.any()),
+      turnaround_(topology.config().cube.noc.router_timing.turnaround),
+      speedup_(topology.config().cube.noc.router_timing.input_speedup),
+      crossbar_(topology.config().cube.noc.link_bandwidth),
+      crossbar_packet_time_(crossbar_.transfer_time(packet_bytes_)),
+      allocation_(topology.config().cube.noc.router_timing.allocation),
+      wake_priority_(allocation_ == RouterAllocation::fcfs ? 0 : 1),
+      cycle_(topology.config().cube.noc.router_timing.pipeline -
+             topology.config().cube.noc.router_timing.turnaround),
       dma_(topology.total_pes(), DmaEngine(window_)) {
   if (credits_) {
     waiters_.resize(links_.size());
     listed_.assign(links_.size(), 0);
+    ports_.resize(links_.size());
+    link_waiters_.assign(links_.size(), 0);
+    if (allocation_ == RouterAllocation::round_robin) last_input_.assign(links_.size(), 0);
   }
 }
 
@@ -149,29 +160,65 @@ void PacketNetwork::request(Packet& p) {
 }
 
 [[gnu::always_inline]] inline void PacketNetwork::request_now(Packet& p) {
+  const emu::Tick now = sched_.now();
+  const LinkId id = p.route.link;
   if (p.held_channel != InputBuffers::kNone) {
-    // Not before the tail of the packet ahead in its channel has left. When the link is busy
-    // past that anyway, the request is taken now, as a busy link's always is; otherwise at
-    // that time, so that the link is not held idle for it.
-    const emu::Tick clear = buffers_.clear_at(p.held_channel);
-    if (clear > std::max(sched_.now(), links_[p.route.link].free_at)) {
+    // In a router buffer: the output is asked for once the packet's channel has turned round
+    // after the packet ahead, not before, so that it is not held idle for this packet meanwhile
+    // (under fcfs, unless the output is busy past then anyway: the request keeps its place).
+    const emu::Tick ready = buffers_.clear_at(p.held_channel) + turnaround_;
+    if (ready > (allocation_ == RouterAllocation::fcfs ? std::max(now, links_[id].free_at) : now)) {
       sched_.schedule_at(
-          clear, [this, &p] { request(p); }, 0, "noc packet");
+          ready, [this, &p] { request(p); }, 0, "noc packet");
+      return;
+    }
+    if (allocation_ != RouterAllocation::fcfs && (listed_[id] || links_[id].free_at > now)) {
+      // The output chooses among every packet ready for it in this tick, after they have all
+      // asked (wake_priority_).
+      wait_for(id, waiting(p));
+      ++link_waiters_[id];
+      schedule_wake(id, std::max(now, links_[id].free_at));
       return;
     }
   }
   emu::Tick retry = 0;
-  if (try_grant(p, &retry)) return;
-  p.waiting_since = sched_.now();
-  const LinkId id = p.route.link;
-  wait_for(id, {&p, p.bytes, p.vc_class});
+  Wait why = Wait::credits;
+  if (try_grant(p, &retry, &why)) return;
+  if (why == Wait::credits) p.waiting_since = now;
+  wait_for(id, waiting(p));
+  if (why == Wait::link && p.held_channel != InputBuffers::kNone) ++link_waiters_[id];
   if (retry != InputBuffers::kUnknown) schedule_wake(id, retry);
 }
 
-[[gnu::always_inline]] inline bool PacketNetwork::try_grant(Packet& p, emu::Tick* retry) {
+[[gnu::always_inline]] inline bool PacketNetwork::try_grant(Packet& p, emu::Tick* retry,
+                                                            Wait* why) {
   const LinkId id = p.route.link;
   const Link& l = links_[id];
-  const emu::Tick start = std::max(sched_.now(), l.free_at);
+  const emu::Tick now = sched_.now();
+  const emu::Tick start = std::max(now, l.free_at);
+  if (p.held_channel != InputBuffers::kNone) {  // in a router buffer
+    const emu::Tick ready = buffers_.clear_at(p.held_channel) + turnaround_;
+    if (ready > (allocation_ == RouterAllocation::fcfs ? start : now)) {
+      *retry = ready;
+      *why = Wait::input;
+      return false;
+    }
+    if (start > now && allocation_ != RouterAllocation::fcfs) {
+      *retry = start;
+      *why = Wait::link;
+      return false;
+    }
+    const emu::Tick port = port_free(p.held_link, start, crossing(p.bytes));
+    if (port > start) {
+      *retry = port;
+      *why = Wait::input;
+      return false;
+    }
+  } else if (link_waiters_.size() != 0 && link_waiters_[id] != 0) {
+    *retry = start;
+    *why = Wait::link;
+    return false;
+  }
   // A packet crossing between cubes or SIPs takes its class beyond the link (VcPlan).
   const std::uint32_t cls =
       joins_cubes(l.kind)
@@ -181,7 +228,10 @@ void PacketNetwork::request(Packet& p) {
   std::uint32_t channel = InputBuffers::kNone;
   if (!p.route.last && buffers_.bounded(id)) {
     channel = buffers_.choose(id, cls, p.bytes, start, retry);
-    if (channel == InputBuffers::kNone) return false;
+    if (channel == InputBuffers::kNone) {
+      *why = Wait::credits;
+      return false;
+    }
   }
   p.vc_class = cls;
   grant(p, start, channel);
@@ -198,6 +248,9 @@ void PacketNetwork::request(Packet& p) {
     p.waiting_since = emu::kTickMax;
   }
   if (p.held_channel != InputBuffers::kNone) {  // its tail leaves the buffer it sat in at `end`
+    book_port(p.held_link, start, start + crossing(p.bytes));
+    granted_input_ = p.held_link;
+    if (!last_input_.empty()) last_input_[id] = p.held_link;
     InputBuffers::Place* next = nullptr;
     const emu::Tick release = buffers_.leave(p.held_link, p.held_channel, &p, p.bytes, end, &next);
     if (next != nullptr) request(*static_cast<Packet*>(next));  // first in line now
@@ -230,7 +283,7 @@ void PacketNetwork::schedule_wake(LinkId id, emu::Tick at) {
         waiters_[id].wake_at = emu::kTickMax;
         wake(id);
       },
-      0, "credit");
+      wake_priority_, "credit");
 }
 
 void PacketNetwork::wait_for(LinkId id, const Waiting& e) {
@@ -252,6 +305,9 @@ void PacketNetwork::wake(LinkId id) {
   std::uint32_t partial = w.partial;
   w.classes = 0;
   w.partial = 0;
+  link_waiters_[id] = 0;  // counted again as they are listed again
+  if (allocation_ != RouterAllocation::fcfs && waking_.size() > 1) order_waiting(id, waking_);
+  const emu::Tick now = sched_.now();
   emu::Tick soonest = InputBuffers::kUnknown;
   // Per class: the smallest packet that found no room in this pass. A packet
   // of that class at least as big is passed over without looking: many packets often wait on
@@ -262,27 +318,105 @@ void PacketNetwork::wake(LinkId id) {
   std::array<std::uint32_t, kClassesTracked> no_room;
   no_room.fill(~std::uint32_t{0});
   std::uint32_t failed = 0;  // class_bit of the classes that found no room
+  bool held_granted = false;
   for (std::size_t i = 0; i < waking_.size(); ++i) {
-    if (partial == 0 && (failed & classes) == classes) {
-      w.list.insert(w.list.end(), waking_.begin() + static_cast<std::ptrdiff_t>(i), waking_.end());
-      w.classes |= classes;
-      listed_[id] = 1;
+    if (held_granted || (partial == 0 && (failed & classes) == classes)) {
+      // The link went to a packet of a router buffer and is busy past now, so no other packet
+      // gets it now (under round_robin and age nothing books it ahead while they wait); or no
+      // class has room. Those left wait on as they are.
+      for (std::size_t j = i; j < waking_.size(); ++j) {
+        wait_for(id, waking_[j]);
+        if (held_granted && waking_[j].packet->held_channel != InputBuffers::kNone) {
+          ++link_waiters_[id];
+          // One of a class that found no room here would not have asked for the link.
+          if ((failed & class_bit(waking_[j].vc_class)) == 0) lost_arbitration(*waking_[j].packet);
+        }
+      }
+      if (held_granted) soonest = std::min(soonest, links_[id].free_at);
       break;
     }
     const Waiting& e = waking_[i];
+    Packet& p = *e.packet;
     if (e.bytes < packet_bytes_) --partial;
     const bool tracked = e.vc_class < kClassesTracked;
+    const bool held = p.held_channel != InputBuffers::kNone;
     emu::Tick retry = 0;
-    if ((tracked && e.bytes >= no_room[e.vc_class]) || !try_grant(*e.packet, &retry)) {
+    Wait why = Wait::credits;
+    if (tracked && e.bytes >= no_room[e.vc_class]) {
       wait_for(id, e);
-      if (retry != 0) soonest = std::min(soonest, retry);
+      continue;
+    }
+    if (try_grant(p, &retry, &why)) {
+      held_granted = held && allocation_ != RouterAllocation::fcfs && links_[id].free_at > now;
+      continue;
+    }
+    wait_for(id, e);
+    if (why == Wait::link && held) ++link_waiters_[id];
+    if (retry != 0) soonest = std::min(soonest, retry);
+    if (why == Wait::credits) {
+      if (p.waiting_since == emu::kTickMax) p.waiting_since = now;
       if (tracked) {
         no_room[e.vc_class] = std::min(no_room[e.vc_class], e.bytes);
         failed |= class_bit(e.vc_class);
       }
+    } else if (p.waiting_since != emu::kTickMax) {  // no longer held back by credits
+      links_[id].credit_wait += now - p.waiting_since;
+      p.waiting_since = emu::kTickMax;
     }
   }
   if (soonest != InputBuffers::kUnknown) schedule_wake(id, soonest);
+}
+
+void PacketNetwork::lost_arbitration(const Packet& p) {
+  // A separable allocator's input arbiter (BookSim's input-first, one iteration) picked this
+  // packet's channel for the cycle, its output went to another input, and the input sends
+  // nothing in that cycle, though another of its channels could have gone elsewhere. A packet
+  // that was not ready to go (its channel turning round, its input's port busy) did not ask.
+  if (cycle_ == 0) return;
+  const emu::Tick now = sched_.now();
+  if (p.held_link == granted_input_) return;
+  if (buffers_.clear_at(p.held_channel) + turnaround_ > now) return;
+  if (port_free(p.held_link, now, cycle_) > now) return;
+  book_port(p.held_link, now, now + cycle_);
+}
+
+emu::Tick PacketNetwork::port_free(LinkId input, emu::Tick start, emu::Tick time) {
+  // Crossings booked ahead can leave gaps a later one fits in, so the port keeps each crossing
+  // until it is over, not only when the last one ends.
+  Port& port = ports_[input];
+  if (start >= port.last_until) return start;  // after every crossing booked
+  const emu::Tick now = sched_.now();
+  std::erase_if(port.busy, [now](const Crossing& c) { return c.until <= now; });
+  std::uint32_t overlapping = 0;
+  emu::Tick soonest = emu::kTickMax;
+  for (const Crossing& c : port.busy)
+    if (c.from < start + time && start < c.until) {
+      ++overlapping;
+      soonest = std::min(soonest, c.until);
+    }
+  return overlapping < speedup_ ? start : soonest;
+}
+
+void PacketNetwork::book_port(LinkId input, emu::Tick from, emu::Tick until) {
+  Port& port = ports_[input];
+  if (port.last_until <= sched_.now()) port.busy.clear();  // every crossing booked is over
+  port.busy.push_back({from, until});
+  port.last_until = std::max(port.last_until, until);
+}
+
+void PacketNetwork::order_waiting(LinkId id, std::vector<Waiting>& list) const {
+  // Packets of the same input keep the order they began to wait in. A packet not in a router
+  // buffer (it books the link ahead) goes after those that are.
+  const auto key = [&](const Waiting& e) -> std::uint64_t {
+    const Packet& p = *e.packet;
+    if (p.held_channel == InputBuffers::kNone) return ~std::uint64_t{0};
+    if (allocation_ == RouterAllocation::age) return p.transfer->born;
+    // round_robin: the inputs after the last one granted first, in link order, wrapping round
+    const LinkId last = last_input_[id];
+    return p.held_link > last ? p.held_link - last : p.held_link + links_.size() - last;
+  };
+  std::stable_sort(list.begin(), list.end(),
+                   [&](const Waiting& a, const Waiting& b) { return key(a) < key(b); });
 }
 
 bool PacketNetwork::move_on(Packet& p, emu::Tick end) {
@@ -322,6 +456,8 @@ PacketNetwork::Packet* PacketNetwork::new_packet() {
 void PacketNetwork::forget_in_flight() {
   for (DmaEngine& d : dma_) d.clear();
   for (Waiters& w : waiters_) w = Waiters{};
+  std::fill(link_waiters_.begin(), link_waiters_.end(), 0);
+  for (Port& port : ports_) port = Port{};
   std::fill(listed_.begin(), listed_.end(), 0);
   pending_.clear();
   requesting_ = false;

@@ -16,6 +16,25 @@
 // in place until a credit comes back, holding its own buffer, so congestion spreads backwards;
 // and it leaves its channel in order (head-of-line). docs/hardware-model.md explains both.
 //
+// Routers (system.cube.noc.router): a link into a router carries a packet's head to the end of
+// the router's pipeline (routing, VC and switch allocation; Topology::router_delay), so each
+// router crossed adds the pipeline to the path latency. A packet in a bounded router buffer
+// crosses the router at the soonest time t with
+//   t >= its head ready (arrival + pipeline)
+//   t >= when its channel's previous packet left + turnaround (pipeline less one cycle)
+//   fewer than `input_speedup` crossings of its input overlap [t, t + bytes / mesh link
+//        bandwidth): a port sends flits of other channels in the cycles a slow output or a
+//        late tail leaves it idle
+//   the output link free at t, and room for it in a channel beyond (credits).
+// Under `fcfs` it books a busy output ahead, first come first served, as above. Under
+// `round_robin` and `age` it waits instead, and when the output frees, the output goes to one
+// of the packets waiting for it (the next input after the last granted; the oldest transfer),
+// chosen after every packet ready in that instant has asked; an input whose ready packet lost
+// that choice sends nothing for a router cycle (an input-first separable allocator's loss). A
+// packet not in a bounded buffer
+// (at its source, or beyond an unbounded link) books its link ahead, unless packets of router
+// buffers wait for the link: then it waits behind them.
+//
 // A packet walks its route hop by hop (RouteCursor), so what it holds does not grow with the
 // route. Each packet-hop is one event, in (time, insertion) order, so a run is deterministic.
 
@@ -50,14 +69,21 @@ class PacketNetwork final : public Network {
     RouteCursor route;  // the hop it is at, and the way on
   };
   static_assert(sizeof(Packet) == 128, "a packet record is two cache lines");
-  // With credits: the packets waiting for room beyond a link, in the order they came. Each
-  // entry keeps what a wake-up sorts them by, so that passing over the many that wait on a busy
-  // link (a DMA window at an injection port, an HBM channel) reads one array, not each packet.
+  // With credits: the packets waiting for a link (for room beyond it, or, from a router buffer,
+  // for the link or their input), in the order they came. Each entry keeps what a wake-up sorts
+  // them by, so that passing over the many that wait on a busy link (a DMA window at an
+  // injection port, an HBM channel) reads one array, not each packet.
   struct Waiting {
     Packet* packet;
     std::uint32_t bytes;
-    std::uint32_t vc_class;
+    std::uint32_t vc_class;  // kNoRoom: it needs no room beyond (the route's last hop)
   };
+  // A class no packet has: class_bit gives it every bit, so a wake-up never passes over such a
+  // packet for its class having found no room.
+  static constexpr std::uint32_t kNoRoom = ~std::uint32_t{0};
+  Waiting waiting(Packet& p) const {
+    return {&p, p.bytes, p.route.last || !buffers_.bounded(p.route.link) ? kNoRoom : p.vc_class};
+  }
   struct Waiters {
     std::vector<Waiting> list;
     emu::Tick wake_at = emu::kTickMax;  // the wake-up scheduled, if any
@@ -68,6 +94,10 @@ class PacketNetwork final : public Network {
     return vc_class < 32 ? std::uint32_t{1} << vc_class : ~std::uint32_t{0};
   }
   void wait_for(LinkId id, const Waiting& e);
+  // What a packet that was not granted waits for: room beyond the link; the link (a packet of a
+  // router buffer under round_robin and age); its channel to turn round or a crossbar port of
+  // its input.
+  enum class Wait : std::uint8_t { credits, link, input };
 
   void start(Transfer& t) override;
   void forget_in_flight() override;
@@ -88,7 +118,20 @@ class PacketNetwork final : public Network {
   void request_now(Packet& p);
   // Grants p its link at the soonest time there is room beyond it, or says when to try again
   // (InputBuffers::kUnknown: when a packet in the buffer beyond moves on).
-  bool try_grant(Packet& p, emu::Tick* retry);
+  bool try_grant(Packet& p, emu::Tick* retry, Wait* why);
+  // When a crossing of `time` from `start` through input `input`'s crossbar ports could begin:
+  // `start` when fewer than input_speedup crossings overlap it, else when the first of those
+  // ends.
+  emu::Tick port_free(LinkId input, emu::Tick start, emu::Tick time);
+  // Under round_robin and age: p was ready for an output that went to another input in this
+  // instant; its input's crossbar port idles for a router cycle.
+  void lost_arbitration(const Packet& p);
+  void book_port(LinkId input, emu::Tick from, emu::Tick until);
+  emu::Tick crossing(std::uint32_t bytes) const {
+    return bytes == packet_bytes_ ? crossbar_packet_time_ : crossbar_.transfer_time(bytes);
+  }
+  // The outputs' allocation policy puts the packets waiting for `id` in the order it grants them.
+  void order_waiting(LinkId id, std::vector<Waiting>& list) const;
   void grant(Packet& p, emu::Tick start, std::uint32_t channel);
   void schedule_wake(LinkId id, emu::Tick at);
   void wake(LinkId id);  // the packets waiting for `id` try again
@@ -101,7 +144,33 @@ class PacketNetwork final : public Network {
   void delivered(Packet& p);
   Packet* new_packet();
 
-  bool credits_;                  // bounded buffers somewhere
+  bool credits_;  // bounded buffers somewhere
+  // The routers (system.cube.noc.router): a channel's turnaround, crossbar ports per input, the
+  // outputs' policy; per link (an input, when its buffer is bounded), the crossings through its
+  // crossbar ports not over yet; per link, the input it was last granted to (round_robin).
+  emu::Tick turnaround_;
+  std::uint32_t speedup_;
+  // A crossbar port moves a packet at the mesh links' rate, whatever the output's: a packet
+  // holds its input's port for that long (a full one: crossbar_packet_time_).
+  emu::Bandwidth crossbar_;
+  emu::Tick crossbar_packet_time_;
+  RouterAllocation allocation_;
+  emu::Priority wake_priority_;  // after the tick's requests when outputs arbitrate
+  emu::Tick cycle_;              // a router cycle (0 without a pipeline)
+  LinkId granted_input_ = 0;     // the input of the last crossing granted
+  struct Crossing {
+    emu::Tick from, until;
+  };
+  struct Port {
+    emu::Tick last_until = 0;    // when the last crossing booked ends
+    std::vector<Crossing> busy;  // the crossings booked, some perhaps over
+  };
+  std::vector<Port> ports_;
+  std::vector<LinkId> last_input_;
+  // Per link: packets of router buffers listed as waiting for it to free (or, under round_robin
+  // and age, for its allocation). A packet that would book the link ahead waits behind them
+  // instead, so that they are not passed over for ever.
+  std::vector<std::uint32_t> link_waiters_;
   std::vector<DmaEngine> dma_;    // per PE
   std::vector<Waiters> waiters_;  // per link, with credits
   // Per link, with credits: whether its Waiters list is not empty (read on every grant, so

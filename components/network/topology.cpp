@@ -27,6 +27,9 @@ Topology::Topology(const SystemConfig& config)
       sips_(config.sips),
       channels_(config.cube.hbm.channels) {
   const auto& noc = config.cube.noc;
+  // A link into a router carries the packet to the end of the router's pipeline: its head is
+  // then ready to cross the crossbar onto the next link.
+  const Tick router = router_delay();
   if (pes_ != mesh_x_ * mesh_y_)
     throw std::invalid_argument("Topology: cube.pes must equal mesh_x * mesh_y");
   if (noc.hbm_nodes.empty()) throw std::invalid_argument("Topology: cube.noc.hbm_nodes is empty");
@@ -44,12 +47,12 @@ Topology::Topology(const SystemConfig& config)
       for (std::uint32_t d = 0; d < 4; ++d)
         if (exists[d])
           mesh_ids[(std::size_t{c} * nodes + n) * 4 + d] =
-              add_link(LinkKind::noc, noc.link_bandwidth, noc.hop_latency, c, n, to[d]);
+              add_link(LinkKind::noc, noc.link_bandwidth, noc.hop_latency + router, c, n, to[d]);
     }
   mesh_ids_ = std::move(mesh_ids);
   inject_base_ = static_cast<LinkId>(links_.size());
   for (std::uint32_t pe = 0; pe < total_pes(); ++pe)
-    add_link(LinkKind::inject, noc.link_bandwidth, 0, pe / pes_, pe % pes_, pe % pes_);
+    add_link(LinkKind::inject, noc.link_bandwidth, router, pe / pes_, pe % pes_, pe % pes_);
   eject_base_ = static_cast<LinkId>(links_.size());
   for (std::uint32_t pe = 0; pe < total_pes(); ++pe)
     add_link(LinkKind::eject, noc.link_bandwidth, 0, pe / pes_, pe % pes_, pe % pes_);
@@ -64,20 +67,20 @@ Topology::Topology(const SystemConfig& config)
   ucie_.resize(sips_);
   const auto edges = cube_graph_->edges();
   for (std::uint32_t s = 0; s < sips_; ++s)
-    if (u.topology == GraphKind::switch_)
+    if (u.topology == GraphKind::switch_)  // up into the switch; down into a cube's router
       build_switch(ucie_[s], cubes_per_sip_, LinkKind::ucie, u.bandwidth, u.latency,
-                   u.latency + u.switch_latency, s, u.connections);
+                   u.latency + u.switch_latency + router, s, u.connections);
     else
-      build_graph(ucie_[s], cubes_per_sip_, edges, LinkKind::ucie, u.bandwidth, u.latency, s,
-                  u.connections);
+      build_graph(ucie_[s], cubes_per_sip_, edges, LinkKind::ucie, u.bandwidth,
+                  u.latency + router, s, u.connections);
   const auto& is = config.inter_sip;
   sip_graph_ = std::make_unique<Graph>(is.topology, sips_, is.grid_x, is.grid_y);
   if (is.topology == GraphKind::switch_)
     build_switch(inter_sip_, sips_, LinkKind::inter_sip, is.bandwidth, is.latency,
-                 is.latency + is.switch_latency, 0, is.connections);
+                 is.latency + is.switch_latency + router, 0, is.connections);
   else
     build_graph(inter_sip_, sips_, sip_graph_->edges(), LinkKind::inter_sip, is.bandwidth,
-                is.latency, 0, is.connections);
+                is.latency + router, 0, is.connections);
 
   for (auto& l : links_) l.full_packet_time = l.bandwidth.transfer_time(noc.packet_bytes);
 
@@ -320,7 +323,7 @@ void Topology::route_nodes(std::uint32_t src_cube, std::uint32_t src_node, std::
 Tick Topology::route_latency(std::uint32_t src_cube, std::uint32_t src_node, std::uint32_t dst_cube,
                              std::uint32_t dst_node) const {
   // Mesh links all have the hop latency: a cube's stretch costs its XY hop count times it.
-  const Tick hop = config_.cube.noc.hop_latency;
+  const Tick hop = config_.cube.noc.hop_latency + router_delay();
   RouteCursor c = between(src_cube, src_node, dst_cube, dst_node);
   Tick sum = 0;
   for (;;) {
@@ -333,7 +336,7 @@ Tick Topology::route_latency(std::uint32_t src_cube, std::uint32_t src_node, std
 
 RouteCursor Topology::start_pe_to_pe(std::uint32_t src_pe, std::uint32_t dst_pe) const {
   return ported(
-      inject_port(src_pe), 0,
+      inject_port(src_pe), router_delay(),
       between(src_pe / pes_, node_of_pe(src_pe % pes_), dst_pe / pes_, node_of_pe(dst_pe % pes_)),
       eject_port(dst_pe), 0);
 }
@@ -341,14 +344,14 @@ RouteCursor Topology::start_pe_to_pe(std::uint32_t src_pe, std::uint32_t dst_pe)
 RouteCursor Topology::start_pe_to_memory(std::uint32_t pe, std::uint32_t cube,
                                          std::uint32_t channel) const {
   // The write lands after the access latency.
-  return ported(inject_port(pe), 0,
+  return ported(inject_port(pe), router_delay(),
                 between(pe / pes_, node_of_pe(pe % pes_), cube, hbm_node(channel)),
                 hbm_channel(cube, channel), hbm_->access_latency());
 }
 
 RouteCursor Topology::start_memory_to_pe(std::uint32_t cube, std::uint32_t channel,
                                          std::uint32_t pe) const {
-  return ported(hbm_channel(cube, channel), 0,
+  return ported(hbm_channel(cube, channel), router_delay(),
                 between(cube, hbm_node(channel), pe / pes_, node_of_pe(pe % pes_)), eject_port(pe),
                 0);
 }
@@ -356,7 +359,7 @@ RouteCursor Topology::start_memory_to_pe(std::uint32_t cube, std::uint32_t chann
 Tick Topology::read_request_delay(std::uint32_t pe, std::uint32_t cube,
                                   std::uint32_t channel) const {
   // The request travels the reverse way first; it is small, so it costs latency only.
-  return route_latency(pe / pes_, node_of_pe(pe % pes_), cube, hbm_node(channel)) +
+  return router_delay() + route_latency(pe / pes_, node_of_pe(pe % pes_), cube, hbm_node(channel)) +
          hbm_->access_latency();
 }
 

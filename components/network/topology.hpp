@@ -77,6 +77,10 @@ class Topology {
   explicit Topology(const SystemConfig& config);
 
   const SystemConfig& config() const { return config_; }
+  // A router's pipeline (system.cube.noc.router.pipeline_cycles): it is part of the latency of
+  // every link into a router (mesh, UCIe and inter-SIP links, a PE's injection port, an HBM
+  // channel read from), so a route's latency counts it once per router crossed.
+  Tick router_delay() const { return config_.cube.noc.router_timing.pipeline; }
   std::uint32_t cubes() const { return cubes_; }
   std::uint32_t pes_per_cube() const { return pes_; }
   std::uint32_t total_pes() const { return cubes_ * pes_; }

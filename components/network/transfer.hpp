@@ -18,6 +18,7 @@ struct Transfer {
   std::uint32_t peer = 0;  // send: destination PE
   std::uint64_t addr = 0;
   std::uint64_t bytes = 0;
+  emu::Tick born = 0;  // when it was asked for: its packets' age, for routers that grant by age
   // Packet model: bytes handed to packets so far, bytes delivered, packets on their way.
   std::uint64_t issued = 0;
   std::uint64_t delivered = 0;

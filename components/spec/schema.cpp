@@ -221,7 +221,8 @@ void add_cube(std::vector<SpecField>& s) {
           .desc("Bandwidth of each direction of each mesh link."));
   add(latency("system.cube.noc.hop_latency_ns")
           .def(1.0)
-          .desc("Latency per link traversed (router + wire)."));
+          .desc("Latency per link traversed: the wire and the crossbar, and the rest of the "
+                "router unless `router.pipeline_cycles` gives its pipeline."));
   add(integer("system.cube.noc.packet_bytes", "bytes")
           .range(16, 1 << 20)
           .def(4096)
@@ -245,6 +246,31 @@ void add_cube(std::vector<SpecField>& s) {
               "each router input port (from a mesh link, the PE, "
               "or an HBM controller)",
               "noc.hop_latency_ns");
+  add(integer("system.cube.noc.router.pipeline_cycles", "cycles")
+          .range(0, 64)
+          .def(0)
+          .desc("Router cycles from a packet's head reaching a router input to its crossing the "
+                "crossbar (routing, VC allocation, switch allocation), per router crossed, on top "
+                "of `hop_latency_ns` (then the crossbar and the wire). With bounded buffers a "
+                "virtual channel starts its next packet's pipeline in the cycle its previous "
+                "packet's tail crossed, so one channel passes a packet per pipeline at most. 0: "
+                "`hop_latency_ns` holds the whole router."));
+  add(number("system.cube.noc.router.clock_GHz", "GHz")
+          .range(0.001, 100)
+          .optional()
+          .desc("Router clock, for `pipeline_cycles`; default `system.pe.clock_GHz`."));
+  add(integer("system.cube.noc.router.input_speedup", "packets")
+          .range(1, 16)
+          .def(1)
+          .desc("Packets a router input port with a bounded buffer sends through the crossbar at "
+                "once, over all its virtual channels (an input with one crossbar port: 1)."));
+  add(choice("system.cube.noc.router.allocation", router_allocations().names())
+          .def("fcfs")
+          .desc("How a router output is allocated among the packets of bounded input buffers "
+                "that are ready for it. `fcfs`: each books it ahead in the order they ask, first "
+                "come first served (the fastest to simulate); `round_robin`: they wait, and when "
+                "it frees it goes to the first waiting packet of the next input after the one "
+                "last granted; `age`: likewise, to the packet of the transfer asked for first."));
 }
 
 // A cube's HBM.

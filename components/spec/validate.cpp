@@ -666,6 +666,7 @@ class Builder {
 
   void build_buffers(SystemConfig& c) {
     c.cube.noc.router = buffers("/system/cube/noc/router", c.cube.noc.hop_latency, c);
+    build_router_timing(c);
     c.ucie.buffers = buffers("/system/ucie", c.ucie.latency, c);
     c.inter_sip.buffers = buffers("/system/inter_sip", c.inter_sip.latency, c);
     // Enough virtual channels for every class that can reach each bounded buffer (the classes
@@ -704,6 +705,21 @@ class Builder {
              fmt::format("{} for the routes over a {} of {} SIPs, and 1 for packets entering "
                          "their SIP",
                          plan.sip_classes(), to_string(c.inter_sip.topology), c.sips));
+  }
+
+  void build_router_timing(SystemConfig& c) {
+    RouterTiming& r = c.cube.noc.router_timing;
+    const char* clock_ptr = "/system/cube/noc/router/clock_GHz";
+    const Frequency clock =
+        doc_.contains(json::json_pointer(clock_ptr)) ? frequency(clock_ptr) : c.pe.clock;
+    r.pipeline_cycles = u32(doc_, "/system/cube/noc/router/pipeline_cycles");
+    r.pipeline = clock.cycles_to_ticks(emu::Cycles{r.pipeline_cycles});
+    r.turnaround =
+        r.pipeline_cycles == 0 ? 0 : clock.cycles_to_ticks(emu::Cycles{r.pipeline_cycles - 1});
+    r.input_speedup = u32(doc_, "/system/cube/noc/router/input_speedup");
+    r.allocation = router_allocations().at(
+        doc_.at(json::json_pointer("/system/cube/noc/router/allocation")).get<std::string>(),
+        "system.cube.noc.router.allocation");
   }
 
   // "the override system.sips.count=2 makes it so; " when overrides set the fields the classes

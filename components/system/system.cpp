@@ -126,6 +126,11 @@ nlohmann::json System::describe() const {
       {"sram_bytes_per_pe", c.pe.sram_bytes},
       {"clock_hz", c.pe.clock.hz()},
       {"buffers", buffers_json(c)},
+      {"router",
+       {{"pipeline_cycles", c.cube.noc.router_timing.pipeline_cycles},
+        {"pipeline_ps", c.cube.noc.router_timing.pipeline},
+        {"input_speedup", c.cube.noc.router_timing.input_speedup},
+        {"allocation", router_allocations().name_of(c.cube.noc.router_timing.allocation)}}},
       {"messages", messages_json(c)},
   };
 }

@@ -138,16 +138,17 @@ TEST(VectorAdd, AnAutomaticBlockFillsTheSramUpToAProgramsShare) {
   EXPECT_EQ(run_harness(spec, {"n=100"}, true).details["block"], 2);
 }
 
-// The shipped default is a balanced design: a long vector add streams at no less than 70 % of
+// The shipped default is a balanced design: a long vector add streams at no less than 60 % of
 // the HBM bandwidth the spec gives (2.4 TB/s per cube), though 3/4 of its interleaved bytes
-// cross UCIe. (Its first version, with two HBM controller nodes per cube, reached 9 %.)
+// cross UCIe and each router input sends one packet at a time (input speedup 1). (Its first
+// version, with two HBM controller nodes per cube, reached 9 %.)
 TEST(VectorAdd, OnTheShippedDefaultALongVectorStreamsNearTheHbmPeak) {
   const Spec spec = Spec::load(spec_path("default.json"));
   const Outcome o = run_harness(spec, {"n=16777216"}, true);
   const double seconds = static_cast<double>(o.run.sim_time_ps) * 1e-12;
   const double hbm_peak = static_cast<double>(spec.config().cube.hbm.bandwidth.bytes_per_s()) *
                           static_cast<double>(spec.config().total_cubes());
-  EXPECT_GE(static_cast<double>(o.useful_bytes) / seconds, 0.7 * hbm_peak);
+  EXPECT_GE(static_cast<double>(o.useful_bytes) / seconds, 0.6 * hbm_peak);
 }
 
 // Double buffering overlaps a chunk's add and store with the next chunk's loads: with several

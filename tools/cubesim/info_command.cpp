@@ -250,6 +250,14 @@ int info(const InfoArgs& a) {
   };
   row("buffers", "routers " + buffer("router") + "; UCIe " + buffer("ucie") + "; inter-SIP " +
                      buffer("inter_sip"));
+  const nlohmann::json& router = d["router"];
+  const int cycles = router["pipeline_cycles"].get<int>();
+  row("router", (cycles == 0 ? std::string("no pipeline of its own (in the hop latency)")
+                             : "pipeline " + std::to_string(cycles) + " cycles (" +
+                                   emu::format_time(router["pipeline_ps"].get<emu::Tick>()) +
+                                   ") per router crossed") +
+                    "; input speedup " + std::to_string(router["input_speedup"].get<int>()) +
+                    "; allocation " + router["allocation"].get<std::string>());
   row("SRAM", format_bytes(num(d, "sram_bytes_per_pe")) + " per PE");
   print_messages(d);
   row("links", std::to_string(static_cast<long long>(num(d, "links"))) + " modelled links");

@@ -26,6 +26,7 @@ TEST(SpecSchema, ChoiceFieldsListTheirTablesNames) {
       {"system.inter_sip.topology", graph_kinds().names()},
       {"system.dispatch.policy", dispatch_policies().names()},
       {"system.messages.memory", slot_memories().names()},
+      {"system.cube.noc.router.allocation", router_allocations().names()},
   };
   for (const SpecField& f : spec_schema()) {
     if (f.type != FieldType::choice) continue;
@@ -69,6 +70,14 @@ const std::map<std::string, Member>& members() {
         {"system.sips.count", [](const SystemConfig& c) { return json(c.sips); }},
         {"system.cube.noc.hop_latency_ns", [](auto& c) { return json(c.cube.noc.hop_latency); }},
         {"system.cube.noc.packet_bytes", [](auto& c) { return json(c.cube.noc.packet_bytes); }},
+        {"system.cube.noc.router.pipeline_cycles",
+         [](auto& c) { return json(c.cube.noc.router_timing.pipeline_cycles); }},
+        {"system.cube.noc.router.input_speedup",
+         [](auto& c) { return json(c.cube.noc.router_timing.input_speedup); }},
+        {"system.cube.noc.router.allocation",
+         [](auto& c) {
+           return json(router_allocations().name_of(c.cube.noc.router_timing.allocation));
+         }},
         {"system.cube.noc.inter_sip_node",
          [](auto& c) { return coords(c.cube.noc.inter_sip_nodes); }},
         {"system.cube.hbm.channels", [](auto& c) { return json(c.cube.hbm.channels); }},
