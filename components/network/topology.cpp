@@ -71,8 +71,8 @@ Topology::Topology(const SystemConfig& config)
       build_switch(ucie_[s], cubes_per_sip_, LinkKind::ucie, u.bandwidth, u.latency,
                    u.latency + u.switch_latency + router, s, u.connections);
     else
-      build_graph(ucie_[s], cubes_per_sip_, edges, LinkKind::ucie, u.bandwidth,
-                  u.latency + router, s, u.connections);
+      build_graph(ucie_[s], cubes_per_sip_, edges, LinkKind::ucie, u.bandwidth, u.latency + router,
+                  s, u.connections);
   const auto& is = config.inter_sip;
   sip_graph_ = std::make_unique<Graph>(is.topology, sips_, is.grid_x, is.grid_y);
   if (is.topology == GraphKind::switch_)
