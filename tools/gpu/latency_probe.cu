@@ -14,13 +14,13 @@
 #include <random>
 #include <vector>
 
-#define CHECK(x)                                                                   \
-  do {                                                                             \
-    cudaError_t e = (x);                                                           \
-    if (e != cudaSuccess) {                                                        \
+#define CHECK(x)                                                                      \
+  do {                                                                                \
+    cudaError_t e = (x);                                                              \
+    if (e != cudaSuccess) {                                                           \
       std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); \
-      return 1;                                                                    \
-    }                                                                              \
+      return 1;                                                                       \
+    }                                                                                 \
   } while (0)
 
 __global__ void chase(const unsigned long long* next, long long steps, unsigned long long* out) {
