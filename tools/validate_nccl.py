@@ -26,7 +26,6 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "docs", "data", "nccl-h200x4")
-SPEC = os.path.join(ROOT, "specs", "h200x4-nvlink.json")
 RANKS = 4
 CHANNELS = 24  # NCCL's channels from 1 MiB up (nccl_choices.txt)
 # NCCL's name -> cubesim's kernel, algorithm, and what a channel's bytes must be a multiple of.
@@ -39,14 +38,21 @@ KERNELS = {
 }
 
 
-def run(binary, collective, nccl_bytes):
+def arguments(collective, nccl_bytes):
+    """cubesim's `run` arguments (after the binary and `run`) for NCCL's `collective` of
+    `nccl_bytes` per GPU: each channel's share, rounded down to what shards."""
     kernel, algorithm, multiple = KERNELS[collective]
     per_pe = nccl_bytes // CHANNELS // multiple * multiple
+    return ["specs/h200x4-nvlink.json", kernel, "-p", f"algorithm={algorithm}", "-p", "ranks=sips",
+            "-p", f"channels={CHANNELS}", "-p", f"bytes_per_pe={per_pe}", "-p", "buffer=hbm",
+            "--timing-only"]
+
+
+def run(binary, collective, nccl_bytes):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "r.json")
-        cmd = [binary, "run", SPEC, kernel, "-p", f"algorithm={algorithm}", "-p", "ranks=sips",
-               "-p", f"channels={CHANNELS}", "-p", f"bytes_per_pe={per_pe}", "-p", "buffer=hbm",
-               "--timing-only", "--json", out]
+        args = arguments(collective, nccl_bytes)
+        cmd = [binary, "run", os.path.join(ROOT, args[0])] + args[1:] + ["--json", out]
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0:
             sys.exit(f"{' '.join(cmd)}\nexit {p.returncode}: {p.stderr.strip()}")
@@ -56,7 +62,7 @@ def run(binary, collective, nccl_bytes):
             "predicted_time_us": d["collective_time_ps"] / 1e6,
             "predicted_busbw_GBps": d["busbw_GBps"],
             "model_time_us": d["model_time_ps"] / 1e6,
-            "command": " ".join(["cubesim"] + cmd[1:2] + ["specs/h200x4-nvlink.json"] + cmd[3:-2])}
+            "command": " ".join(["cubesim", "run"] + args)}
 
 
 def main():

@@ -929,24 +929,17 @@ FIGURES += [
 # docs/validation.md: cubesim's collectives against NCCL's (tools/validate_nccl.py writes the
 # CSV and plot of every size; this is its table from 16 MiB up).
 
-NCCL_KERNELS = {"all_reduce": ("allreduce", "ring", 16), "all_gather": ("allgather", "ring", 16),
-                "reduce_scatter": ("reduce_scatter", "ring", 16),
-                "broadcast": ("broadcast", "ring", 4), "all_to_all": ("alltoall", "pairwise", 16)}
-
-
 def nccl_table(ctx):
     import csv
+
+    from validate_nccl import KERNELS, arguments
     with open("docs/data/nccl-h200x4/graph.csv") as f:
         measured = [r for r in csv.DictReader(f)
-                    if r["collective"] in NCCL_KERNELS and int(r["bytes"]) >= 16 << 20]
+                    if r["collective"] in KERNELS and int(r["bytes"]) >= 16 << 20]
     rows = []
     for m in measured:
-        kernel, algorithm, multiple = NCCL_KERNELS[m["collective"]]
         b = int(m["bytes"])
-        per_pe = b // 24 // multiple * multiple
-        d = ctx.report(f"cubesim run specs/h200x4-nvlink.json {kernel} -p algorithm={algorithm} "
-                       f"-p ranks=sips -p channels=24 -p bytes_per_pe={per_pe} -p buffer=hbm "
-                       "--timing-only")["details"]
+        d = ctx.report(" ".join(["cubesim", "run"] + arguments(m["collective"], b)))["details"]
         busbw = float(m["busbw_GBps"])
         size = f"{b >> 20} MiB" if b < 1 << 30 else f"{b >> 30} GiB"
         rows.append([m["collective"], size, f"{busbw:.0f}", f"{d['busbw_GBps']:.1f}",

@@ -211,6 +211,18 @@ TEST(Topology, InterSipMeshAndTorusOnTheSipGrid) {
             (std::vector<std::string>{"inter_sip.sip0->sip2", "inter_sip.sip2->sip5"}));
 }
 
+// The names of a route's links of one kind, and the sum of their hop latencies.
+std::pair<std::vector<std::string>, Tick> links_of(const Topology& t, const Route& r,
+                                                   LinkKind kind) {
+  std::pair<std::vector<std::string>, Tick> out;
+  for (std::size_t i = 0; i < r.links.size(); ++i)
+    if (t.link(r.links[i]).kind == kind) {
+      out.first.push_back(t.link_name(r.links[i]));
+      out.second += r.latency[i];
+    }
+  return out;
+}
+
 // A UCIe switch: four cubes, two ports each on (3,0) and (3,2). Every cube pair is one crossing:
 // up to the switch on the connection nearest the packet, down to the destination on the same
 // connection, entering on that connection's node; the down link carries the crossbar's latency.
@@ -234,13 +246,7 @@ TEST(Topology, UcieSwitchCrossesUpAndDownOnTheNearestConnection) {
           const std::uint32_t j = src == 0 ? 0 : 1, port = j == 0 ? 3 : 11;
           Route r;
           t.route_nodes(sip * 4 + a, src, sip * 4 + b, 5, r);
-          std::vector<std::string> names;
-          Tick ucie_latency = 0;
-          for (std::size_t i = 0; i < r.links.size(); ++i)
-            if (t.link(r.links[i]).kind == LinkKind::ucie) {
-              names.push_back(t.link_name(r.links[i]));
-              ucie_latency += r.latency[i];
-            }
+          const auto [names, ucie_latency] = links_of(t, r, LinkKind::ucie);
           const std::string suffix = ".c" + std::to_string(j);
           const std::string s = "sip" + std::to_string(sip) + ".ucie.";
           EXPECT_EQ(names,
@@ -274,13 +280,7 @@ TEST(Topology, InterSipSwitchCrossesUpAndDown) {
       for (const std::uint32_t src : {4u, 9u}) {
         Route r;
         t.route_nodes(a * 2 + 1, src, b * 2 + 1, 6, r);
-        std::vector<std::string> names;
-        Tick latency = 0;
-        for (std::size_t i = 0; i < r.links.size(); ++i)
-          if (t.link(r.links[i]).kind == LinkKind::inter_sip) {
-            names.push_back(t.link_name(r.links[i]));
-            latency += r.latency[i];
-          }
+        const auto [names, latency] = links_of(t, r, LinkKind::inter_sip);
         const std::string j = ".c" + std::to_string(src % 2);
         EXPECT_EQ(names,
                   (std::vector<std::string>{"inter_sip.sip" + std::to_string(a) + "->switch" + j,
