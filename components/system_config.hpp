@@ -179,6 +179,18 @@ struct PeConfig {
   DmaConfig dma;
 };
 
+// A switch's in-network reduction (system.{ucie,inter_sip}.switch_reduction): the dtypes it
+// adds (none: it does not reduce) and the rate of the adder on each link up to it.
+struct SwitchReduction {
+  bool on = false;  // the section is there
+  // bit 1 << DType per dtype; the schema's default
+  std::uint32_t dtypes = 1U << static_cast<int>(DType::f32) | 1U << static_cast<int>(DType::f16) |
+                         1U << static_cast<int>(DType::bf16);
+  Bandwidth bandwidth = Bandwidth::from_GBps(1);  // absent in the spec: the links' bandwidth
+  bool enabled() const { return on; }
+  bool adds(DType t) const { return on && (dtypes >> static_cast<int>(t) & 1U) != 0; }
+};
+
 struct UcieConfig {
   GraphKind topology = GraphKind::ring;             // of the cubes of a SIP
   std::uint32_t mesh_x = 0;                         // mesh or torus: cubes per row (ucie.mesh)
@@ -188,6 +200,7 @@ struct UcieConfig {
   std::uint32_t connections = 1;  // links between two neighbouring cubes, on distinct nodes
   BufferConfig buffers;           // at the receiving end of each link
   Tick switch_latency = 0;        // switch: through the crossbar, between its two links
+  SwitchReduction reduction;      // switch: what it adds in the network
   // From one cube to a neighbour: a link, or through a switch its two links and the crossbar.
   Tick crossing() const {
     return topology == GraphKind::switch_ ? 2 * latency + switch_latency : latency;
@@ -204,6 +217,7 @@ struct InterSipConfig {
   std::uint32_t connections = 1;  // links between two neighbouring SIPs, on distinct nodes
   BufferConfig buffers;           // at the receiving end of each link
   Tick switch_latency = 0;        // switch: through the crossbar, between its two links
+  SwitchReduction reduction;      // switch: what it adds in the network
   // From one SIP to a neighbour: a link, or through a switch its two links and the crossbar.
   Tick crossing() const {
     return topology == GraphKind::switch_ ? 2 * latency + switch_latency : latency;

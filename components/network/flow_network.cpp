@@ -346,13 +346,17 @@ void FlowNetwork::start(Transfer& t) {
   const TransferKind kind = t.kind;
   const std::uint32_t pe = t.pe;
   const std::uint64_t bytes = t.bytes;
+  const bool from_switch = kind == TransferKind::from_switch;
   if (kind == TransferKind::send)
     add_route(routes_.get(kind, pe, t.peer, {}, 0), bytes);
+  else if (kind == TransferKind::to_switch || from_switch)
+    add_route(routes_.get(kind, pe, t.peer, {}, static_cast<std::uint32_t>(t.addr)), bytes);
   else
     add_pieces(kind, pe, t.addr, bytes);
 
-  // Reserve every link the flow crosses, first come first served.
-  const emu::Tick t0 = std::max(sched_.now(), free_at_[pe]);
+  // Reserve every link the flow crosses, first come first served. The switch sends what goes
+  // down from it: no PE's DMA window.
+  const emu::Tick t0 = from_switch ? sched_.now() : std::max(sched_.now(), free_at_[pe]);
   emu::Tick done_at = t0, latency = 0, packet_time = 0;
   // The links are scattered over the system's link table (~10^3 per transfer on rack-scale
   // specs, most not in cache): fetch a few ahead.
@@ -404,8 +408,10 @@ void FlowNetwork::start(Transfer& t) {
   const u128 rounds = u128{(packets + window_ - 1) / window_} * round_trip;
   if (std::max(share, rounds) > emu::kTickMax - t0) [[unlikely]]
     window_overflow(pe, packets, t0, round_trip);
-  free_at_[pe] = t0 + static_cast<emu::Tick>(share);
-  done_at = std::max(done_at, t0 + static_cast<emu::Tick>(rounds));
+  if (!from_switch) {
+    free_at_[pe] = t0 + static_cast<emu::Tick>(share);
+    done_at = std::max(done_at, t0 + static_cast<emu::Tick>(rounds));
+  }
   packets_ += packets;
   sched_.schedule_at(
       done_at, [this, &t] { complete(t); }, 0, "flow delivery");

@@ -84,6 +84,16 @@ void Network::send(std::uint32_t src_pe, std::uint32_t dst_pe, std::uint64_t byt
   begin(TransferKind::send, src_pe, dst_pe, 0, bytes, std::move(done));
 }
 
+void Network::to_switch(std::uint32_t pe, SwitchLevel level, std::uint64_t bytes, Done done) {
+  begin(TransferKind::to_switch, pe, static_cast<std::uint32_t>(level), 0, bytes, std::move(done));
+}
+
+void Network::from_switch(SwitchLevel level, std::uint32_t connection, std::uint32_t pe,
+                          std::uint64_t bytes, Done done) {
+  begin(TransferKind::from_switch, pe, static_cast<std::uint32_t>(level), connection, bytes,
+        std::move(done));
+}
+
 void Network::begin(TransferKind kind, std::uint32_t pe, std::uint32_t peer, std::uint64_t addr,
                     std::uint64_t bytes, Done done) {
   if (pe >= topology_.total_pes()) throw std::out_of_range("Network: PE index out of range");

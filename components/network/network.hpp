@@ -58,6 +58,12 @@ class Network {
   void read(std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes, Done done);
   void write(std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes, Done done);
   void send(std::uint32_t src_pe, std::uint32_t dst_pe, std::uint64_t bytes, Done done);
+  // In-network reduction: `bytes` from `pe` up to the switch of `level` (done when the last
+  // byte is in the switch), and from that switch down to `pe` over link `connection` (sent by
+  // the switch, so no PE's DMA window holds it back). The level must be a switch.
+  void to_switch(std::uint32_t pe, SwitchLevel level, std::uint64_t bytes, Done done);
+  void from_switch(SwitchLevel level, std::uint32_t connection, std::uint32_t pe,
+                   std::uint64_t bytes, Done done);
 
   // Link slices go to `trace` (one track per link that carries traffic), as `mode` says;
   // `busy_gap` is the longest idle gap inside a busy period. flush_trace() writes the slices

@@ -27,6 +27,11 @@ PacketNetwork::PacketNetwork(emu::Scheduler& scheduler, Topology& topology, cons
 }
 
 void PacketNetwork::start(Transfer& t) {
+  if (t.kind == TransferKind::from_switch) {
+    // The switch sends its packets at once; its link down serialises them.
+    while (t.issued < t.bytes) issue_packet(t);
+    return;
+  }
   DmaEngine& d = dma_[t.pe];
   if (d.free()) {
     // What pump() does with this transfer alone in the queue, without the queue: a small
@@ -51,9 +56,14 @@ RouteCursor PacketNetwork::packet_route(const Transfer& t, std::uint32_t* bytes,
                                         emu::Tick* delay) const {
   const std::uint64_t left = t.bytes - t.issued;
   *delay = 0;
-  if (t.kind == TransferKind::send) {
+  if (t.kind == TransferKind::send || t.kind == TransferKind::to_switch ||
+      t.kind == TransferKind::from_switch) {
     // Packets of a PE-to-PE transfer are cut at packet_bytes of the transfer's own offset.
     *bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(left, packet_bytes_));
+    const auto level = static_cast<SwitchLevel>(t.peer);
+    if (t.kind == TransferKind::to_switch) return topology_.start_pe_to_switch(t.pe, level);
+    if (t.kind == TransferKind::from_switch)
+      return topology_.start_switch_to_pe(level, static_cast<std::uint32_t>(t.addr), t.pe);
     return topology_.start_pe_to_pe(t.pe, t.peer);
   }
   // The first piece of the remaining range: one cube, one channel, at most one packet.
@@ -75,7 +85,8 @@ void PacketNetwork::issue_packet(Transfer& t) {
   p.tail = sched_.now() + delay;
   t.issued += p.bytes;
   ++t.in_flight;
-  dma_[t.pe].sent();  // the packet holds a slot of its PE's window until delivered
+  // The packet holds a slot of its PE's window until delivered (not the switch's).
+  if (t.kind != TransferKind::from_switch) dma_[t.pe].sent();
   ++packets_;
   if (credits_) {
     p.held_channel = InputBuffers::kNone;
@@ -437,8 +448,10 @@ void PacketNetwork::delivered(Packet& p) {
   --t.in_flight;
   p.next = free_packets_;
   free_packets_ = &p;
-  dma_[t.pe].delivered();
-  pump(t.pe);
+  if (t.kind != TransferKind::from_switch) {
+    dma_[t.pe].delivered();
+    pump(t.pe);
+  }
   if (t.issued < t.bytes || t.in_flight != 0) return;
   complete(t);
 }

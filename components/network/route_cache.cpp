@@ -14,6 +14,9 @@ RouteCache::Key RouteCache::key(TransferKind kind, std::uint32_t pe, std::uint32
                                 Location loc, std::uint32_t channel) {
   const std::uint64_t who = std::uint64_t{static_cast<std::uint32_t>(kind)} << 32 | pe;
   if (kind == TransferKind::send) return {who, peer};
+  // The ways up to a switch and down from it: the level (`peer`) and the connection down.
+  if (kind == TransferKind::to_switch || kind == TransferKind::from_switch)
+    return {who, std::uint64_t{peer} << 32 | channel};
   return {who, std::uint64_t{loc.global_cube} << 32 | channel};
 }
 
@@ -29,7 +32,10 @@ const Route& RouteCache::get(TransferKind kind, std::uint32_t pe, std::uint32_t 
   if (k != slot.key) {
     auto it = routes_.find(k);
     if (it == routes_.end()) {
-      Route route = kind == TransferKind::send ? topology_.pe_to_pe(pe, peer)
+      const auto level = static_cast<SwitchLevel>(peer);
+      Route route = kind == TransferKind::send          ? topology_.pe_to_pe(pe, peer)
+                    : kind == TransferKind::to_switch   ? topology_.pe_to_switch(pe, level)
+                    : kind == TransferKind::from_switch ? topology_.switch_to_pe(level, channel, pe)
                     : kind == TransferKind::read
                         ? topology_.memory_to_pe(loc.global_cube, channel, pe)
                         : topology_.pe_to_memory(pe, loc.global_cube, channel);

@@ -22,8 +22,10 @@ class RouteCache {
  public:
   explicit RouteCache(const Topology& topology);
 
-  // The route of a transfer of `kind` by `pe`: to `peer` (send), or from / to HBM channel
-  // `channel` of `loc`'s cube (read, write). References stay valid while the cache lives.
+  // The route of a transfer of `kind` by `pe`: to `peer` (send), from / to HBM channel
+  // `channel` of `loc`'s cube (read, write), up to the switch of level `peer` (to_switch) or
+  // down from it over connection `channel` (from_switch, `pe` the PE it goes to). References
+  // stay valid while the cache lives.
   const Route& get(TransferKind kind, std::uint32_t pe, std::uint32_t peer, Location loc,
                    std::uint32_t channel);
   std::size_t size() const { return routes_.size(); }

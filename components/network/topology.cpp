@@ -363,6 +363,51 @@ Tick Topology::read_request_delay(std::uint32_t pe, std::uint32_t cube,
          hbm_->access_latency();
 }
 
+std::uint32_t Topology::switch_connection(std::uint32_t pe, SwitchLevel level) const {
+  const std::uint32_t at = node_of_pe(pe % pes_);
+  if (level == SwitchLevel::inter_sip) return at % config_.inter_sip.connections;
+  return ucie_connection((pe / pes_) % cubes_per_sip_, cubes_per_sip_, at);
+}
+
+std::pair<std::uint32_t, std::uint32_t> Topology::switch_port(SwitchLevel level, std::uint32_t cube,
+                                                              std::uint32_t connection) const {
+  const std::uint32_t sip = cube / cubes_per_sip_;
+  if (level == SwitchLevel::inter_sip) {
+    const auto& nodes = config_.cube.noc.inter_sip_nodes;
+    return {sip * cubes_per_sip_ + config_.inter_sip.port_cube,
+            node(nodes[connection % nodes.size()])};
+  }
+  return {cube, ucie_node(cube % cubes_per_sip_, cubes_per_sip_, connection)};
+}
+
+RouteCursor Topology::start_pe_to_switch(std::uint32_t pe, SwitchLevel level) const {
+  const bool sips = level == SwitchLevel::inter_sip;
+  if (!(sips ? inter_sip_.switched : ucie_[0].switched))
+    throw std::logic_error("Topology::start_pe_to_switch: that level has no switch");
+  const std::uint32_t cube = pe / pes_, j = switch_connection(pe, level);
+  const auto [port_cube, port_node] = switch_port(level, cube, j);
+  const LinkId up = sips ? graph_link(inter_sip_, cube / cubes_per_sip_, sips_, j)
+                         : graph_link(ucie_[0], cube % cubes_per_sip_, cubes_per_sip_, j) +
+                               (cube / cubes_per_sip_) * ucie_sip_stride_;
+  return ported(inject_port(pe), router_delay(),
+                between(cube, node_of_pe(pe % pes_), port_cube, port_node), up, links_[up].latency);
+}
+
+RouteCursor Topology::start_switch_to_pe(SwitchLevel level, std::uint32_t connection,
+                                         std::uint32_t pe) const {
+  const bool sips = level == SwitchLevel::inter_sip;
+  if (!(sips ? inter_sip_.switched : ucie_[0].switched))
+    throw std::logic_error("Topology::start_switch_to_pe: that level has no switch");
+  const std::uint32_t cube = pe / pes_;
+  const auto [port_cube, port_node] = switch_port(level, cube, connection);
+  const LinkId down =
+      sips ? graph_link(inter_sip_, sips_, cube / cubes_per_sip_, connection)
+           : graph_link(ucie_[0], cubes_per_sip_, cube % cubes_per_sip_, connection) +
+                 (cube / cubes_per_sip_) * ucie_sip_stride_;
+  return ported(down, links_[down].latency,
+                between(port_cube, port_node, cube, node_of_pe(pe % pes_)), eject_port(pe), 0);
+}
+
 namespace {
 Route listed(const Topology& t, RouteCursor c) {
   Route r;
@@ -387,6 +432,14 @@ Route Topology::memory_to_pe(std::uint32_t cube, std::uint32_t channel, std::uin
   Route r = listed(*this, start_memory_to_pe(cube, channel, pe));
   r.pre_delay = read_request_delay(pe, cube, channel);
   return r;
+}
+
+Route Topology::pe_to_switch(std::uint32_t pe, SwitchLevel level) const {
+  return listed(*this, start_pe_to_switch(pe, level));
+}
+
+Route Topology::switch_to_pe(SwitchLevel level, std::uint32_t connection, std::uint32_t pe) const {
+  return listed(*this, start_switch_to_pe(level, connection, pe));
 }
 
 std::uint32_t Topology::mesh_hops(std::uint32_t a, std::uint32_t b) const {

@@ -23,11 +23,16 @@
 //    connection j down to the destination; the down link's latency includes the crossbar's.
 //    The crossbar itself never blocks: only the ports (links) are contended.
 //
+//  - In-network reduction (SwitchLevel): a PE's way up to a switch is the start of a crossing
+//    from it, to the end of the link up; the way down from the switch to a PE is the end of a
+//    crossing into it, from the link down, over a given connection.
+//
 // Every route is a list of link ids, plus the head latency of each hop.
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "components/hbm/hbm_model.hpp"
@@ -71,6 +76,9 @@ struct RouteCursor {
   LinkId final_link = 0;  // the port after the last node
   Tick final_latency = 0;
 };
+
+// The switch a PE reaches up to: its SIP's UCIe switch, or the inter-SIP switch.
+enum class SwitchLevel : std::uint8_t { ucie, inter_sip };
 
 class Topology {
  public:
@@ -121,6 +129,20 @@ class Topology {
   RouteCursor start_pe_to_memory(std::uint32_t pe, std::uint32_t cube, std::uint32_t channel) const;
   RouteCursor start_memory_to_pe(std::uint32_t cube, std::uint32_t channel, std::uint32_t pe) const;
   Tick read_request_delay(std::uint32_t pe, std::uint32_t cube, std::uint32_t channel) const;
+  // In-network reduction through the switch of `level` (which must be a switch): the
+  // connection a crossing from `pe` takes, the way up to the switch over it (ending with the
+  // link up) and the way down from the switch to `pe` over `connection` (starting with the
+  // link down, whose latency includes the crossbar's).
+  std::uint32_t switch_connection(std::uint32_t pe, SwitchLevel level) const;
+  RouteCursor start_pe_to_switch(std::uint32_t pe, SwitchLevel level) const;
+  RouteCursor start_switch_to_pe(SwitchLevel level, std::uint32_t connection,
+                                 std::uint32_t pe) const;
+  Route pe_to_switch(std::uint32_t pe, SwitchLevel level) const;
+  Route switch_to_pe(SwitchLevel level, std::uint32_t connection, std::uint32_t pe) const;
+  // Where a switch's port is: the cube (global) and node that a link up over `connection`
+  // leaves from for a PE of `cube` (global).
+  std::pair<std::uint32_t, std::uint32_t> switch_port(SwitchLevel level, std::uint32_t cube,
+                                                      std::uint32_t connection) const;
   // Moves the cursor to the next hop; not past the last.
   void next(RouteCursor& c) const;
 

@@ -9,7 +9,10 @@
 
 namespace cubesim::components {
 
-enum class TransferKind : std::uint8_t { read, write, send };
+// to_switch / from_switch: in-network reduction's ways up to a switch and down from it
+// (Topology::start_pe_to_switch); `peer` holds the SwitchLevel, a from_switch's `addr` its
+// connection, and its `pe` the PE it goes to (the switch sends it: no PE's DMA window).
+enum class TransferKind : std::uint8_t { read, write, send, to_switch, from_switch };
 
 struct Transfer {
   using Done = std::function<void()>;

@@ -32,6 +32,8 @@ std::string type_cell(const SpecField& f) {
       return "[x, y]";
     case FieldType::coord_list:
       return "[[x, y], ...] nodes, [x, y] or \"every_node\"";
+    case FieldType::choice_list:
+      return "[string, ...] (choices)";
   }
   return "";
 }
@@ -56,7 +58,7 @@ std::string default_cell(const SpecField& f) {
 
 std::string allowed_cell(const SpecField& f) {
   std::vector<std::string> parts;
-  if (f.type == FieldType::choice) {
+  if (f.type == FieldType::choice || f.type == FieldType::choice_list) {
     std::string c;
     for (const std::string& s : f.choices) c += (c.empty() ? "" : ", ") + fmt::format("`{}`", s);
     parts.push_back(c);
@@ -76,6 +78,7 @@ std::string allowed_cell(const SpecField& f) {
     }
   }
   if (f.type == FieldType::coord_list) parts.push_back("at least one");
+  if (f.type == FieldType::choice_list) parts.push_back("at least one, each once");
   if (f.type == FieldType::size) parts.push_back("whole bytes");
   if (f.power_of_two) parts.push_back("power of two");
   if (f.type == FieldType::string) parts.push_back("non-empty");

@@ -116,6 +116,11 @@ SpecField choice(std::string path, std::vector<std::string> choices) {
   f.choices = std::move(choices);
   return f;
 }
+SpecField choice_list(std::string path, std::vector<std::string> choices) {
+  SpecField f = field(std::move(path), FieldType::choice_list);
+  f.choices = std::move(choices);
+  return f;
+}
 SpecField extent(std::string path) {
   return std::move(field(std::move(path), FieldType::extent).range(1, kMaxMeshDim));
 }
@@ -363,6 +368,36 @@ void add_pe(std::vector<SpecField>& s) {
           .desc("Packets the PE's DMA engine keeps in flight at once, over all its transfers."));
 }
 
+// A switch's in-network reduction (as NVLink SHARP / NVLS or InfiniBand SHARP): the switch of
+// `prefix` adds what the members of a reduction send up and sends the sum down to each.
+void add_switch_reduction(std::vector<SpecField>& s, const std::string& prefix,
+                          const std::string& nodes, const std::string& node) {
+  std::vector<std::string> dtypes;
+  for (const DType t : kAllDTypes)
+    if (t != DType::boolean) dtypes.emplace_back(dtype_name(t));
+  s.push_back(std::move(
+      object(prefix + ".switch_reduction")
+          .when("only with `topology` `switch`; absent: the switch does not reduce")
+          .desc(fmt::format(
+              "In-network reduction: the switch adds the tiles the {0} of a reduction send up "
+              "(one program at the same place in each {1}) and sends the sum down to each of "
+              "them, as NVLink SHARP does; `tl.switch_reduce` and the `switch` all-reduce use "
+              "it.",
+              nodes, node))));
+  s.push_back(std::move(choice_list(prefix + ".switch_reduction.dtypes", std::move(dtypes))
+                            .def(nlohmann::json::array({"f32", "f16", "bf16"}))
+                            .desc("Element types the switch can add (in f32 for the 16-bit "
+                                  "floats); a reduction of another is refused.")));
+  s.push_back(std::move(
+      bandwidth(prefix + ".switch_reduction.bandwidth_GBps")
+          .optional()
+          .desc(fmt::format("Rate at which the switch adds what arrives on each link up to it "
+                            "(one adder per link, in order of arrival); absent: the links' "
+                            "`bandwidth_GBps` (line rate). A reduction's sum leaves once every "
+                            "{}'s part has been added.",
+                            node))));
+}
+
 // The UCIe and inter-SIP links.
 void add_links(std::vector<SpecField>& s) {
   const auto add = [&s](SpecField& f) { s.push_back(std::move(f)); };
@@ -389,6 +424,7 @@ void add_links(std::vector<SpecField>& s) {
                 "crossing between two cubes takes `latency_ns` twice plus this."));
   add(bandwidth("system.ucie.bandwidth_GBps")
           .desc("Bandwidth of each link (each connection of a side), per direction."));
+  add_switch_reduction(s, "system.ucie", "cubes", "cube");
   add(integer("system.ucie.connections", "links")
           .range(1, 64)
           .def(1)
@@ -420,6 +456,7 @@ void add_links(std::vector<SpecField>& s) {
                 "crossing between two SIPs takes `latency_ns` twice plus this."));
   add(bandwidth("system.inter_sip.bandwidth_GBps")
           .desc("Bandwidth of each link (each connection), per direction."));
+  add_switch_reduction(s, "system.inter_sip", "SIPs", "SIP");
   add(integer("system.inter_sip.connections", "links")
           .range(1, 64)
           .def(1)

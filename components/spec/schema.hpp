@@ -13,14 +13,15 @@
 namespace cubesim::components::spec {
 
 enum class FieldType {
-  object,      // a JSON object whose keys are the fields below it; unknown keys are errors
-  string,      // non-empty text
-  integer,     // a whole number (4.0 is accepted and stored as 4)
-  number,      // a real number, in `unit`
-  size,        // a real number of KiB / GiB / bytes that must come to a whole number of bytes
-  choice,      // one of `choices`
-  extent,      // [x, y]: two integers, each in the field's range (a mesh's columns and rows)
-  coord_list,  // [[x, y], ...] (at least one), [x, y] (one) or "every_node" of the cube's mesh
+  object,       // a JSON object whose keys are the fields below it; unknown keys are errors
+  string,       // non-empty text
+  integer,      // a whole number (4.0 is accepted and stored as 4)
+  number,       // a real number, in `unit`
+  size,         // a real number of KiB / GiB / bytes that must come to a whole number of bytes
+  choice,       // one of `choices`
+  extent,       // [x, y]: two integers, each in the field's range (a mesh's columns and rows)
+  coord_list,   // [[x, y], ...] (at least one), [x, y] (one) or "every_node" of the cube's mesh
+  choice_list,  // ["a", "b", ...]: at least one of `choices`, none twice
 };
 
 enum class Presence {
@@ -44,7 +45,7 @@ struct SpecField {
   bool min_exclusive = false;
   std::uint64_t bytes_per_unit = 0;  // size fields only
   bool power_of_two = false;         // size / integer fields: the value in bytes
-  std::vector<std::string> choices;  // choice fields only
+  std::vector<std::string> choices;  // choice and choice_list fields only
   std::string condition;             // conditional fields: when the field must be present
   std::string description;
 

@@ -136,6 +136,9 @@ std::string expected_phrase(const SpecField& f) {
       return "[x, y], two integers";
     case FieldType::coord_list:
       return "a list of mesh nodes [[x, y], ...], one node [x, y] or \"every_node\"";
+    case FieldType::choice_list:
+      return fmt::format("a list of one or more of {}",
+                         join({f.choices.begin(), f.choices.end()}, "\""));
   }
   return "a value";
 }
@@ -290,6 +293,27 @@ class Validator {
       }
       case FieldType::extent:
         return check_pair(f, v, ptr);
+      case FieldType::choice_list: {
+        if (!v.is_array()) return type_error(f, v, ptr), json();
+        if (v.empty())
+          return add(ptr, fmt::format("needs at least one value; allowed values: {}",
+                                      join({f.choices.begin(), f.choices.end()}, "\""))),
+                 json();
+        bool good = true;
+        for (std::size_t i = 0; i < v.size(); ++i) {
+          SpecField one = f;
+          one.type = FieldType::choice;
+          const std::string at = ptr + "/" + std::to_string(i);
+          if (check(one, v[i], at).is_null()) {
+            good = false;
+          } else if (std::find(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(i), v[i]) !=
+                     v.begin() + static_cast<std::ptrdiff_t>(i)) {
+            add(at, fmt::format("{} is listed twice; list each value once", v[i].dump()));
+            good = false;
+          }
+        }
+        return good ? v : json();
+      }
       case FieldType::coord_list: {
         if (v == "every_node") return v;
         if (v.is_array() && !v.empty() && v[0].is_number())  // one node: [x, y]
@@ -567,6 +591,33 @@ class Builder {
     return ticks(ptr);
   }
 
+  // A switch's in-network reduction at ptr (system.*.switch_reduction): none when absent;
+  // refused with another topology as switch_latency is.
+  SwitchReduction switch_reduction(GraphKind kind, const std::string& topo, const char* topo_ptr,
+                                   const std::string& ptr, Bandwidth link) {
+    SwitchReduction r;
+    if (!doc_.contains(json::json_pointer(ptr))) return r;
+    if (kind != GraphKind::switch_) {
+      if (v_.source_of(topo_ptr).layer <= v_.source_of(ptr).layer)
+        v_.add(ptr, fmt::format("only allowed when topology is \"switch\", but topology is "
+                                "\"{}\"; remove it (or set it to null in a spec that extends a "
+                                "switch spec)",
+                                topo));
+      return r;
+    }
+    // Dtypes that failed validation are absent here: the spec is refused anyway.
+    r.on = true;
+    const json::json_pointer dtypes(ptr + "/dtypes");
+    if (doc_.contains(dtypes)) r.dtypes = 0;
+    if (doc_.contains(dtypes))
+      for (const auto& name : doc_.at(dtypes))
+        if (const auto t = dtype_from_name(name.get<std::string>()))
+          r.dtypes |= 1U << static_cast<int>(*t);
+    const std::string rate = ptr + "/bandwidth_GBps";
+    r.bandwidth = doc_.contains(json::json_pointer(rate)) ? bandwidth(rate.c_str()) : link;
+    return r;
+  }
+
   void build_ucie(SystemConfig& c) {
     UcieConfig& u = c.ucie;
     const std::string topo =
@@ -589,6 +640,8 @@ class Builder {
     u.bandwidth = bandwidth("/system/ucie/bandwidth_GBps");
     u.connections = connections("/system/ucie/connections", " per side",
                                 "/system/cube/noc/ucie_nodes", c.cube.noc.ucie_nodes.size());
+    u.reduction = switch_reduction(u.topology, topo, "/system/ucie/topology",
+                                   "/system/ucie/switch_reduction", u.bandwidth);
   }
 
   void build_inter_sip(SystemConfig& c) {
@@ -621,6 +674,8 @@ class Builder {
     s.connections =
         connections("/system/inter_sip/connections", "", "/system/cube/noc/inter_sip_node",
                     c.cube.noc.inter_sip_nodes.size());
+    s.reduction = switch_reduction(s.topology, topo, "/system/inter_sip/topology",
+                                   "/system/inter_sip/switch_reduction", s.bandwidth);
   }
 
   void build_messages(SystemConfig& c) {

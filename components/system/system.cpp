@@ -51,6 +51,15 @@ nlohmann::json buffers_json(const SystemConfig& c) {
 }
 
 // tl.send / tl.recv channels: slots, where they live, what reading one costs.
+nlohmann::json reduction_json(const SwitchReduction& r) {
+  if (!r.enabled()) return nullptr;
+  nlohmann::json dtypes = nlohmann::json::array();
+  for (const DType t : kAllDTypes)
+    if (r.adds(t)) dtypes.push_back(std::string(dtype_name(t)));
+  return {{"dtypes", dtypes},
+          {"bandwidth_GBps", static_cast<double>(r.bandwidth.bytes_per_s()) / 1e9}};
+}
+
 nlohmann::json messages_json(const SystemConfig& c) {
   const MessagesConfig& m = c.messages;
   const auto bw = [](Bandwidth b) { return static_cast<double>(b.bytes_per_s()) / 1e9; };
@@ -112,6 +121,11 @@ nlohmann::json System::describe() const {
       {"crossing_ns",
        {{"ucie", static_cast<double>(c.ucie.crossing()) / 1e3},
         {"inter_sip", static_cast<double>(c.inter_sip.crossing()) / 1e3}}},
+      // In-network reduction by a switch: the dtypes it adds and its adders' rate; null
+      // where it does not reduce.
+      {"switch_reduction",
+       {{"ucie", reduction_json(c.ucie.reduction)},
+        {"inter_sip", reduction_json(c.inter_sip.reduction)}}},
       {"links", topology_.links().size()},
       {"peak_flops_per_s", peak},
       {"bandwidth_GBps",

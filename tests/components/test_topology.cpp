@@ -1,3 +1,4 @@
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -288,6 +289,50 @@ TEST(Topology, InterSipSwitchCrossesUpAndDown) {
         EXPECT_EQ(latency, 2 * c.inter_sip.latency + 7000);
       }
     }
+}
+
+// In-network reduction's ways: up to a switch from a PE, then down to another PE over the same
+// connection, are a crossing between them cut at the switch (links and latencies alike), for a
+// UCIe switch (cubes of a SIP, two connections) and an inter-SIP switch (port on cube 1).
+TEST(Topology, WaysUpToASwitchAndDownAreACrossingCutInTwo) {
+  SystemConfig c = testing::small_config(3, 4, 4);
+  c.ucie.topology = GraphKind::switch_;
+  c.ucie.connections = 2;
+  c.ucie.latency = 10000;
+  c.ucie.switch_latency = 3000;
+  c.cube.noc.ucie_nodes = {{3, 0}, {3, 2}};
+  c.inter_sip.topology = GraphKind::switch_;
+  c.inter_sip.connections = 2;
+  c.inter_sip.port_cube = 1;
+  c.inter_sip.switch_latency = 7000;
+  c.cube.noc.inter_sip_nodes = {{0, 0}, {3, 3}};
+  const Topology t(c);
+  const auto joined = [](Route up, const Route& down) {
+    up.links.insert(up.links.end(), down.links.begin(), down.links.end());
+    up.latency.insert(up.latency.end(), down.latency.begin(), down.latency.end());
+    return up;
+  };
+  std::size_t checked = 0;
+  for (std::uint32_t a = 0; a < t.total_pes(); a += 3)
+    for (std::uint32_t b = 0; b < t.total_pes(); b += 5) {
+      const std::uint32_t cube_a = a / 16, cube_b = b / 16;
+      if (cube_a == cube_b) continue;
+      const SwitchLevel level =
+          cube_a / 4 == cube_b / 4 ? SwitchLevel::ucie : SwitchLevel::inter_sip;
+      SCOPED_TRACE(t.link_name(t.inject_port(a)) + " to " + t.link_name(t.eject_port(b)));
+      const std::uint32_t j = t.switch_connection(a, level);
+      const Route up = t.pe_to_switch(a, level), down = t.switch_to_pe(level, j, b);
+      const Route whole = t.pe_to_pe(a, b);
+      const Route cut = joined(up, down);
+      EXPECT_EQ(cut.links, whole.links);
+      EXPECT_EQ(cut.latency, whole.latency);
+      EXPECT_EQ(t.link(up.links.back()).kind,
+                level == SwitchLevel::ucie ? LinkKind::ucie : LinkKind::inter_sip);
+      EXPECT_THAT(t.link_name(up.links.back()), ::testing::HasSubstr("->switch"));
+      EXPECT_THAT(t.link_name(down.links.front()), ::testing::HasSubstr("switch->"));
+      ++checked;
+    }
+  EXPECT_GT(checked, 100u);
 }
 
 // route_latency walks the same route as route_nodes without recording it: equal sums for

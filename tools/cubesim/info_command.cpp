@@ -226,7 +226,13 @@ int info(const InfoArgs& a) {
     if (kind != "switch") return kind + shape;
     char ns[32];
     std::snprintf(ns, sizeof ns, "%.6g ns", num(d, "crossing_ns", crossing_key));
-    return kind + ", " + ns + " a crossing (link up, crossbar, link down)";
+    std::string out = kind + ", " + ns + " a crossing (link up, crossbar, link down)";
+    const nlohmann::json& r = d["switch_reduction"][crossing_key];
+    if (r.is_null()) return out;
+    std::string dtypes;
+    for (const auto& t : r["dtypes"]) dtypes += (dtypes.empty() ? "" : ", ") + t.get<std::string>();
+    return out + "; reduces " + dtypes + " in the switch at " +
+           format_si(r["bandwidth_GBps"].get<double>() * 1e9, "B/s") + " per link up";
   };
   const bool ucie_switch = d.value("ucie_topology", "") == "switch";
   const bool sip_switch = d.value("inter_sip_topology", "") == "switch";

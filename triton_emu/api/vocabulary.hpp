@@ -19,6 +19,7 @@
 namespace cubesim::detail {
 struct Receipt;
 struct Copy;
+struct SwitchReceipt;
 }  // namespace cubesim::detail
 
 namespace cubesim::tl {
@@ -188,6 +189,17 @@ class RecvHandle {
  private:
   friend class Context;
   std::shared_ptr<detail::Receipt> state_;
+};
+
+// An in-network reduction in flight (switch_reduce_async); wait() gives the sum.
+class ReduceHandle {
+ public:
+  ReduceHandle() = default;
+  bool valid() const { return state_ != nullptr; }
+
+ private:
+  friend class Context;
+  std::shared_ptr<detail::SwitchReceipt> state_;
 };
 
 }  // namespace cubesim::tl

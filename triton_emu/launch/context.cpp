@@ -10,6 +10,7 @@
 #include "triton_emu/ops/debug.hpp"
 #include "triton_emu/ops/launch_state.hpp"
 #include "triton_emu/ops/messages.hpp"
+#include "triton_emu/ops/switch_reduce.hpp"
 
 namespace cubesim::tl {
 
@@ -180,6 +181,19 @@ RecvHandle Context::recv_async(const Peer& src, Shape shape, DType dtype) {
 }
 Tile Context::wait(RecvHandle& handle) {
   return ops::wait_recv(program_, handle.state_.get(), "recv_async wait");
+}
+
+ReduceHandle Context::switch_reduce_async(const Tile& tile, Scope scope) {
+  ReduceHandle h;
+  h.state_ = program_.launch().reductions->contribute(program_, tile, scope);
+  return h;
+}
+Tile Context::wait(ReduceHandle& handle) {
+  return program_.launch().reductions->wait(program_, handle.state_.get());
+}
+Tile Context::switch_reduce(const Tile& tile, Scope scope) {
+  ReduceHandle h = switch_reduce_async(tile, scope);
+  return wait(h);
 }
 
 std::string Peer::str() const {

@@ -135,6 +135,17 @@ class Context {
   RecvHandle recv_async(const Peer& src, Shape shape, DType dtype);
   Tile wait(RecvHandle& handle);
 
+  // In-network reduction (system.inter_sip.switch_reduction for Scope::all,
+  // system.ucie.switch_reduction for Scope::sip): the tile goes up to the switch, which adds it
+  // to the same call's tiles from the programs at this program's place (cube and PE) in every
+  // other SIP (Scope::all), or at its PE in every other cube of its SIP (Scope::sip), and sends
+  // the sum down to each of them; the n-th call of each of those programs is one reduction.
+  // Their tiles must match in shape and dtype, a dtype the switch adds; the sum comes back as
+  // a new tile (its SRAM taken now). Returns once the tile is on its way.
+  ReduceHandle switch_reduce_async(const Tile& tile, Scope scope);
+  Tile wait(ReduceHandle& handle);
+  Tile switch_reduce(const Tile& tile, Scope scope);
+
   Tile arange(std::int64_t start, std::int64_t end);  // i32, [start, end)
   Tile full(Shape shape, double value, DType dtype);
   Tile zeros(Shape shape, DType dtype);

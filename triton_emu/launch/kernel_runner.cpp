@@ -11,6 +11,7 @@
 #include "triton_emu/ops/atomic_unit.hpp"
 #include "triton_emu/ops/channels.hpp"
 #include "triton_emu/ops/copies.hpp"
+#include "triton_emu/ops/switch_reduce.hpp"
 
 namespace cubesim::detail {
 
@@ -94,6 +95,8 @@ void KernelRunner::begin() {
   state_.messages = &parts_.messages;
   parts_.atomics.begin_launch();
   state_.atomics = &parts_.atomics;
+  parts_.reductions.begin();
+  state_.reductions = &parts_.reductions;
   if (state_.log)
     state_.log->set_programs(state_.coords, components::fewest_slots(parts_.spec.config()));
   for (auto* pe : used_) pe->hw.sram().tenant = launch_id_;
@@ -102,6 +105,7 @@ void KernelRunner::begin() {
 void KernelRunner::end() {
   for (auto* pe : used_) pe->hw.sram().tenant = 0;
   parts_.messages.end();
+  parts_.reductions.end();
 }
 
 void KernelRunner::log_launch() const {
@@ -208,7 +212,10 @@ void KernelRunner::run_to_end() {
     recover();
     throw callback_error(e);
   }
-  if (std::string left = parts_.messages.leftovers(); !left.empty()) {
+  std::string left = parts_.messages.leftovers();
+  if (std::string unjoined = parts_.reductions.leftovers(); !unjoined.empty())
+    left += (left.empty() ? "" : "; ") + unjoined;
+  if (!left.empty()) {
     recover();
     const emu::Tick now = parts_.sched.now();
     throw KernelError("kernel fault at " + emu::format_time(now) + ": " + left, "", now);

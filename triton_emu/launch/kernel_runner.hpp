@@ -38,6 +38,7 @@ struct LaunchResources {
   const Allocations& allocations;
   Messages& messages;
   Atomics& atomics;
+  SwitchReductions& reductions;
   std::string_view kernel_name;
 };
 

@@ -12,6 +12,7 @@
 #include "triton_emu/ops/atomic_unit.hpp"
 #include "triton_emu/ops/channels.hpp"
 #include "triton_emu/ops/launch_state.hpp"
+#include "triton_emu/ops/switch_reduce.hpp"
 
 namespace cubesim {
 
@@ -51,6 +52,7 @@ struct SimulationImpl {
               .addr;
         });
     atomics = std::make_unique<Atomics>(sys);
+    reductions = std::make_unique<SwitchReductions>(sys);
   }
   ~SimulationImpl() {
     try {
@@ -96,6 +98,7 @@ struct SimulationImpl {
   HbmPlacement placement{sys.address_map()};
   std::unique_ptr<Messages> messages;  // tl.send / tl.recv channels, across launches
   std::unique_ptr<Atomics> atomics;
+  std::unique_ptr<SwitchReductions> reductions;
   std::shared_ptr<const AccessLog> last_log;  // the last launch's, if it kept one
   std::string kernel_name = "kernel";
   std::uint64_t launch_ids = 0;  // stamps tiles (components::Sram::tenant), failed launches too
@@ -188,6 +191,7 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
       .allocations = I.allocations,
       .messages = *I.messages,
       .atomics = *I.atomics,
+      .reductions = *I.reductions,
       .kernel_name = I.kernel_name,
   };
   detail::KernelRunner runner(parts, grid, body, I.launch_ids + 1);

@@ -34,6 +34,7 @@ namespace cubesim::detail {
 class OperandCache;
 class Messages;
 class Atomics;
+class SwitchReductions;
 
 // The programming model's view of one PE (components::Pe: its SRAM, GEMM engine, vector unit
 // and statistics): where it is, the program running on it, and its trace tracks.
@@ -81,8 +82,9 @@ struct LaunchState {
   // end, so nothing may wait for a program of another wave (barriers and messages).
   std::uint64_t waves = 1;
   std::uint64_t pes_used = 0;
-  emu::Tick dispatcher_free = 0;  // when the dispatcher can start the next program
-  Atomics* atomics = nullptr;     // tl.atomic_*
+  emu::Tick dispatcher_free = 0;           // when the dispatcher can start the next program
+  Atomics* atomics = nullptr;              // tl.atomic_*
+  SwitchReductions* reductions = nullptr;  // tl.switch_reduce
   // Barriers by (scope, group, generation): the group is the cube (scope cube), the SIP (sip)
   // or 0 (all), the generation how many barriers of that scope its programs had passed.
   std::map<std::tuple<int, std::int64_t, std::uint32_t>, std::unique_ptr<emu::Completion>>

@@ -63,7 +63,15 @@ json coords(const std::vector<MeshCoord>& v) {
   return a;
 }
 
+json dtype_names(std::uint32_t bits) {
+  json out = json::array();
+  for (const DType t : kAllDTypes)
+    if ((bits >> static_cast<int>(t) & 1U) != 0) out.push_back(std::string(dtype_name(t)));
+  return out;
+}
+
 // Every spec field with a default, and the SystemConfig member it sets (in its own units).
+
 const std::map<std::string, Member>& members() {
   static const std::map<std::string, Member> m = [] {
     std::map<std::string, Member> t = {
@@ -118,6 +126,10 @@ const std::map<std::string, Member>& members() {
          [](auto& c) { return json(c.messages.cube_sram_bandwidth.bytes_per_s()); }},
         {"system.messages.cube_sram.latency_ns",
          [](auto& c) { return json(c.messages.cube_sram_latency); }},
+        {"system.ucie.switch_reduction.dtypes",
+         [](auto& c) { return dtype_names(c.ucie.reduction.dtypes); }},
+        {"system.inter_sip.switch_reduction.dtypes",
+         [](auto& c) { return dtype_names(c.inter_sip.reduction.dtypes); }},
         {"system.memory.interleave_KiB", [](auto& c) { return json(c.memory.interleave_bytes); }},
         {"system.memory.page_KiB", [](auto& c) { return json(c.memory.page_bytes); }},
     };
