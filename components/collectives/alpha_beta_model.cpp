@@ -471,7 +471,10 @@ class Model {
         continue;
       }
       if (r.ready == kNotRead) {
-        channels_[r.channel].receiver = g;
+        if (r.channel >= kSwitch)
+          sums_[r.channel - kSwitch].parked.push_back(g);
+        else
+          channels_[r.channel].receiver = g;
         return false;
       }
       p.t = std::max(p.t, r.ready);
@@ -564,8 +567,9 @@ class Model {
 
   // Program g's receive `action` at `at`, posted (as the executor's recv_async): its message is
   // read out of its slot once it has arrived, and waited for when its value is next needed.
-  bool receive(emu::Tick /*at*/, std::int64_t g, Program& p, const Action& action) {
+  bool receive(emu::Tick at, std::int64_t g, Program& p, const Action& action) {
     const Op& op = p.step[action.op];
+    if (op.kind == OpKind::switch_reduce) return switch_reduce(at, g, p, action);
     const std::uint64_t bytes = bytes_of(p, action);
     const std::size_t ch = channel(p.received_on, op.peer, op.peer, g);
     Channel& c = channels_[ch];
@@ -579,15 +583,93 @@ class Model {
     p.pending.push_back({v, ch, c.posted++, adds, bytes, kNotRead});
     c.waiting.push_back({g, p.t, bytes});
     start_reads(ch);
-    if (hbm_) {
-      p.held[v] = 1;
-      // A piece is final after the last write of the last step writing it: its store waits.
-      if (p.writes.done(op.segment, action.piece) &&
-          p.pipe->last().write[seg] == p.ahead.front().step && sg.out_at >= 0)
-        p.deferred.push_back({v, sg.out_at + action.piece * a_.pipelining.piece, bytes, p.pairs});
+    posted(p, op, action, v, bytes);
+    ++p.next;
+    return true;
+  }
+
+  // Program g's switch_reduce `action` at `at` (as the executor's switch_reduce_async): once its
+  // value is there, its part goes up to the switch, whose adder on that link adds it after the
+  // parts before it; once every member's part is added the sum goes down to each member, and the
+  // program waits for it when the value is next needed.
+  bool switch_reduce(emu::Tick at, std::int64_t g, Program& p, const Action& action) {
+    const Op& op = p.step[action.op];
+    const std::uint64_t bytes = bytes_of(p, action);
+    const std::size_t v = value_of(p, action);
+    if (!resolve(at, g, p, v)) return false;
+    if (hbm_) loaded(p, v);
+    if (busy(p.t, at, g)) return false;
+    const auto level = static_cast<SwitchLevel>(op.peer);
+    const std::uint32_t pe = global_pe(g);
+    SwitchPort& port = switch_port(pe, level);
+    emu::Tick left = 0;
+    const emu::Tick head = leave(port.up, bytes, p.t, &left);
+    const emu::Tick in_switch = arrive(port.up, bytes, left, head);
+    const SystemConfig& c = system_.config();
+    const SwitchReduction& r =
+        level == SwitchLevel::inter_sip ? c.inter_sip.reduction : c.ucie.reduction;
+    emu::Tick& adder = adder_free_[port.up.last];
+    adder = std::max(in_switch, adder) + r.bandwidth.transfer_time(bytes);
+    // The reduction: the n-th of this program's place, as the switch counts them.
+    const bool sips = level == SwitchLevel::inter_sip;
+    const std::uint32_t pes = c.cube.pes, cube = pe / pes, local = pe % pes;
+    const std::uint32_t place =
+        sips ? (cube % c.cubes_per_sip) * pes + local : (cube / c.cubes_per_sip) * pes + local;
+    const std::uint64_t nth = switch_calls_[std::uint64_t{pe} << 1 | (sips ? 1U : 0U)]++;
+    const auto key = std::make_tuple(static_cast<int>(level), place, nth);
+    auto [it, fresh] = open_sums_.try_emplace(key);
+    if (fresh) {
+      it->second = sums_.size();
+      sums_.push_back({sips ? c.sips : c.cubes_per_sip, 0, {}, {}});
+    }
+    const std::size_t id = it->second;
+    SwitchSum& sum = sums_[id];
+    sum.summed = std::max(sum.summed, adder);
+    sum.members.push_back({g, &port, bytes});
+    p.pending.push_back({v, kSwitch + id, 0, false, bytes, kNotRead});
+    posted(p, op, action, v, bytes);
+    if (sum.members.size() == sum.size) {
+      open_sums_.erase(it);
+      for (const SwitchSum::Member& m : sum.members) {
+        emu::Tick down_left = 0;
+        const emu::Tick down_head = leave(m.port->down, m.bytes, sum.summed, &down_left);
+        const emu::Tick back = arrive(m.port->down, m.bytes, down_left, down_head);
+        Program& q = programs_[static_cast<std::size_t>(m.program)];
+        for (Program::PendingRecv& pr : q.pending)
+          if (pr.channel == kSwitch + id) pr.ready = back;
+      }
+      for (const std::int64_t w : sum.parked)
+        push(programs_[static_cast<std::size_t>(w)].t, What::act, w);
+      sum.parked.clear();
+      sum.members.clear();
     }
     ++p.next;
     return true;
+  }
+  // A piece written by a receive or a switch_reduce (buffer=hbm): held, and its store deferred
+  // when this is its final write.
+  void posted(Program& p, const Op& op, const Action& action, std::size_t v, std::uint64_t bytes) {
+    if (!hbm_) return;
+    const auto seg = static_cast<std::size_t>(op.segment);
+    const Segment& sg = p.row[seg];
+    p.held[v] = 1;
+    // A piece is final after the last write of the last step writing it: its store waits.
+    if (p.writes.done(op.segment, action.piece) &&
+        p.pipe->last().write[seg] == p.ahead.front().step && sg.out_at >= 0)
+      p.deferred.push_back({v, sg.out_at + action.piece * a_.pipelining.piece, bytes, p.pairs});
+  }
+  struct SwitchPort {  // a PE's ways up to a switch and down from it
+    Path up, down;
+  };
+  SwitchPort& switch_port(std::uint32_t pe, SwitchLevel level) {
+    auto [it, fresh] =
+        switch_ports_.try_emplace(std::uint64_t{pe} << 1 | static_cast<std::uint32_t>(level));
+    if (fresh) {
+      const auto& topo = system_.network().topology();
+      it->second.up = path(topo.pe_to_switch(pe, level));
+      it->second.down = path(topo.switch_to_pe(level, topo.switch_connection(pe, level), pe));
+    }
+    return it->second;
   }
 
   // The deferred stores of pairs `lookahead` or more pairs back (`all`: every one), each once
@@ -631,6 +713,26 @@ class Model {
   std::vector<Calendar> free_;                                 // per link: when it is busy
   emu::Tick now_ = 0;                                          // the event being handled
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, bool>, Path> memory_paths_;
+  // In-network reductions: a PendingRecv's channel is kSwitch + the reduction's index in
+  // sums_; the reductions not yet complete by (level, place, n-th call at the place); calls per
+  // (PE, level); each link up's adder, when free.
+  static constexpr std::size_t kSwitch = std::size_t{1} << 62;
+  struct SwitchSum {
+    std::uint32_t size = 0;
+    emu::Tick summed = 0;  // when the last part added so far is added
+    struct Member {
+      std::int64_t program;
+      SwitchPort* port;
+      std::uint64_t bytes;
+    };
+    std::vector<Member> members;
+    std::vector<std::int64_t> parked;  // programs waiting for the sum
+  };
+  std::vector<SwitchSum> sums_;
+  std::map<std::tuple<int, std::uint32_t, std::uint64_t>, std::size_t> open_sums_;
+  std::unordered_map<std::uint64_t, std::uint64_t> switch_calls_;
+  std::unordered_map<std::uint64_t, SwitchPort> switch_ports_;
+  std::unordered_map<std::size_t, emu::Tick> adder_free_;
   std::uint64_t packet_bytes_ = 0;
   emu::EventQueue events_;
   std::vector<Event> events_of_;

@@ -29,8 +29,8 @@ std::vector<std::vector<std::int32_t>> first_loads(const Schedule& schedule, std
     auto& here = loads[static_cast<std::size_t>(k)];
     for (const Op& op : step) {
       const auto s = static_cast<std::size_t>(op.segment);
-      const bool reads =
-          op.kind == OpKind::recv_add || (op.kind == OpKind::send && !received(op.segment));
+      const bool reads = op.kind == OpKind::recv_add || op.kind == OpKind::switch_reduce ||
+                         (op.kind == OpKind::send && !received(op.segment));
       if (reads && !valued[s] && segments[s].in_at >= 0) {
         here.push_back(op.segment);
         valued[s] = 1;
@@ -61,7 +61,8 @@ std::vector<std::vector<std::int32_t>> dead_values(const Schedule& schedule, std
       const bool received = std::any_of(step.begin(), step.end(), [&](const Op& o) {
         return o.kind == OpKind::recv && o.segment == op.segment;
       });
-      if (op.kind == OpKind::recv_add || (op.kind == OpKind::send && !received))
+      if (op.kind == OpKind::recv_add || op.kind == OpKind::switch_reduce ||
+          (op.kind == OpKind::send && !received))
         t.back().reads = true;
     }
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <tuple>
 
 namespace cubesim::components::collectives {
 
@@ -106,11 +107,33 @@ void step_actions(const std::vector<Segment>& segments, const Step& step, std::i
                    return o.kind != OpKind::send && o.segment == op.segment;
                  });
   }
-  for (std::int64_t j = 0; j < most; ++j)
+  // Piece by piece; within a piece index, the ops to (from) different peers in turn, each
+  // peer's in op order: a step with several ops per peer (a ring level's chunk of several
+  // blocks, both ways) then sends at most its window to each peer before it receives, as the
+  // window below assumes, instead of its whole chunk to the first.
+  thread_local std::vector<std::pair<std::int64_t, std::uint32_t>> turn;  // (turn, op)
+  for (std::int64_t j = 0; j < most; ++j) {
+    turn.clear();
+    // Each op's turn: how many earlier ops of this piece index go to its peer, and are sends
+    // as it is (ops sorted by kind, peer and index, then counted along).
     for (std::uint32_t i = 0; i < step.size(); ++i)
-      if (j < pieces[i])
-        (step[i].kind == OpKind::send ? sends : recvs)
-            .push_back({step[i].kind == OpKind::send, i, j});
+      if (j < pieces[i]) turn.emplace_back(0, i);
+    const auto key = [&](std::uint32_t i) {
+      return std::make_tuple(step[i].kind == OpKind::send, step[i].peer, i);
+    };
+    std::sort(turn.begin(), turn.end(),
+              [&](const auto& a, const auto& b) { return key(a.second) < key(b.second); });
+    for (std::size_t t = 1; t < turn.size(); ++t) {
+      const Op& a = step[turn[t - 1].second];
+      const Op& b = step[turn[t].second];
+      if (a.peer == b.peer && (a.kind == OpKind::send) == (b.kind == OpKind::send))
+        turn[t].first = turn[t - 1].first + 1;
+    }
+    std::sort(turn.begin(), turn.end());  // by turn, then op
+    for (const auto& [k, i] : turn)
+      (step[i].kind == OpKind::send ? sends : recvs)
+          .push_back({step[i].kind == OpKind::send, i, j});
+  }
   thread_local std::vector<std::int64_t> peers;
   peers.clear();
   for (const Op& op : step)

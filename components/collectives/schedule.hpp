@@ -12,8 +12,9 @@
 // larger than a message travel as pieces of at most `piece` elements.
 //
 // Within a step a program issues its sends and receives in one fixed order (step_actions): the
-// pieces of its sends, and of its receives, piece index first and op second, with the sends
-// running at most `window` messages per peer ahead of the receives. Both ends of a channel
+// pieces of its sends, and of its receives, piece index first, then the peers in turn (each
+// peer's ops in op order), with the sends running at most `window` messages per peer ahead of
+// the receives. Both ends of a channel
 // list its messages in the same order, and no program needs more slots than a channel has
 // before it receives, so a schedule whose every send has its receive in the same step never
 // deadlocks.
@@ -33,10 +34,14 @@ struct Segment {
   std::int64_t out_at = -1;  // elements into its output where it ends; -1: not an output
 };
 
-enum class OpKind : std::uint8_t { send, recv, recv_add };
+// switch_reduce: in-network reduction (tl.switch_reduce): the segment's value goes up to the
+// switch of level `peer` (components::SwitchLevel: 0 UCIe, 1 inter-SIP) and the sum over the
+// programs at the program's place in every cube (SIP) comes back into it. It reads and writes
+// the segment, as a recv_add does, and uses no channel.
+enum class OpKind : std::uint8_t { send, recv, recv_add, switch_reduce };
 struct Op {
   OpKind kind = OpKind::send;
-  std::int64_t peer = 0;  // global program id
+  std::int64_t peer = 0;  // global program id (switch_reduce: the switch's level)
   std::int32_t segment = 0;
 };
 using Step = std::vector<Op>;

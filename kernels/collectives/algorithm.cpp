@@ -36,8 +36,8 @@ const emu::NameTable<const Algorithm*>& algorithms() {
   static const emu::NameTable<const Algorithm*> table(
       "collective algorithm",
       {row(ring_algorithm()), row(bidir_ring_algorithm()), row(hierarchical_algorithm()),
-       row(mesh2d_algorithm()), row(tree_algorithm()), row(dtree_algorithm()),
-       row(pairwise_algorithm()), row(direct_algorithm())});
+       row(switch_algorithm()), row(mesh2d_algorithm()), row(tree_algorithm()),
+       row(dtree_algorithm()), row(pairwise_algorithm()), row(direct_algorithm())});
   return table;
 }
 

@@ -102,6 +102,33 @@ const char* buffer_name(Buffer buffer) {
   return buffer == Buffer::sram ? "sram" : "hbm";
 }
 
+// algorithm=switch over `grid`: a UsageError unless a switch it spans reduces, and every
+// reducing switch it spans adds f32 (the collectives' dtype).
+void require_reducing_switch(const components::SystemConfig& cfg, GridShape grid) {
+  bool any = false;
+  for (const bool sips : {false, true}) {
+    const components::SwitchReduction& r = sips ? cfg.inter_sip.reduction : cfg.ucie.reduction;
+    const char* field = sips ? "system.inter_sip" : "system.ucie";
+    if (!r.enabled() || (sips ? grid.sips : grid.cubes) < 2) continue;
+    if (!r.adds(DType::f32)) {
+      std::string listed;
+      for (const DType t : kAllDTypes)
+        if (r.adds(t)) listed += (listed.empty() ? "" : ", ") + std::string(dtype_name(t));
+      throw UsageError(std::string("algorithm=switch sums f32 in the switch, but ") + field +
+                       ".switch_reduction.dtypes lists only " + listed + "; add \"f32\" there");
+    }
+    any = true;
+  }
+  if (!any)
+    throw UsageError(
+        std::string("algorithm=switch reduces in a switch, but no switch between ") +
+        (grid.sips > 1 ? "the SIPs or " : "") +
+        "the cubes of a SIP reduces: give system.inter_sip (between SIPs) or "
+        "system.ucie (between cubes) \"topology\": \"switch\" and a "
+        "\"switch_reduction\" section (e.g. --set 'system.inter_sip.switch_reduction={}'), "
+        "or use algorithm=hierarchical");
+}
+
 // s's plan, pipelining and SRAM bound, or a UsageError when the size does not shard or the
 // data and slots do not fit.
 void plan_checked(const components::SystemConfig& cfg, Setup& s) {
@@ -130,8 +157,14 @@ void plan_checked(const components::SystemConfig& cfg, Setup& s) {
       s.buffer == Buffer::sram &&
       fit_pipelining(cfg, plan, s.collective, Buffer::hbm, s.bytes, s.chunk_bytes / 4).sram_bytes <=
           cfg.pe.sram_bytes;
-  const FittedPipelining fitted =
+  FittedPipelining fitted =
       fit_pipelining(cfg, plan, s.collective, s.buffer, s.bytes, s.chunk_bytes / 4);
+  // The default chunk (a message slot) halved while the rows in flight do not fit the SRAM: a
+  // step that sends a row of every block at once (a switch's) holds more per row than a ring's.
+  if (s.chunk_bytes == 0)
+    for (std::int64_t chunk = fitted.pipelining.chunk / 2;
+         fitted.sram_bytes > cfg.pe.sram_bytes && chunk >= 64; chunk /= 2)
+      fitted = fit_pipelining(cfg, plan, s.collective, s.buffer, s.bytes, chunk);
   const components::collectives::Pipelining& pipe = fitted.pipelining;
   const std::uint64_t sram = fitted.sram_bytes;
   const std::string what = std::string(collective_name(s.collective)) + " of " +
@@ -239,6 +272,7 @@ Setup setup_collective(Simulation& sim, const Params& p, Collective collective) 
     s.plan_grid = GridShape{.pes = 1, .cubes = 1, .sips = s.grid.sips};
     s.plan_channels = 1;
   }
+  if (s.algorithm == "switch") require_reducing_switch(sim.config(), s.plan_grid);
   const std::int64_t elems = s.bytes / 4, block = elems / s.ranks.n;
   s.in_elems = collective == Collective::all_gather ? block : elems;
   s.out_elems = collective == Collective::reduce_scatter ? block : elems;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "components/collectives/alpha_beta_model.hpp"
+#include "components/network/topology.hpp"
 
 namespace cubesim::kernels::collectives {
 
@@ -254,6 +255,7 @@ class Executor {
     bool send = false;
     bool add = false;        // a recv_add
     bool has_input = false;  // the segment starts from the input
+    int switch_level = -1;   // a switch_reduce: its components::SwitchLevel
   };
 
   void run_pair(const Pair& p) {
@@ -274,7 +276,8 @@ class Executor {
       plan_.push_back({pipe_.value_index(p.row, s, act.piece), op.peer,
                        std::min(piece_, sg.elems - act.piece * piece_),
                        final ? sg.out_at + act.piece * piece_ : -1, op.segment, act.piece, act.send,
-                       op.kind == OpKind::recv_add, sg.in_at >= 0});
+                       op.kind == OpKind::recv_add, sg.in_at >= 0,
+                       op.kind == OpKind::switch_reduce ? static_cast<int>(op.peer) : -1});
     }
     for (const Planned& a : plan_) {
       if (a.send) {
@@ -285,9 +288,17 @@ class Executor {
       // program goes on to its next pair, so a channel keeps its rows in flight over a long
       // route. The receive is waited for (and added to what it adds to) when its value is
       // next needed. Only this program changes its pieces: whether it adds is known now.
-      const bool adds = a.add && (values_[a.value].valid() || is_pending(a.value) || a.has_input);
-      pending_.push_back(
-          {a.value, tl_.recv_async(peer_of(tl_, a.peer), {a.elems}, DType::f32), adds});
+      if (a.switch_level >= 0) {
+        // Up to the switch now; the sum replaces the piece when it is next needed.
+        const tl::Scope scope = a.switch_level == static_cast<int>(components::SwitchLevel::ucie)
+                                    ? tl::Scope::sip
+                                    : tl::Scope::all;
+        pending_.push_back({a.value, {}, false, tl_.switch_reduce_async(value(a.value), scope)});
+      } else {
+        const bool adds = a.add && (values_[a.value].valid() || is_pending(a.value) || a.has_input);
+        pending_.push_back(
+            {a.value, tl_.recv_async(peer_of(tl_, a.peer), {a.elems}, DType::f32), adds, {}});
+      }
       if (a.out_at >= 0 && writes_.done(a.segment, a.piece))
         deferred_.push_back({a.value, a.out_at, pairs_});
     }
@@ -310,7 +321,8 @@ class Executor {
         ++i;
         continue;
       }
-      tl::Tile got = tl_.wait(pending_[i].handle);
+      tl::Tile got =
+          pending_[i].handle.valid() ? tl_.wait(pending_[i].handle) : tl_.wait(pending_[i].reduced);
       if (pending_[i].adds) got = got + held_value(index);
       values_[index] = std::move(got);
       pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
@@ -373,6 +385,7 @@ class Executor {
     std::size_t value = 0;  // the piece it is received into
     tl::RecvHandle handle;
     bool adds = false;
+    tl::ReduceHandle reduced;  // a switch_reduce's, instead of a receive
   };
   std::vector<PendingRecv> pending_;
   std::vector<char> dropped_;

@@ -77,21 +77,32 @@ std::int64_t element_multiple(Collective collective, const std::string& algorith
   return per_channel > 1 ? per_channel * checked_channels(a, channels) : 1;
 }
 
-Plan ring_plan(const PlanInput& in, std::vector<Groups> candidates, int channels) {
+Plan ring_plan(const PlanInput& in, std::vector<Groups> candidates, int channels,
+               std::vector<int> switched) {
   std::vector<Groups> levels;
-  for (Groups& l : candidates)
-    if (l.front().size() > 1) levels.push_back(std::move(l));
-  if (levels.empty()) levels.push_back({in.order});  // one program
+  std::vector<int> kept;
+  switched.resize(candidates.size(), -1);
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    if (candidates[i].front().size() > 1) {
+      levels.push_back(std::move(candidates[i]));
+      kept.push_back(switched[i]);
+    }
+  if (levels.empty()) {  // one program
+    levels.push_back({in.order});
+    kept.push_back(-1);
+  }
   Plan p;
-  for (const Groups& l : levels) {
-    const auto m = static_cast<std::int64_t>(l.front().size());
+  for (std::size_t i = 0; i < levels.size(); ++i) {
+    const auto m = static_cast<std::int64_t>(levels[i].front().size());
     p.levels.push_back(m);
-    p.channels_in += m > 2 ? channels : 1;  // from the one or two ring neighbours
+    // From the one or two ring neighbours; a switch is no channel.
+    if (kept[i] < 0) p.channels_in += m > 2 ? channels : 1;
   }
   p.block = in.elems / in.grid.total();
   p.segment = p.block / channels;
-  p.step_bytes = in.elems * 4 / p.levels.front();
-  p.schedule = rings(in.collective, std::move(levels), p.block, channels);
+  // The first level's step: a ring's chunk, or the whole vector up to a switch.
+  p.step_bytes = in.elems * 4 / (kept.front() < 0 ? p.levels.front() : 1);
+  p.schedule = rings(in.collective, std::move(levels), p.block, channels, std::move(kept));
   return p;
 }
 
@@ -234,7 +245,7 @@ std::uint64_t most_channels_into_a_cube(const Schedule& schedule, std::int64_t p
     for (std::int64_t k = 0; k < schedule.steps(g); ++k) {
       schedule.step(g, k, step);
       for (const Op& op : step)
-        if (op.kind != OpKind::send) peers.push_back(op.peer);
+        if (op.kind == OpKind::recv || op.kind == OpKind::recv_add) peers.push_back(op.peer);
     }
     std::sort(peers.begin(), peers.end());
     cube_channels +=

@@ -28,8 +28,11 @@ std::int64_t element_multiple(Collective collective, const std::string& algorith
                               int channels = 1);
 
 // Rings over `levels` (levels whose groups have one member are left out) in `channels`
-// directions: the data cut into one block per program, each in `channels` segments.
-Plan ring_plan(const PlanInput& input, std::vector<Groups> levels, int channels);
+// directions: the data cut into one block per program, each in `channels` segments. A level
+// whose `switched` entry is a components::SwitchLevel (not -1) is reduced in that switch
+// instead (all-reduce only; shapes.hpp's rings).
+Plan ring_plan(const PlanInput& input, std::vector<Groups> levels, int channels,
+               std::vector<int> switched = {});
 // Trees, each given by parent[g] (-1: its root), each moving its part of the vector, with at
 // most `channels_in` channels into a program.
 Plan tree_plan(const PlanInput& input, std::vector<std::vector<std::int64_t>> parents,

@@ -25,19 +25,40 @@ std::int64_t mod(std::int64_t x, std::int64_t n) {
 
 class Rings final : public Schedule {
  public:
-  Rings(Collective c, std::vector<Groups> levels, std::int64_t block, int dirs)
-      : c_(c), levels_(std::move(levels)), block_(block), dirs_(dirs) {
+  Rings(Collective c, std::vector<Groups> levels, std::int64_t block, int dirs,
+        std::vector<int> switched)
+      : c_(c),
+        levels_(std::move(levels)),
+        switched_(std::move(switched)),
+        block_(block),
+        dirs_(dirs) {
+    switched_.resize(levels_.size(), -1);
+    if (c_ != Collective::all_reduce &&
+        std::any_of(switched_.begin(), switched_.end(), [](int s) { return s >= 0; }))
+      throw std::logic_error("collective rings: only an all-reduce reduces in a switch");
     n_ = 0;
     for (const auto& group : levels_.front()) n_ += static_cast<std::int64_t>(group.size());
     // Each program's range of atoms (blocks, numbered by the order they are cut in) at each
     // level: all of them at level 0, then the chunk its position in its group gets.
     std::vector<std::int64_t> lo(static_cast<std::size_t>(n_), 0);
-    std::int64_t len = n_;
-    for (const Groups& level : levels_) {
+    std::int64_t len = n_, kept = 1;  // kept: the switched levels' sizes, multiplied
+    for (std::size_t l = 0; l < levels_.size(); ++l) {
+      const Groups& level = levels_[l];
       const auto m = static_cast<std::int64_t>(level.front().size());
-      if (m < 1 || len % m != 0)
+      const bool switch_level = switched_[l] >= 0;
+      if (m < 1 || (!switch_level && len % m != 0))
         throw std::logic_error("collective rings: group sizes must multiply to the programs");
       auto& place = place_.emplace_back(static_cast<std::size_t>(n_));
+      if (switch_level) {  // every member keeps its range: the switch sums it whole
+        for (std::size_t gi = 0; gi < level.size(); ++gi)
+          for (std::int64_t q = 0; q < m; ++q) {
+            const auto g = static_cast<std::size_t>(level[gi][static_cast<std::size_t>(q)]);
+            place[g] = {static_cast<std::int64_t>(gi), q, lo[g]};
+          }
+        len_.push_back(len);
+        kept *= m;
+        continue;
+      }
       for (std::size_t gi = 0; gi < level.size(); ++gi) {
         if (static_cast<std::int64_t>(level[gi].size()) != m)
           throw std::logic_error("collective rings: groups of one level differ in size");
@@ -50,14 +71,17 @@ class Rings final : public Schedule {
       len_.push_back(len);
       len /= m;
     }
-    if (len != 1) throw std::logic_error("collective rings: group sizes must multiply to n");
-    // The atom a program ends reduce-scatter with is the block it owns: its own.
+    if (len != kept) throw std::logic_error("collective rings: group sizes must multiply to n");
+    // The atom a program ends reduce-scatter with is the block it owns: its own. With a switched
+    // level the members of a switch group share their atoms, and an all-reduce owns none.
     block_of_.resize(static_cast<std::size_t>(n_));
-    for (std::int64_t g = 0; g < n_; ++g) block_of_[static_cast<std::size_t>(lo[g])] = g;
+    for (std::int64_t g = 0; g < n_; ++g)
+      block_of_[static_cast<std::size_t>(kept == 1 ? lo[g] : g)] = g;
     if (c_ != Collective::all_gather)
       for (std::size_t l = 0; l < levels_.size(); ++l) phases_.push_back({l, true});
     if (c_ != Collective::reduce_scatter)
-      for (std::size_t l = levels_.size(); l-- > 0;) phases_.push_back({l, false});
+      for (std::size_t l = levels_.size(); l-- > 0;)
+        if (switched_[l] < 0) phases_.push_back({l, false});
   }
 
   std::int64_t programs() const override { return n_; }
@@ -80,17 +104,24 @@ class Rings final : public Schedule {
 
   std::int64_t steps(std::int64_t) const override {
     std::int64_t k = 0;
-    for (const Phase& ph : phases_) k += size(ph.level) - 1;
+    for (const Phase& ph : phases_) k += steps_of(ph.level);
     return k;
   }
 
   void step(std::int64_t g, std::int64_t k, Step& out) const override {
     out.clear();
     std::size_t ph = 0;
-    for (; k >= size(phases_[ph].level) - 1; ++ph) k -= size(phases_[ph].level) - 1;
+    for (; k >= steps_of(phases_[ph].level); ++ph) k -= steps_of(phases_[ph].level);
     const std::size_t l = phases_[ph].level;
     const bool reduce = phases_[ph].reduce;
     const Place& at = place_[l][static_cast<std::size_t>(g)];
+    if (switched_[l] >= 0) {  // the whole range up to the switch, the sum back
+      for (std::int64_t a = 0; a < len_[l]; ++a)
+        for (int d = 0; d < dirs_; ++d)
+          out.push_back({OpKind::switch_reduce, switched_[l],
+                         static_cast<std::int32_t>((at.lo + a) * dirs_ + d)});
+      return;
+    }
     const auto& members = levels_[l][static_cast<std::size_t>(at.group)];
     const std::int64_t m = size(l), chunk = len_[l] / m, q = at.pos;
     auto member = [&](std::int64_t pos) { return members[static_cast<std::size_t>(mod(pos, m))]; };
@@ -118,9 +149,14 @@ class Rings final : public Schedule {
   std::int64_t size(std::size_t level) const {
     return static_cast<std::int64_t>(levels_[level].front().size());
   }
+  // A ring level's steps in one phase; a switched level's one (only its reduce phase has it).
+  std::int64_t steps_of(std::size_t level) const {
+    return switched_[level] >= 0 ? 1 : size(level) - 1;
+  }
 
   Collective c_;
   std::vector<Groups> levels_;
+  std::vector<int> switched_;  // per level: its components::SwitchLevel, or -1 for a ring
   std::int64_t block_;
   int dirs_;
   std::int64_t n_;
@@ -279,7 +315,8 @@ class PerChannel final : public Schedule {
   }
   void step(std::int64_t g, std::int64_t k, Step& out) const override {
     inner_->step(g / positions_, k, out);  // replaces out
-    for (auto& op : out) op.peer = op.peer * positions_ + g % positions_;
+    for (auto& op : out)                   // a switch_reduce's peer is its switch, not a program
+      if (op.kind != OpKind::switch_reduce) op.peer = op.peer * positions_ + g % positions_;
   }
   std::vector<std::int64_t> wave_offsets(std::int64_t g, std::int64_t channel_rows) const override {
     return runs(g) ? inner_->wave_offsets(g / positions_, channel_rows)
@@ -300,8 +337,9 @@ std::unique_ptr<Schedule> per_channel(std::unique_ptr<Schedule> inner, std::int6
 }
 
 std::unique_ptr<Schedule> rings(Collective collective, std::vector<Groups> levels,
-                                std::int64_t block, int directions) {
-  return std::make_unique<Rings>(collective, std::move(levels), block, directions);
+                                std::int64_t block, int directions, std::vector<int> switched) {
+  return std::make_unique<Rings>(collective, std::move(levels), block, directions,
+                                 std::move(switched));
 }
 
 std::unique_ptr<Schedule> trees(Collective collective,

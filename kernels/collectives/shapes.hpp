@@ -42,9 +42,15 @@ using Groups = std::vector<std::vector<std::int64_t>>;
 
 // all_reduce, reduce_scatter or all_gather over `levels` (their group sizes multiply to the
 // number of programs); `block` elements per block, a multiple of `directions` (1 or 2).
+// switched[l] (when given and not -1): level l is an all-reduce's in-network reduction in the
+// switch of that components::SwitchLevel instead of a ring: one step in which every member
+// sends its whole range of the level up (switch_reduce) and gets the sum back, so the range is
+// not cut there and the all-gather has no step at that level; its groups must be the programs
+// at one place of every cube (UCIe) or SIP (inter-SIP), as the switch forms them.
 std::unique_ptr<components::collectives::Schedule> rings(Collective collective,
                                                          std::vector<Groups> levels,
-                                                         std::int64_t block, int directions);
+                                                         std::int64_t block, int directions,
+                                                         std::vector<int> switched = {});
 
 // all_reduce or broadcast of `elems` elements over trees, each given by parent[g] (-1: its
 // root): the vector cut into one contiguous part per tree, each part over its own tree.

@@ -196,7 +196,7 @@ TEST(CollectiveAlgorithms, AnUnknownNameIsAUsageErrorListingTheKnownOnes) {
                 make_plan(c, grid, Collective::all_reduce, "rign", grid.total() * 4 * 8);
               }),
               AllOf(HasSubstr("unknown collective algorithm 'rign'"),
-                    HasSubstr("'ring', 'bidir_ring', 'hierarchical', 'mesh2d', 'tree'")));
+                    HasSubstr("'ring', 'bidir_ring', 'hierarchical', 'switch', 'mesh2d', 'tree'")));
 }
 
 TEST(CollectiveAlgorithms, AnAlgorithmWithoutTheCollectiveIsAUsageErrorListingThoseWithIt) {
@@ -770,6 +770,89 @@ TEST(Collectives, TreeRowsOfSeveralMessagesDoNotDeadlock) {
                                                     std::string("buffer=") + buffer}));
       EXPECT_TRUE(o.verified.value_or(false)) << chunk << " " << buffer;
     }
+}
+
+// A ring level whose step sends each peer more blocks than a channel has slots (2 SIPs of
+// tiny.json: 4 blocks a step each way in a cube's ring, 2 slots): the step's sends take the
+// peers in turn, so no program fills one channel before it receives (they all did, and
+// deadlocked, when a step sent its whole chunk to one peer first).
+TEST(Collectives, StepsWithMoreBlocksPerPeerThanSlotsDoNotDeadlock) {
+  const Spec spec = Spec::load(spec_path("tiny.json")).with("system.sips.count", 2);
+  for (const char* algorithm : {"hierarchical", "mesh2d", "bidir_ring"}) {
+    Simulation sim(spec);
+    const KernelInfo& k = find_kernel("allreduce");
+    const Outcome o = k.run(
+        sim,
+        parse_params(k, {std::string("algorithm=") + algorithm, "bytes_per_pe=2560",
+                         algorithm == std::string("bidir_ring") ? "channels=1" : "channels=2"}));
+    EXPECT_TRUE(o.verified.value_or(false)) << algorithm;
+  }
+}
+
+// algorithm=switch on tiny.json as 2 SIPs: rings within each cube, then in-network reduction in
+// the switches that reduce, then rings again.
+Outcome switch_all_reduce(bool ucie_reduces, bool sips_reduce, const std::string& buffer,
+                          const std::string& channels, const std::string& ranks = "programs") {
+  Spec spec = Spec::load(spec_path("tiny.json"))
+                  .with({{"system.sips.count", 2},
+                         {"system.ucie.topology", "switch"},
+                         {"system.inter_sip.topology", "switch"}});
+  if (ucie_reduces) spec = spec.with("system.ucie.switch_reduction", nlohmann::json::object());
+  if (sips_reduce) spec = spec.with("system.inter_sip.switch_reduction", nlohmann::json::object());
+  Simulation sim(spec);
+  const KernelInfo& k = find_kernel("allreduce");
+  return k.run(sim,
+               parse_params(k, {"algorithm=switch", "bytes_per_pe=" + std::to_string(16 * 4 * 40),
+                                "buffer=" + buffer, "channels=" + channels, "ranks=" + ranks}));
+}
+
+// Every combination of reducing switches, both buffers, one or two channels: the reference's
+// result. The data crosses the SIPs only up to the switch and back: with the inter-SIP switch
+// reducing, each program's range after the rings before it (a quarter of its vector after its
+// cube's, half of that again after a ring of the 2 cubes) goes up once and comes down once,
+// where a ring would send it (SIPs - 1) / SIPs x 2 times each way.
+TEST(Collectives, TheSwitchAllReduceMatchesTheReferenceAndCrossesTheSwitchOnce) {
+  for (const auto& [ucie, sips] : {std::pair{true, true}, {true, false}, {false, true}})
+    for (const char* buffer : {"sram", "hbm"})
+      for (const char* channels : {"1", "2"}) {
+        const Outcome o = switch_all_reduce(ucie, sips, buffer, channels);
+        ASSERT_TRUE(o.verified.has_value());
+        EXPECT_TRUE(*o.verified) << ucie << sips << buffer << channels << o.details.dump();
+        if (sips) {  // 16 programs, each range up one link and down another
+          const std::uint64_t range = 16 * 4 * 40 / 4 / (ucie ? 1 : 2);
+          EXPECT_EQ(o.run.stats.network.bytes(components::LinkKind::inter_sip), 16 * range * 2)
+              << buffer << channels;
+        }
+      }
+  // ranks=sips: each channel's whole vector (2560 bytes) up and down, 3 channels of 2 SIPs.
+  const Outcome o = switch_all_reduce(false, true, "hbm", "3", "sips");
+  EXPECT_TRUE(o.verified.value_or(false)) << o.details.dump();
+  EXPECT_EQ(o.run.stats.network.bytes(components::LinkKind::inter_sip), 2u * 3 * 2560 * 2);
+}
+
+// The model times the switch's parts up, adders and sums down as the network does: within a
+// tenth of the simulation on an idle system.
+TEST(Collectives, TheModelTimesTheSwitchAllReduce) {
+  for (const char* buffer : {"sram", "hbm"}) {
+    const Outcome o = switch_all_reduce(true, true, buffer, "1");
+    const double sim_t = o.details["collective_time_ps"].get<double>();
+    const double model = o.details["model_time_ps"].get<double>();
+    EXPECT_NEAR(model / sim_t, 1.0, 0.10) << buffer;
+  }
+}
+
+TEST(Collectives, TheSwitchAllReduceNeedsASwitchThatAddsF32) {
+  Simulation sim(Spec::load(spec_path("tiny.json")));
+  const KernelInfo& k = find_kernel("allreduce");
+  EXPECT_THAT(error_of<UsageError>([&] { k.run(sim, parse_params(k, {"algorithm=switch"})); }),
+              AllOf(HasSubstr("no switch between the cubes of a SIP reduces"),
+                    HasSubstr("switch_reduction")));
+  Simulation bf16(
+      Spec::load(spec_path("tiny.json"))
+          .with({{"system.ucie.topology", "switch"},
+                 {"system.ucie.switch_reduction.dtypes", nlohmann::json::array({"bf16"})}}));
+  EXPECT_THAT(error_of<UsageError>([&] { k.run(bf16, parse_params(k, {"algorithm=switch"})); }),
+              HasSubstr("system.ucie.switch_reduction.dtypes lists only bf16; add \"f32\""));
 }
 
 }  // namespace

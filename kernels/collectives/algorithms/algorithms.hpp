@@ -8,6 +8,7 @@ namespace cubesim::kernels::collectives {
 const Algorithm& ring_algorithm();
 const Algorithm& bidir_ring_algorithm();
 const Algorithm& hierarchical_algorithm();
+const Algorithm& switch_algorithm();
 const Algorithm& mesh2d_algorithm();
 const Algorithm& tree_algorithm();
 const Algorithm& dtree_algorithm();
