@@ -949,3 +949,52 @@ def nccl_table(ctx):
 
 
 FIGURES += [Block("validation-nccl", "docs/validation.md", "expensive", nccl_table)]
+
+
+# Study 5: in-network reduction. 8 SIPs of one cube of default.json on an inter-SIP switch that
+# reduces, data in HBM; and four H200s (h200x4-nvlink) as NCCL runs them, ring against the
+# switch (NVLS, which the GPU machine may not measure: multicast stays off there).
+SW8 = ("cubesim sweep specs/default.json allreduce --set system.sips.count=8 "
+       "--set system.sips.cubes_per_sip=1 --set system.inter_sip.topology=switch "
+       "--set 'system.inter_sip.switch_reduction={}' -p buffer=hbm "
+       "--vary param.bytes_per_pe=16384:4194304:x4 "
+       "--vary param.algorithm=ring,hierarchical,tree,switch")
+SW_ALGORITHMS = ["ring", "hierarchical", "tree", "switch"]
+SW_SIZES = [16384, 65536, 262144, 1048576, 4194304]
+H200_SWITCH = ("cubesim run specs/h200x4-nvlink.json allreduce -p ranks=sips -p channels=16 "
+               "-p buffer=hbm -p algorithm={} -p bytes_per_pe={} "
+               "--set 'system.inter_sip.switch_reduction={{}}' --timing-only")
+
+
+def kib(n):
+    return f"{n // 1048576} MiB" if n >= 1048576 else f"{n // 1024} KiB"
+
+
+def switch_table(ctx):
+    rows = ctx.sweep(SW8)
+    t = lambda a, s: col(row(rows, **{"param.algorithm": a, "param.bytes_per_pe": s}), COLLECTIVE)
+    return table(["8 SIPs, µs at bytes per PE"] + SW_ALGORITHMS + ["best ring-based / switch"],
+                 [[kib(s)] + [us(t(a, s), 1) for a in SW_ALGORITHMS]
+                  + [ratio(min(t(a, s) for a in SW_ALGORITHMS[:3]), t("switch", s))]
+                  for s in SW_SIZES])
+
+
+def switch_h200_table(ctx):
+    out = []
+    for per_gpu in (16 << 20, 64 << 20, 256 << 20):
+        d = {a: ctx.report(H200_SWITCH.format(a, per_gpu // 16))["details"]
+             for a in ("ring", "switch")}
+        out.append([kib(per_gpu)] + [f"{d[a]['busbw_GBps']:.0f}" for a in ("ring", "switch")]
+                   + [ratio(d["switch"]["busbw_GBps"], d["ring"]["busbw_GBps"])])
+    return table(["4 x H200 spec, per GPU", "ring busbw GB/s", "switch busbw GB/s",
+                  "switch / ring"], out)
+
+
+FIGURES += [
+    Block("whatif-switch-table", WHATIF, "expensive", switch_table),
+    Block("whatif-switch-h200-table", WHATIF, "expensive", switch_h200_table),
+    Plot("what-if-switch", "expensive", lambda ctx: ctx.sweep(SW8),
+         columns=AR_COLUMNS, image="docs/img/what-if-switch.png",
+         plot_args=AR_PLOT + ["--title",
+                              "allreduce on 8 SIPs of default on a reducing switch, data in HBM"]),
+]
