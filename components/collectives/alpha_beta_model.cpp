@@ -140,8 +140,11 @@ class Model {
     std::deque<Pipeline::Pair> ahead;  // the pairs whose loads are issued, the first running
     bool started = false;              // whether ahead.front() is running
     Step step;
-    std::vector<Segment> row;  // the running pair's row of every segment
-    std::int64_t row_at = -1;  // which row `row` holds (a flat ring's programs have thousands)
+    // The running pair's row of every segment: the pipeline's segments when it has one row,
+    // else `row_copy`; and which row that is (a flat ring's programs have thousands).
+    const std::vector<Segment>* row = nullptr;
+    std::vector<Segment> row_copy;
+    std::int64_t row_at = -1;
     std::vector<Action> actions;
     std::size_t next = 0;
     emu::Tick t = 0;
@@ -414,10 +417,10 @@ class Model {
     const Pipeline::Pair now = p.ahead.front();
     a_.schedule->step(g, now.step, p.step);
     if (p.row_at != now.row) {
-      p.pipe->row_segments(now.row, p.row);
+      p.row = &p.pipe->row(now.row, p.row_copy);
       p.row_at = now.row;
     }
-    step_actions(p.row, p.step, a_.pipelining.piece, a_.pipelining.window, p.actions);
+    step_actions(*p.row, p.step, a_.pipelining.piece, a_.pipelining.window, p.actions);
     p.next = 0;
     p.started = true;
     p.counted = false;
@@ -527,8 +530,8 @@ class Model {
   std::uint64_t bytes_of(const Program& p, const Action& action) const {
     const Op& op = p.step[action.op];
     const std::int64_t piece = a_.pipelining.piece;
-    const std::int64_t elems =
-        std::min(piece, p.row[static_cast<std::size_t>(op.segment)].elems - action.piece * piece);
+    const std::int64_t elems = std::min(
+        piece, (*p.row)[static_cast<std::size_t>(op.segment)].elems - action.piece * piece);
     return static_cast<std::uint64_t>(elems) * 4;
   }
 
@@ -575,7 +578,7 @@ class Model {
     Channel& c = channels_[ch];
     const std::size_t v = value_of(p, action);
     const auto seg = static_cast<std::size_t>(op.segment);
-    const Segment& sg = p.row[seg];
+    const Segment& sg = (*p.row)[seg];
     // What it adds to: a value held or loaded, or one still being received (buffer=sram holds
     // every input).
     const bool adds =
@@ -651,7 +654,7 @@ class Model {
   void posted(Program& p, const Op& op, const Action& action, std::size_t v, std::uint64_t bytes) {
     if (!hbm_) return;
     const auto seg = static_cast<std::size_t>(op.segment);
-    const Segment& sg = p.row[seg];
+    const Segment& sg = (*p.row)[seg];
     p.held[v] = 1;
     // A piece is final after the last write of the last step writing it: its store waits.
     if (p.writes.done(op.segment, action.piece) &&

@@ -12,12 +12,13 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
   return (a + b - 1) / b;
 }
 
+using Entries = std::vector<std::pair<std::int64_t, std::int32_t>>;
+
 // What step k of `schedule` first reads from program g's input: a segment sent (not forwarded
 // from a receive of the same step) or added to before anything was received into it.
-std::vector<std::vector<std::int32_t>> first_loads(const Schedule& schedule, std::int64_t g,
-                                                   std::int64_t steps,
-                                                   const std::vector<Segment>& segments) {
-  std::vector<std::vector<std::int32_t>> loads(static_cast<std::size_t>(steps));
+Entries first_loads(const Schedule& schedule, std::int64_t g, std::int64_t steps,
+                    const std::vector<Segment>& segments) {
+  Entries loads;
   std::vector<char> valued(segments.size(), 0);
   Step step;
   for (std::int64_t k = 0; k < steps; ++k) {
@@ -26,13 +27,12 @@ std::vector<std::vector<std::int32_t>> first_loads(const Schedule& schedule, std
       return std::any_of(step.begin(), step.end(),
                          [&](const Op& o) { return o.kind != OpKind::send && o.segment == s; });
     };
-    auto& here = loads[static_cast<std::size_t>(k)];
     for (const Op& op : step) {
       const auto s = static_cast<std::size_t>(op.segment);
       const bool reads = op.kind == OpKind::recv_add || op.kind == OpKind::switch_reduce ||
                          (op.kind == OpKind::send && !received(op.segment));
       if (reads && !valued[s] && segments[s].in_at >= 0) {
-        here.push_back(op.segment);
+        loads.emplace_back(k, op.segment);
         valued[s] = 1;
       }
     }
@@ -42,35 +42,38 @@ std::vector<std::vector<std::int32_t>> first_loads(const Schedule& schedule, std
   return loads;
 }
 
-// What dead_after gives, for every step of program g.
-std::vector<std::vector<std::int32_t>> dead_values(const Schedule& schedule, std::int64_t g,
-                                                   std::int64_t steps, std::size_t segments) {
-  // Each segment's touches, step by step: whether the step reads its value (a send not
-  // forwarded from a receive of the step, or an add) or only replaces it.
-  struct Touch {
-    std::int64_t step;
-    bool reads;
-  };
-  std::vector<std::vector<Touch>> touches(segments);
+// What dead_after gives, for every step of program g: each step's segments in ascending order.
+Entries dead_values(const Schedule& schedule, std::int64_t g, std::int64_t steps,
+                    std::size_t segments) {
+  // A segment's value dies after a step that touches it when the next step touching it does
+  // not read it (a send not forwarded from a receive of that step, or an add) but only
+  // replaces it, or when no step touches it again: each segment's last touch so far, and
+  // whether the step being looked at reads it.
+  std::vector<std::int64_t> last(segments, -1);
+  std::vector<char> reads(segments, 0);
+  Entries dead;
   Step step;
   for (std::int64_t k = 0; k < steps; ++k) {
     schedule.step(g, k, step);
+    for (const Op& op : step) reads[static_cast<std::size_t>(op.segment)] = 0;
     for (const Op& op : step) {
-      auto& t = touches[static_cast<std::size_t>(op.segment)];
-      if (t.empty() || t.back().step != k) t.push_back({k, false});
       const bool received = std::any_of(step.begin(), step.end(), [&](const Op& o) {
         return o.kind == OpKind::recv && o.segment == op.segment;
       });
       if (op.kind == OpKind::recv_add || op.kind == OpKind::switch_reduce ||
           (op.kind == OpKind::send && !received))
-        t.back().reads = true;
+        reads[static_cast<std::size_t>(op.segment)] = 1;
+    }
+    for (const Op& op : step) {
+      const auto s = static_cast<std::size_t>(op.segment);
+      if (last[s] == k) continue;  // a later op of the step on the same segment
+      if (last[s] >= 0 && !reads[s]) dead.emplace_back(last[s], op.segment);
+      last[s] = k;
     }
   }
-  std::vector<std::vector<std::int32_t>> dead(static_cast<std::size_t>(steps));
   for (std::size_t s = 0; s < segments; ++s)
-    for (std::size_t i = 0; i < touches[s].size(); ++i)
-      if (i + 1 == touches[s].size() || !touches[s][i + 1].reads)
-        dead[static_cast<std::size_t>(touches[s][i].step)].push_back(static_cast<std::int32_t>(s));
+    if (last[s] >= 0) dead.emplace_back(last[s], static_cast<std::int32_t>(s));
+  std::sort(dead.begin(), dead.end());
   return dead;
 }
 
@@ -102,11 +105,20 @@ std::int64_t rows_held(const Pipelining& p, std::int64_t span) {
          ceil_div(std::max<std::int64_t>(p.lookahead, 1), stagger);
 }
 
+Pipeline::PerStep::PerStep(std::int64_t steps, const Entries& entries)
+    : first_(static_cast<std::size_t>(steps) + 1, 0), segments_(entries.size()) {
+  for (const auto& [k, s] : entries) ++first_[static_cast<std::size_t>(k) + 1];
+  for (std::size_t k = 1; k < first_.size(); ++k) first_[k] += first_[k - 1];
+  std::vector<std::uint32_t> at(first_.begin(), first_.end() - 1);
+  for (const auto& [k, s] : entries) segments_[at[static_cast<std::size_t>(k)]++] = s;
+}
+
 Pipeline::Pipeline(const Schedule& schedule, std::int64_t g, const Pipelining& p, Buffer buffer)
     : segments_(schedule.segments(g)),
       piece_(std::max<std::int64_t>(p.piece, 1)),
       chunk_(p.chunk),
       stagger_(std::max<std::int64_t>(p.stagger, 1)),
+      spacing_(std::max<std::int64_t>(p.spacing, 1)),
       steps_(schedule.steps(g)),
       last_(schedule, g, steps_, segments_.size()) {
   std::int64_t longest = 0;
@@ -119,24 +131,28 @@ Pipeline::Pipeline(const Schedule& schedule, std::int64_t g, const Pipelining& p
     throw std::logic_error("collective pipeline: program " + std::to_string(g) + " has " +
                            std::to_string(steps_) + " steps but " +
                            std::to_string(offsets_.size()) + " wave offsets");
-  if (offsets_.empty())
-    for (std::int64_t k = 0; k < std::max<std::int64_t>(steps_, 1); ++k)
-      offsets_.push_back(k * std::max<std::int64_t>(p.spacing, 1));
+  const std::int64_t span = offset(std::max<std::int64_t>(steps_, 1) - 1);
   if (buffer == Buffer::sram) {
     row_slots_ = std::max<std::int64_t>(rows_, 1);
+    loads_ = PerStep(steps_, {});
   } else {
     // The rows a pair can touch: those in flight, a row starting in the same wave as another
     // ends, and the rows the loads issued `lookahead` pairs ahead start.
-    row_slots_ = std::min(std::max<std::int64_t>(rows_, 1), rows_held(p, offsets_.back()));
-    loads_ = first_loads(schedule, g, steps_, segments_);
+    row_slots_ = std::min(std::max<std::int64_t>(rows_, 1), rows_held(p, span));
+    loads_ = PerStep(steps_, first_loads(schedule, g, steps_, segments_));
   }
-  if (loads_.empty()) loads_.resize(static_cast<std::size_t>(steps_));
-  dead_ = dead_values(schedule, g, steps_, segments_.size());
+  dead_ = PerStep(steps_, dead_values(schedule, g, steps_, segments_.size()));
+}
+
+std::int64_t Pipeline::first_step_at(std::int64_t since) const {
+  if (!offsets_.empty())
+    return std::lower_bound(offsets_.begin(), offsets_.end(), since) - offsets_.begin();
+  return std::min(steps_, since <= 0 ? 0 : ceil_div(since, spacing_));
 }
 
 bool Pipeline::next(Pair& pair) {
   if (rows_ == 0 || steps_ == 0) return false;
-  const std::int64_t span = offsets_.back();  // a row's first wave to its last
+  const std::int64_t span = offset(steps_ - 1);  // a row's first wave to its last
   const std::int64_t last_wave = (rows_ - 1) * stagger_ + span;
   for (; wave_ <= last_wave; ++wave_, row_ = 0, step_ = 0) {
     // Rows started by this wave and not yet finished, older first; each row's steps that lie
@@ -145,9 +161,8 @@ bool Pipeline::next(Pair& pair) {
     const std::int64_t lo = wave_ <= span ? 0 : ceil_div(wave_ - span, stagger_);
     for (row_ = std::max(row_, lo); row_ <= hi; ++row_, step_ = 0) {
       const std::int64_t since = wave_ - row_ * stagger_;
-      if (step_ == 0)
-        step_ = std::lower_bound(offsets_.begin(), offsets_.end(), since) - offsets_.begin();
-      if (step_ < steps_ && offsets_[static_cast<std::size_t>(step_)] == since) {
+      if (step_ == 0) step_ = first_step_at(since);
+      if (step_ < steps_ && offset(step_) == since) {
         pair = {row_, step_++};
         return true;
       }

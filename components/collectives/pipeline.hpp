@@ -22,6 +22,8 @@
 // the write to land, up to `store_budget` bytes and `max_stores` stores in flight.
 
 #include <cstdint>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "components/collectives/schedule.hpp"
@@ -77,6 +79,13 @@ class Pipeline {
   Segment row_segment(std::int64_t r, std::size_t s) const;
   // Row r of every segment (the segments step_actions cuts into pieces).
   void row_segments(std::int64_t r, std::vector<Segment>& out) const;
+  // The same, as segments() itself when there is one row (then `scratch` is left as it is), so
+  // that a program of thousands of segments does not hold a copy of them.
+  const std::vector<Segment>& row(std::int64_t r, std::vector<Segment>& scratch) const {
+    if (rows_ == 1) return segments_;
+    row_segments(r, scratch);
+    return scratch;
+  }
   // Piece j of row r of segment s: where the value is kept.
   std::size_t value_index(std::int64_t r, std::size_t s, std::int64_t j) const {
     return (static_cast<std::size_t>(r % row_slots_) * segments_.size() + s) *
@@ -88,21 +97,43 @@ class Pipeline {
   }
 
   // The segments whose value step k first reads from the input (buffer=hbm loads them).
-  const std::vector<std::int32_t>& loads(std::int64_t k) const {
-    return loads_[static_cast<std::size_t>(k)];
-  }
+  std::span<const std::int32_t> loads(std::int64_t k) const { return loads_.of(k); }
   // The segments step k touches whose value no later step reads: never touched again, or next
   // replaced by a receive (a ring all-reduce's partial sum, passed on, until its all-gather).
-  const std::vector<std::int32_t>& dead_after(std::int64_t k) const {
-    return dead_[static_cast<std::size_t>(k)];
-  }
+  std::span<const std::int32_t> dead_after(std::int64_t k) const { return dead_.of(k); }
   const LastUses& last() const { return last_; }
 
+  // A list of segments per step, the lists one after another: every program holds its own for
+  // each of thousands of steps, and a vector per step would be an allocation each.
+  class PerStep {
+   public:
+    PerStep() = default;
+    // From (step, segment) entries: each step's list in the order its entries come.
+    PerStep(std::int64_t steps, const std::vector<std::pair<std::int64_t, std::int32_t>>& entries);
+    std::span<const std::int32_t> of(std::int64_t k) const {
+      const auto i = static_cast<std::size_t>(k);
+      return {segments_.data() + first_[i], segments_.data() + first_[i + 1]};
+    }
+
+   private:
+    std::vector<std::uint32_t> first_;  // per step, and one past the last: where its list starts
+    std::vector<std::int32_t> segments_;
+  };
+
  private:
+  // Step k's wave after the row's first: the schedule's, or k x spacing.
+  std::int64_t offset(std::int64_t k) const {
+    return offsets_.empty() ? k * spacing_ : offsets_[static_cast<std::size_t>(k)];
+  }
+  // The first step from `since` waves after the row's first on (steps_ when none).
+  std::int64_t first_step_at(std::int64_t since) const;
+
   std::vector<Segment> segments_;
-  std::int64_t piece_, chunk_, stagger_, steps_, rows_ = 0, ppr_ = 1, row_slots_ = 1;
-  std::vector<std::int64_t> offsets_;                    // per step: its wave after the row's first
-  std::vector<std::vector<std::int32_t>> loads_, dead_;  // per step
+  std::int64_t piece_, chunk_, stagger_, spacing_, steps_, rows_ = 0, ppr_ = 1, row_slots_ = 1;
+  // Per step: its wave after the row's first, where the schedule places its steps itself
+  // (Schedule::wave_offsets); empty: step k at k x spacing, computed as needed.
+  std::vector<std::int64_t> offsets_;
+  PerStep loads_, dead_;
   LastUses last_;
   // The order's position: the wave, the row in it and that row's next step to look at (0: not
   // yet looked up).

@@ -53,7 +53,8 @@ struct Ranks {
   std::int64_t nth(std::int64_t i) const { return program(i / channels, i % channels); }
 };
 
-// Element i of program g's output, from the inputs of the programs of its channel.
+// Element i of program g's output, from the inputs of the programs of its channel (regenerated
+// from the seed: in place, the inputs are gone).
 double expected(Collective c, std::uint64_t seed, const Ranks& r, std::int64_t block,
                 std::int64_t g, std::int64_t i) {
   const std::int64_t n = r.n, me = r.rank(g);
@@ -92,6 +93,7 @@ struct Setup {
   int channels = 1;              // the parameter (times the algorithm's own)
   int plan_channels = 1;         // of the algorithm's plan: the parameter, or 1 with ranks=sips
   std::int64_t in_elems = 0, out_elems = 0;  // per program
+  bool in_place = false;                     // each program's output is its input buffer
   Plan plan;
   components::collectives::Pipelining pipelining;
   std::uint64_t sram_bound = 0;  // the SRAM a program may hold (plan_sram_bytes)
@@ -180,16 +182,18 @@ void plan_checked(const components::SystemConfig& cfg, Setup& s) {
                                                          "system.messages.memory=cube_sram or hbm)"
                                                        : ""));
   if (m.memory != components::SlotMemory::pe_sram)
-    require_message_slots(cfg, most_channels_into_a_cube(*plan.schedule, s.grid.pes),
-                          static_cast<std::uint64_t>(s.grid.pes * (s.in_elems + s.out_elems)) * 4,
-                          std::string(collective_name(s.collective)) +
-                              " with algorithm=" + s.algorithm + " and slots in " + slot_memory(m));
+    require_message_slots(
+        cfg, most_channels_into_a_cube(*plan.schedule, s.grid.pes),
+        static_cast<std::uint64_t>(s.grid.pes * (s.in_elems + (s.in_place ? 0 : s.out_elems))) * 4,
+        std::string(collective_name(s.collective)) + " with algorithm=" + s.algorithm +
+            " and slots in " + slot_memory(m));
   s.plan = std::move(plan);
   s.pipelining = pipe;
   s.sram_bound = sram;
 }
 
-// Each program's data on its own cube's HBM, as a collective's buffers would be; the inputs
+// Each program's data on its own cube's HBM, as a collective's buffers would be (in place: one
+// buffer, the output written over the input, as NCCL allows sendbuff == recvbuff); the inputs
 // random from the simulation's seed unless the run is timing-only. A cube's programs' buffers
 // lie one HBM channel's interleave apart beyond their size, so that the same row of every
 // program's vector falls on a different channel (as padding skews banks), not all on one.
@@ -212,8 +216,10 @@ void place_buffers(Simulation& sim, Setup& s) {
     if (taking == 0) continue;
     const Ptr in_base = sim.alloc(static_cast<std::uint64_t>(taking * stride(s.in_elems)),
                                   Placement::on_cube(sip, within_sip));
-    const Ptr out_base = sim.alloc(static_cast<std::uint64_t>(taking * stride(s.out_elems)),
-                                   Placement::on_cube(sip, within_sip));
+    const Ptr out_base = s.in_place
+                             ? in_base
+                             : sim.alloc(static_cast<std::uint64_t>(taking * stride(s.out_elems)),
+                                         Placement::on_cube(sip, within_sip));
     for (std::int64_t pe = 0; pe < taking; ++pe) {
       s.in[static_cast<std::size_t>(first + pe)] = in_base + pe * stride(s.in_elems);
       s.out[static_cast<std::size_t>(first + pe)] = out_base + pe * stride(s.out_elems);
@@ -242,6 +248,9 @@ Setup setup_collective(Simulation& sim, const Params& p, Collective collective) 
   s.channels = static_cast<int>(get_int(p, "channels"));
   s.plan_grid = s.grid;
   s.plan_channels = s.channels;
+  // Offered for the all-reduce only: its every segment starts and ends at the same place of a
+  // program's vector, so a segment's final value overwrites only its own input, read before.
+  s.in_place = p.contains("in_place") && p.at("in_place").get<bool>();
   s.ranks = Ranks{.n = s.grid.total(), .channels = 1, .positions = 1};
   if (get_string(p, "ranks") == "sips") {
     // NCCL's layout: a rank per SIP, channel c of every rank on its PE c (cube-major), each
@@ -298,6 +307,7 @@ void report(Outcome& o, Simulation& sim, const Setup& s, emu::Tick t, emu::Tick 
   o.useful_flops = reduces ? static_cast<std::uint64_t>((n - 1) * (rank_bytes / 4)) : 0;
   o.details = {{"algorithm", s.algorithm},
                {"buffer", buffer_name(s.buffer)},
+               {"in_place", s.in_place},
                {"programs", s.grid.str()},
                {"ranks", s.ranks.positions > 1 ? "sips" : "programs"},
                {"rank_count", n},
@@ -438,7 +448,10 @@ KernelInfo allreduce_info() {
       {algorithm_param(Collective::all_reduce),
        bytes_param("bytes of each program's vector (f32), a multiple of 4 x programs x "
                    "channels (of 4 for the trees)"),
-       buffer_param(), chunk_param(), channels_param(), ranks_param()});
+       buffer_param(), chunk_param(), channels_param(), ranks_param(),
+       bool_param("in_place", false,
+                  "write each program's result over its input (NCCL's sendbuff == recvbuff): "
+                  "one buffer of bytes_per_pe per program instead of two")});
 }
 
 KernelInfo reduce_scatter_info() {

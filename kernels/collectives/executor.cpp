@@ -192,10 +192,10 @@ class Executor {
   const std::vector<Segment>& row_segments(std::int64_t r) {
     RowCache& c = rows_[static_cast<std::size_t>(r % pipe_.row_slots())];
     if (c.row != r) {
-      pipe_.row_segments(r, c.segments);
+      c.view = &pipe_.row(r, c.segments);
       c.row = r;
     }
-    return c.segments;
+    return *c.view;
   }
   // buffer=hbm: the loads of pair p's first reads, issued now.
   void prefetch(const Pair& p) {
@@ -363,7 +363,8 @@ class Executor {
 
   struct RowCache {
     std::int64_t row = -1;
-    std::vector<Segment> segments;
+    std::vector<Segment> segments;  // the row's, unless the pipeline has one row
+    const std::vector<Segment>* view = nullptr;
   };
   struct Store {
     tl::StoreHandle handle;

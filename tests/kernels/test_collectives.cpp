@@ -243,6 +243,33 @@ TEST(Collectives, EveryCollectiveAndAlgorithmMatchesTheHostReference) {
       }
 }
 
+// In place, each program's result is written over its input: on cubes whose HBM holds one
+// buffer per program but not two, the all-reduce runs (random inputs, its result checked
+// against the reference made from the seed) where the out-of-place one cannot allocate.
+TEST(Collectives, AnInPlaceAllReduceNeedsOneBufferPerProgram) {
+  const Spec spec = Spec::load(spec_path("tiny.json"))
+                        .with_assignments({"system.cube.hbm.capacity_GiB=0.0001220703125"});
+  const auto run_on_small_hbm = [&](const std::string& algorithm, const char* buffer,
+                                    bool in_place) {
+    Simulation sim(spec);
+    const KernelInfo& k = find_kernel("allreduce");
+    return k.run(sim, parse_params(k, {"algorithm=" + algorithm, "bytes_per_pe=16384",
+                                       std::string("buffer=") + buffer,
+                                       std::string("in_place=") + (in_place ? "true" : "false")}));
+  };
+  for (const std::string& algorithm : kAlgorithms.at("allreduce"))
+    for (const char* buffer : {"sram", "hbm"}) {
+      const Outcome o = run_on_small_hbm(algorithm, buffer, true);
+      ASSERT_TRUE(o.verified.has_value());
+      EXPECT_TRUE(*o.verified) << algorithm << " " << buffer << ": " << o.details.dump();
+      EXPECT_GT(o.elements_checked, 0u);
+      EXPECT_TRUE(o.details["in_place"].get<bool>());
+      EXPECT_THAT(error_of<UsageError>([&] { run_on_small_hbm(algorithm, buffer, false); }),
+                  HasSubstr("do not fit on cube"))
+          << algorithm << " " << buffer;
+    }
+}
+
 // The ring takes single hops at every level where the topology allows: mesh hops inside a
 // cube, one UCIe crossing between cubes on a mesh or torus of cubes, one inter-SIP crossing
 // between SIPs on a grid of SIPs (a 4x2 grid has a Hamiltonian cycle; index order does not
