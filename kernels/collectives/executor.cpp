@@ -5,6 +5,7 @@
 #include <deque>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 
 #include "components/collectives/alpha_beta_model.hpp"
 #include "components/network/topology.hpp"
@@ -42,9 +43,8 @@ class Executor {
         me_(global_program_id(tl)),
         pipe_(*a.schedule, me_, a.pipelining, a.buffer),
         piece_(a.pipelining.piece) {
-    values_.resize(pipe_.values());
+    if (a_.buffer == Buffer::sram) values_.resize(pipe_.values());
     dropped_.assign(pipe_.values(), 0);
-    if (a_.buffer == Buffer::hbm) loads_.resize(pipe_.values());
     rows_.resize(static_cast<std::size_t>(pipe_.row_slots()));
   }
 
@@ -143,7 +143,7 @@ class Executor {
         tl::Tile t = tl_.make_tile({pieces[i].elems}, DType::f32);
         const auto n = static_cast<std::size_t>(pieces[i].elems) * 4;
         if (bytes != nullptr) std::memcpy(const_cast<std::byte*>(t.raw()), bytes + at, n);
-        values_[pieces[i].value] = std::move(t);
+        piece(pieces[i].value).value = std::move(t);
         at += static_cast<std::int64_t>(n);
       }
     }
@@ -159,10 +159,10 @@ class Executor {
       tl::Tile run = tl_.make_tile({elems}, DType::f32);
       std::byte* bytes = const_cast<std::byte*>(run.raw());
       for (std::int64_t at = 0; i < e; ++i) {
-        tl::Tile& piece = values_[pieces[i].value];
+        tl::Tile& held = piece(pieces[i].value).value;
         const auto n = static_cast<std::size_t>(pieces[i].elems) * 4;
-        if (bytes != nullptr) std::memcpy(bytes + at, piece.raw(), n);
-        piece = tl::Tile();
+        if (bytes != nullptr) std::memcpy(bytes + at, held.raw(), n);
+        held = tl::Tile();
         at += static_cast<std::int64_t>(n);
       }
       tl_.store(out + pieces[first].at * 4, run);
@@ -205,7 +205,7 @@ class Executor {
       const auto s = static_cast<std::size_t>(seg);
       const Segment row = pipe_.row_segment(p.row, s);
       for (std::int64_t j = 0; j * piece_ < row.elems; ++j)
-        loads_[pipe_.value_index(p.row, s, j)] =
+        piece(pipe_.value_index(p.row, s, j)).load =
             tl_.load_async(in + (row.in_at + j * piece_) * 4,
                            {std::min(piece_, row.elems - j * piece_)}, DType::f32);
     }
@@ -217,15 +217,15 @@ class Executor {
     return held_value(index);
   }
   const tl::Tile& held_value(std::size_t index) {
-    tl::Tile& v = values_[index];
-    if (!v.valid()) {
-      if (loads_.empty() || !loads_[index].valid())
+    Piece& p = piece(index);
+    if (!p.value.valid()) {
+      if (!p.load.valid())
         throw std::logic_error("collective schedule: program " + std::to_string(me_) +
                                " reads a piece before it has a value");
-      v = tl_.wait(loads_[index]);
-      loads_[index] = tl::LoadHandle();
+      p.value = tl_.wait(p.load);
+      p.load = tl::LoadHandle();
     }
-    return v;
+    return p.value;
   }
   // buffer=hbm: the final value of a piece goes to the output without waiting for it to land,
   // the stores in flight held to the budget.
@@ -246,7 +246,7 @@ class Executor {
   // An action with what it needs worked out before the pair's first send or receive lets
   // other programs run, so that the pair's records are read together, not one per wake-up.
   struct Planned {
-    std::size_t value = 0;  // the piece's index in values_
+    std::size_t value = 0;  // the piece's Pipeline::value_index
     std::int64_t peer = 0;
     std::int64_t elems = 0;
     std::int64_t out_at = -1;  // where a final value is stored (buffer=hbm); -1: not stored here
@@ -295,7 +295,7 @@ class Executor {
                                     : tl::Scope::all;
         pending_.push_back({a.value, {}, false, tl_.switch_reduce_async(value(a.value), scope)});
       } else {
-        const bool adds = a.add && (values_[a.value].valid() || is_pending(a.value) || a.has_input);
+        const bool adds = a.add && (has_value(a.value) || is_pending(a.value) || a.has_input);
         pending_.push_back(
             {a.value, tl_.recv_async(peer_of(tl_, a.peer), {a.elems}, DType::f32), adds, {}});
       }
@@ -324,7 +324,7 @@ class Executor {
       tl::Tile got =
           pending_[i].handle.valid() ? tl_.wait(pending_[i].handle) : tl_.wait(pending_[i].reduced);
       if (pending_[i].adds) got = got + held_value(index);
-      values_[index] = std::move(got);
+      piece(index).value = std::move(got);
       pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
     }
   }
@@ -339,7 +339,7 @@ class Executor {
       return;
     }
     resolve(index);
-    values_[index] = tl::Tile();
+    forget(index);
   }
   // The deferred stores of pairs `lookahead` or more pairs back (`all`: every one).
   void store_deferred(bool all) {
@@ -352,7 +352,7 @@ class Executor {
           std::none_of(deferred_.begin(), deferred_.end(),
                        [&](const Deferred& e) { return e.value == d.value; })) {
         dropped_[d.value] = 0;
-        values_[d.value] = tl::Tile();
+        forget(d.value);
       }
     }
   }
@@ -376,10 +376,35 @@ class Executor {
   std::int64_t me_;
   components::collectives::Pipeline pipe_;
   std::int64_t piece_;
-  // Each piece's value by Pipeline::value_index; invalid: not held. buffer=hbm: the loads in
-  // flight, by the same index.
-  std::vector<tl::Tile> values_;
-  std::vector<tl::LoadHandle> loads_;
+  // Each piece's value by Pipeline::value_index (invalid: not held) and, buffer=hbm, its load
+  // in flight.
+  struct Piece {
+    tl::Tile value;
+    tl::LoadHandle load;
+  };
+  std::vector<Piece> values_;
+  std::unordered_map<std::size_t, Piece> live_;
+  // The piece's record: buffer=sram holds every piece for the whole collective (values_, made
+  // at the start); buffer=hbm holds the few rows in flight of a vector of any length, so only
+  // the pieces live now are kept (live_), and a program's record does not grow with the
+  // segments (a flat ring over 2048 programs has 2048 of them).
+  Piece& piece(std::size_t index) { return values_.empty() ? live_[index] : values_[index]; }
+  bool has_value(std::size_t index) const {
+    if (!values_.empty()) return values_[index].value.valid();
+    const auto it = live_.find(index);
+    return it != live_.end() && it->second.value.valid();
+  }
+  // The piece's value is not needed any more (a load still in flight stays).
+  void forget(std::size_t index) {
+    if (!values_.empty()) {
+      values_[index].value = tl::Tile();
+      return;
+    }
+    const auto it = live_.find(index);
+    if (it == live_.end()) return;
+    it->second.value = tl::Tile();
+    if (!it->second.load.valid()) live_.erase(it);
+  }
   // The receives posted and not yet waited for, in the order posted (a few: each is waited for
   // when its piece is next needed), and by piece whether it goes once its deferred store is out.
   struct PendingRecv {
