@@ -113,16 +113,36 @@ Pipeline::PerStep::PerStep(std::int64_t steps, const Entries& entries)
   for (const auto& [k, s] : entries) segments_[at[static_cast<std::size_t>(k)]++] = s;
 }
 
+namespace {
+
+// schedule.segments(g), shared with the last program asked for when equal (pipelines are built
+// program after program, on one thread per simulation).
+std::shared_ptr<const std::vector<Segment>> shared_segments(const Schedule& schedule,
+                                                            std::int64_t g) {
+  thread_local std::shared_ptr<const std::vector<Segment>> last;
+  std::vector<Segment> mine = schedule.segments(g);
+  const auto same = [](const Segment& a, const Segment& b) {
+    return a.elems == b.elems && a.in_at == b.in_at && a.out_at == b.out_at;
+  };
+  if (last && last->size() == mine.size() &&
+      std::equal(mine.begin(), mine.end(), last->begin(), same))
+    return last;
+  last = std::make_shared<const std::vector<Segment>>(std::move(mine));
+  return last;
+}
+
+}  // namespace
+
 Pipeline::Pipeline(const Schedule& schedule, std::int64_t g, const Pipelining& p, Buffer buffer)
-    : segments_(schedule.segments(g)),
+    : segments_(shared_segments(schedule, g)),
       piece_(std::max<std::int64_t>(p.piece, 1)),
       chunk_(p.chunk),
       stagger_(std::max<std::int64_t>(p.stagger, 1)),
       spacing_(std::max<std::int64_t>(p.spacing, 1)),
       steps_(schedule.steps(g)),
-      last_(schedule, g, steps_, segments_.size()) {
+      last_(schedule, g, steps_, segments_->size()) {
   std::int64_t longest = 0;
-  for (const Segment& s : segments_) longest = std::max(longest, s.elems);
+  for (const Segment& s : *segments_) longest = std::max(longest, s.elems);
   if (chunk_ <= 0 || chunk_ > longest) chunk_ = std::max<std::int64_t>(longest, 1);
   rows_ = longest > 0 ? ceil_div(longest, chunk_) : 0;
   ppr_ = ceil_div(chunk_, piece_);
@@ -139,9 +159,9 @@ Pipeline::Pipeline(const Schedule& schedule, std::int64_t g, const Pipelining& p
     // The rows a pair can touch: those in flight, a row starting in the same wave as another
     // ends, and the rows the loads issued `lookahead` pairs ahead start.
     row_slots_ = std::min(std::max<std::int64_t>(rows_, 1), rows_held(p, span));
-    loads_ = PerStep(steps_, first_loads(schedule, g, steps_, segments_));
+    loads_ = PerStep(steps_, first_loads(schedule, g, steps_, *segments_));
   }
-  dead_ = PerStep(steps_, dead_values(schedule, g, steps_, segments_.size()));
+  dead_ = PerStep(steps_, dead_values(schedule, g, steps_, segments_->size()));
 }
 
 std::int64_t Pipeline::first_step_at(std::int64_t since) const {
@@ -172,7 +192,7 @@ bool Pipeline::next(Pair& pair) {
 }
 
 Segment Pipeline::row_segment(std::int64_t r, std::size_t s) const {
-  const Segment& whole = segments_[s];
+  const Segment& whole = (*segments_)[s];
   const std::int64_t at = r * chunk_;
   Segment row{.elems = std::clamp<std::int64_t>(whole.elems - at, 0, chunk_)};
   row.in_at = whole.in_at >= 0 ? whole.in_at + at : -1;
@@ -181,8 +201,8 @@ Segment Pipeline::row_segment(std::int64_t r, std::size_t s) const {
 }
 
 void Pipeline::row_segments(std::int64_t r, std::vector<Segment>& out) const {
-  out.resize(segments_.size());
-  for (std::size_t s = 0; s < segments_.size(); ++s) out[s] = row_segment(r, s);
+  out.resize(segments_->size());
+  for (std::size_t s = 0; s < segments_->size(); ++s) out[s] = row_segment(r, s);
 }
 
 }  // namespace cubesim::components::collectives

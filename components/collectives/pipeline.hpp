@@ -22,6 +22,7 @@
 // the write to land, up to `store_budget` bytes and `max_stores` stores in flight.
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <utility>
 #include <vector>
@@ -65,7 +66,7 @@ class Pipeline {
 
   Pipeline(const Schedule& schedule, std::int64_t program, const Pipelining& p, Buffer buffer);
 
-  const std::vector<Segment>& segments() const { return segments_; }  // the whole segments
+  const std::vector<Segment>& segments() const { return *segments_; }  // the whole segments
   std::int64_t rows() const { return rows_; }
   std::int64_t steps() const { return steps_; }
   // The rows whose values are kept at once: every row with buffer=sram, else those in flight.
@@ -82,18 +83,19 @@ class Pipeline {
   // The same, as segments() itself when there is one row (then `scratch` is left as it is), so
   // that a program of thousands of segments does not hold a copy of them.
   const std::vector<Segment>& row(std::int64_t r, std::vector<Segment>& scratch) const {
-    if (rows_ == 1) return segments_;
+    if (rows_ == 1) return *segments_;
     row_segments(r, scratch);
     return scratch;
   }
   // Piece j of row r of segment s: where the value is kept.
   std::size_t value_index(std::int64_t r, std::size_t s, std::int64_t j) const {
-    return (static_cast<std::size_t>(r % row_slots_) * segments_.size() + s) *
+    return (static_cast<std::size_t>(r % row_slots_) * segments_->size() + s) *
                static_cast<std::size_t>(ppr_) +
            static_cast<std::size_t>(j);
   }
   std::size_t values() const {
-    return static_cast<std::size_t>(row_slots_) * segments_.size() * static_cast<std::size_t>(ppr_);
+    return static_cast<std::size_t>(row_slots_) * segments_->size() *
+           static_cast<std::size_t>(ppr_);
   }
 
   // The segments whose value step k first reads from the input (buffer=hbm loads them).
@@ -128,7 +130,10 @@ class Pipeline {
   // The first step from `since` waves after the row's first on (steps_ when none).
   std::int64_t first_step_at(std::int64_t since) const;
 
-  std::vector<Segment> segments_;
+  // The schedule's segments of the program, shared with the programs built before it that have
+  // the same (every program of an all-reduce has): on a flat ring of 2048 programs each would
+  // otherwise hold 2048 of them.
+  std::shared_ptr<const std::vector<Segment>> segments_;
   std::int64_t piece_, chunk_, stagger_, spacing_, steps_, rows_ = 0, ppr_ = 1, row_slots_ = 1;
   // Per step: its wave after the row's first, where the schedule places its steps itself
   // (Schedule::wave_offsets); empty: step k at k x spacing, computed as needed.
