@@ -535,15 +535,19 @@ class Model {
     return static_cast<std::uint64_t>(elems) * 4;
   }
 
+  // Piece v's receives waited for and its load (buffer=hbm), and the program free at `at`:
+  // false when it waits (for an event, or until p.t).
+  bool value_ready(emu::Tick at, std::int64_t g, Program& p, std::size_t v) {
+    if (!resolve(at, g, p, v)) return false;
+    if (hbm_) loaded(p, v);
+    return !busy(p.t, at, g);
+  }
+
   // Program g's send `action` at `at`: whether it went (false: the program waits for an event).
   bool send(emu::Tick at, std::int64_t g, Program& p, const Action& action) {
     const Op& op = p.step[action.op];
     const std::uint64_t bytes = bytes_of(p, action);
-    // The value's receives waited for, and its load (buffer=hbm).
-    const std::size_t v = value_of(p, action);
-    if (!resolve(at, g, p, v)) return false;
-    if (hbm_) loaded(p, v);
-    if (busy(p.t, at, g)) return false;
+    if (!value_ready(at, g, p, value_of(p, action))) return false;
     const std::size_t ch = channel(p.sent_on, op.peer, g, op.peer);
     Channel& c = channels_[ch];
     if (c.sent >= c.slots) {  // the credit of the message `slots` before this one
@@ -599,9 +603,7 @@ class Model {
     const Op& op = p.step[action.op];
     const std::uint64_t bytes = bytes_of(p, action);
     const std::size_t v = value_of(p, action);
-    if (!resolve(at, g, p, v)) return false;
-    if (hbm_) loaded(p, v);
-    if (busy(p.t, at, g)) return false;
+    if (!value_ready(at, g, p, v)) return false;
     const auto level = static_cast<SwitchLevel>(op.peer);
     const std::uint32_t pe = global_pe(g);
     SwitchPort& port = switch_port(pe, level);

@@ -38,8 +38,7 @@ class SwitchReducer {
   // no reducing switch or the part does not match the reduction's others.
   void contribute(SwitchLevel level, std::uint64_t key, std::uint32_t members, std::uint32_t pe,
                   std::uint64_t bytes, Done delivered);
-  // Reductions whose parts are not all in (for a launch that ends or fails): forgotten.
-  std::size_t pending() const { return groups_.size(); }
+  // Forgets every reduction whose parts are not all in (a launch that ends or fails).
   void clear();
 
  private:

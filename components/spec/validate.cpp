@@ -575,36 +575,32 @@ class Builder {
     return {x, y};
   }
 
-  // A switch's crossbar latency at ptr: 0 when absent; refused with another topology, unless the
-  // topology was set after it (a sweep from a switch spec to other topologies), then ignored.
-  Tick switch_latency(GraphKind kind, const std::string& topo, const char* topo_ptr,
-                      const char* ptr) {
-    if (!doc_.contains(json::json_pointer(ptr))) return 0;
-    if (kind != GraphKind::switch_) {
-      if (v_.source_of(topo_ptr).layer <= v_.source_of(ptr).layer)
-        v_.add(ptr, fmt::format("only allowed when topology is \"switch\", but topology is "
-                                "\"{}\"; remove it (or set it to null in a spec that extends a "
-                                "switch spec)",
-                                topo));
-      return 0;
-    }
-    return ticks(ptr);
+  // Whether a switch's field at ptr is given and applies: refused with another topology, unless
+  // the topology was set after it (a sweep from a switch spec to other topologies), then ignored.
+  bool switch_field(GraphKind kind, const std::string& topo, const char* topo_ptr,
+                    const std::string& ptr) {
+    if (!doc_.contains(json::json_pointer(ptr))) return false;
+    if (kind == GraphKind::switch_) return true;
+    if (v_.source_of(topo_ptr).layer <= v_.source_of(ptr).layer)
+      v_.add(ptr, fmt::format("only allowed when topology is \"switch\", but topology is "
+                              "\"{}\"; remove it (or set it to null in a spec that extends a "
+                              "switch spec)",
+                              topo));
+    return false;
   }
 
-  // A switch's in-network reduction at ptr (system.*.switch_reduction): none when absent;
-  // refused with another topology as switch_latency is.
+  // A switch's crossbar latency at ptr: 0 when absent or ignored.
+  Tick switch_latency(GraphKind kind, const std::string& topo, const char* topo_ptr,
+                      const char* ptr) {
+    return switch_field(kind, topo, topo_ptr, ptr) ? ticks(ptr) : 0;
+  }
+
+  // A switch's in-network reduction at ptr (system.*.switch_reduction): none when absent or
+  // ignored.
   SwitchReduction switch_reduction(GraphKind kind, const std::string& topo, const char* topo_ptr,
                                    const std::string& ptr, Bandwidth link) {
     SwitchReduction r;
-    if (!doc_.contains(json::json_pointer(ptr))) return r;
-    if (kind != GraphKind::switch_) {
-      if (v_.source_of(topo_ptr).layer <= v_.source_of(ptr).layer)
-        v_.add(ptr, fmt::format("only allowed when topology is \"switch\", but topology is "
-                                "\"{}\"; remove it (or set it to null in a spec that extends a "
-                                "switch spec)",
-                                topo));
-      return r;
-    }
+    if (!switch_field(kind, topo, topo_ptr, ptr)) return r;
     // Dtypes that failed validation are absent here: the spec is refused anyway.
     r.on = true;
     const json::json_pointer dtypes(ptr + "/dtypes");

@@ -77,6 +77,28 @@ std::int64_t element_multiple(Collective collective, const std::string& algorith
   return per_channel > 1 ? per_channel * checked_channels(a, channels) : 1;
 }
 
+std::vector<Groups> hierarchy_levels(
+    GridShape grid,
+    const std::function<std::int64_t(std::int64_t, std::int64_t, std::int64_t)>& at) {
+  Groups in_cube, in_sip, across;
+  for (std::int64_t s = 0; s < grid.sips; ++s)
+    for (std::int64_t c = 0; c < grid.cubes; ++c) {
+      auto& g = in_cube.emplace_back();
+      for (std::int64_t q = 0; q < grid.pes; ++q) g.push_back(at(s, c, q));
+    }
+  for (std::int64_t s = 0; s < grid.sips; ++s)
+    for (std::int64_t q = 0; q < grid.pes; ++q) {
+      auto& g = in_sip.emplace_back();
+      for (std::int64_t c = 0; c < grid.cubes; ++c) g.push_back(at(s, c, q));
+    }
+  for (std::int64_t c = 0; c < grid.cubes; ++c)
+    for (std::int64_t q = 0; q < grid.pes; ++q) {
+      auto& g = across.emplace_back();
+      for (std::int64_t s = 0; s < grid.sips; ++s) g.push_back(at(s, c, q));
+    }
+  return {std::move(in_cube), std::move(in_sip), std::move(across)};
+}
+
 Plan ring_plan(const PlanInput& in, std::vector<Groups> candidates, int channels,
                std::vector<int> switched) {
   std::vector<Groups> levels;

@@ -3,6 +3,7 @@
 // schedule shapes the entries build (shapes.hpp), and what a plan needs of the hardware.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,12 @@ std::int64_t element_multiple(Collective collective, const std::string& algorith
 // directions: the data cut into one block per program, each in `channels` segments. A level
 // whose `switched` entry is a components::SwitchLevel (not -1) is reduced in that switch
 // instead (all-reduce only; shapes.hpp's rings).
+// The groups of a hierarchy's three levels: each cube's programs, then for each position in a
+// cube the cubes of its SIP, then for each cube and position the SIPs; `at(sip, cube, q)` is
+// the program at position q of that cube, each group in that order.
+std::vector<Groups> hierarchy_levels(
+    GridShape grid,
+    const std::function<std::int64_t(std::int64_t, std::int64_t, std::int64_t)>& at);
 Plan ring_plan(const PlanInput& input, std::vector<Groups> levels, int channels,
                std::vector<int> switched = {});
 // Trees, each given by parent[g] (-1: its root), each moving its part of the vector, with at

@@ -9,10 +9,10 @@
 
 #include <cubesim/cubesim.hpp>
 #include <fstream>
-#include <random>
 
 #include "components/system/system.hpp"
 #include "error_of.hpp"
+#include "random_values.hpp"
 #include "spec_path.hpp"
 
 namespace cubesim {
@@ -40,14 +40,6 @@ nlohmann::json switched(std::uint32_t sips, const nlohmann::json& dtypes) {
   return doc;
 }
 
-std::vector<double> random_values(std::size_t n, std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> d(-4.0, 4.0);
-  std::vector<double> v(n);
-  for (double& x : v) x = d(rng);
-  return v;
-}
-
 // Every program reduces `rounds` random tiles of `dtype` over `scope`; each gets the sum of its
 // place's tiles (fp64 reference), within `tol` relative to the sum of magnitudes.
 void sums_arrive(Scope scope, DType dtype, double tol, components::NetworkModel model) {
@@ -62,7 +54,9 @@ void sums_arrive(Scope scope, DType dtype, double tol, components::NetworkModel 
   std::vector<std::vector<double>> vals(static_cast<std::size_t>(programs * rounds));
   for (std::int64_t g = 0; g < programs; ++g)
     for (std::int64_t r = 0; r < rounds; ++r) {
-      auto v = random_values(static_cast<std::size_t>(n), static_cast<std::uint32_t>(g * 7 + r));
+      const auto drawn =
+          random_values<float>(static_cast<std::size_t>(n), static_cast<std::uint64_t>(g * 7 + r));
+      std::vector<double> v(drawn.begin(), drawn.end());
       if (dtype == DType::i32)
         for (double& x : v) x = std::round(x * 1000);
       if (dtype == DType::f32) {

@@ -8,27 +8,9 @@ namespace cubesim::kernels::collectives {
 namespace {
 
 std::vector<Groups> levels(const PlanInput& in) {
-  const std::int64_t pes = in.grid.pes, cubes = in.grid.cubes, sips = in.grid.sips;
-  auto at = [&](std::int64_t sip, std::int64_t cube, std::int64_t q) {
-    return in.order[static_cast<std::size_t>((sip * cubes + cube) * pes + q)];
-  };
-  Groups in_cube, in_sip, across;
-  for (std::int64_t s = 0; s < sips; ++s)
-    for (std::int64_t c = 0; c < cubes; ++c) {
-      auto& g = in_cube.emplace_back();
-      for (std::int64_t q = 0; q < pes; ++q) g.push_back(at(s, c, q));
-    }
-  for (std::int64_t s = 0; s < sips; ++s)
-    for (std::int64_t q = 0; q < pes; ++q) {
-      auto& g = in_sip.emplace_back();
-      for (std::int64_t c = 0; c < cubes; ++c) g.push_back(at(s, c, q));
-    }
-  for (std::int64_t c = 0; c < cubes; ++c)
-    for (std::int64_t q = 0; q < pes; ++q) {
-      auto& g = across.emplace_back();
-      for (std::int64_t s = 0; s < sips; ++s) g.push_back(at(s, c, q));
-    }
-  return {std::move(in_cube), std::move(in_sip), std::move(across)};
+  return hierarchy_levels(in.grid, [&](std::int64_t sip, std::int64_t cube, std::int64_t q) {
+    return in.order[static_cast<std::size_t>((sip * in.grid.cubes + cube) * in.grid.pes + q)];
+  });
 }
 
 }  // namespace

@@ -22,31 +22,15 @@ std::vector<std::int64_t> cube_ring(const PlanInput& in) {
 }
 
 Plan plan(const PlanInput& in) {
-  const std::int64_t pes = in.grid.pes, cubes = in.grid.cubes, sips = in.grid.sips;
   const std::vector<std::int64_t> ring = cube_ring(in);
-  auto at = [&](std::int64_t sip, std::int64_t cube, std::int64_t pe) {
-    return (sip * cubes + cube) * pes + pe;
-  };
-  Groups in_cube, in_sip, across;
-  for (std::int64_t s = 0; s < sips; ++s)
-    for (std::int64_t c = 0; c < cubes; ++c) {
-      auto& g = in_cube.emplace_back();
-      for (const std::int64_t q : ring) g.push_back(at(s, c, q));
-    }
-  for (std::int64_t s = 0; s < sips; ++s)
-    for (std::int64_t q = 0; q < pes; ++q) {
-      auto& g = in_sip.emplace_back();
-      for (std::int64_t c = 0; c < cubes; ++c) g.push_back(at(s, c, q));
-    }
-  for (std::int64_t c = 0; c < cubes; ++c)
-    for (std::int64_t q = 0; q < pes; ++q) {
-      auto& g = across.emplace_back();
-      for (std::int64_t s = 0; s < sips; ++s) g.push_back(at(s, c, q));
-    }
+  std::vector<Groups> levels =
+      hierarchy_levels(in.grid, [&](std::int64_t sip, std::int64_t cube, std::int64_t q) {
+        return (sip * in.grid.cubes + cube) * in.grid.pes + ring[static_cast<std::size_t>(q)];
+      });
   const auto level = [](const components::SwitchReduction& r, components::SwitchLevel l) {
     return r.adds(DType::f32) ? static_cast<int>(l) : -1;
   };
-  return ring_plan(in, {std::move(in_cube), std::move(in_sip), std::move(across)}, in.channels,
+  return ring_plan(in, std::move(levels), in.channels,
                    {-1, level(in.config.ucie.reduction, components::SwitchLevel::ucie),
                     level(in.config.inter_sip.reduction, components::SwitchLevel::inter_sip)});
 }
