@@ -17,6 +17,9 @@ constexpr std::uint64_t kTopRungSpan = 2;
 // Up to this many pending events, the queue is just a sorted array (a ladder's fixed costs
 // would dominate).
 constexpr std::size_t kSmallQueue = 16;
+// The most storage (in events) a bucket is left with once consumed or split (refill,
+// split_bucket); what it grows to while it fills is its own.
+constexpr std::size_t kKeptPerBucket = 64;
 constexpr std::uint64_t kMaxBuckets = std::uint64_t{1} << 20;
 
 // The smallest shift in [1, 62] with 2^shift >= width (62: `time >> shift` stays defined and
@@ -92,6 +95,16 @@ void EventQueue::insert_near(Tick time, std::uint64_t order, void* payload) {
   near_.emplace(at, time, order, payload);
 }
 
+std::size_t EventQueue::storage_bytes() const {
+  std::size_t entries = near_.capacity() + far_.capacity() + merged_.capacity();
+  std::size_t bytes = runs_.capacity() * sizeof(std::size_t);
+  for (const Rung& r : rungs_) {
+    bytes += r.buckets.capacity() * sizeof(std::vector<Entry>);
+    for (const auto& b : r.buckets) entries += b.capacity();
+  }
+  return bytes + entries * sizeof(Entry);
+}
+
 void EventQueue::refill() {
   near_.clear();
   head_ = 0;
@@ -113,7 +126,16 @@ void EventQueue::refill() {
       split_bucket(bucket, rung.cur - 1, rung.shift);
       continue;
     }
-    near_.swap(bucket);  // the bucket keeps near_'s old (empty) storage
+    // Swapped, unless near_'s storage is larger than a bucket keeps: then copied, and near_
+    // keeps it. Storage handed on without a bound (from near_ here, from a split bucket in
+    // split_bucket) would end up, bucket by bucket, as the largest that ever went through each:
+    // hundreds of MB on a long run of thousands of processes.
+    if (near_.capacity() <= kKeptPerBucket) {
+      near_.swap(bucket);
+    } else {
+      near_.assign(bucket.begin(), bucket.end());
+      bucket.clear();
+    }
     break;
   }
   sort_near();
@@ -213,6 +235,8 @@ void EventQueue::split_bucket(std::vector<Entry>& events, std::uint64_t parent_b
   if (rung.buckets.size() < rung.nb) rung.buckets.resize(rung.nb);
   for (const Entry& e : events) rung.bucket(e.time >> rung.shift).push_back(e);
   events.clear();
+  // It was split because it was crowded: its storage is more than it will need again.
+  if (events.capacity() > kKeptPerBucket) std::vector<Entry>().swap(events);
 }
 
 }  // namespace cubesim::emu

@@ -85,6 +85,8 @@ class EventQueue {
 
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
+  // Bytes of storage the queue holds (its vectors' capacities), for tests of its bound.
+  std::size_t storage_bytes() const;
   // Require !empty().
   const Entry& top() const { return near_[head_]; }
   Tick top_time() const { return near_[head_].time; }
@@ -126,7 +128,7 @@ class EventQueue {
   // Rung r+1 covers exactly the bucket of rung r consumed last (cur - 1); near_ holds every
   // event before the finest rung's `cur`; far_ every event from rung 0's `end` on.
   struct Rung {
-    std::vector<std::vector<Entry>> buckets;  // nb used; capacity kept between uses
+    std::vector<std::vector<Entry>> buckets;  // nb used; each keeps its capacity between uses
     std::uint64_t nb = 0;                     // a power of two
     unsigned shift = 1;                       // >= 1, so `end` cannot overflow
     std::uint64_t cur = 0;                    // next bucket to consume

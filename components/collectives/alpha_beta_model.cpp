@@ -81,7 +81,6 @@ class Model {
       p.pipe = std::make_unique<Pipeline>(*a.schedule, g, a.pipelining, a.buffer);
       if (hbm_) {
         p.held.assign(p.pipe->values(), 0);
-        p.load_ready.assign(p.pipe->values(), kNotLoading);
       }
       p.dropped.assign(p.pipe->values(), 0);
       push(0, What::act, g);
@@ -150,10 +149,11 @@ class Model {
     emu::Tick t = 0;
     bool done = false;
     // buffer=hbm: which pieces are held in SRAM and when each one being loaded arrives (by
-    // Pipeline::value_index), the writes into each piece still to come in this pair (as the
-    // executor counts them), and the stores in flight (when each lands, and its bytes).
+    // Pipeline::value_index; only those in flight, a few pairs' worth), the writes into each piece
+    // still to come in this pair (as the executor counts them), and the stores in flight (when each
+    // lands, and its bytes).
     std::vector<char> held;
-    std::vector<emu::Tick> load_ready;
+    std::unordered_map<std::size_t, emu::Tick> load_ready;
     PieceWrites writes;
     std::deque<std::pair<emu::Tick, std::uint64_t>> stores;
     std::uint64_t stored_bytes = 0;
@@ -187,7 +187,6 @@ class Model {
     };
     LastChannel sent_on, received_on;
   };
-  static constexpr emu::Tick kNotLoading = -1;
   static constexpr emu::Tick kNotRead = -1;
 
   // What happens at a time: a program acts; a read slot's credit leaves its receiver; the
@@ -435,7 +434,7 @@ class Model {
       for (std::int64_t j = 0; j * piece < row.elems; ++j) {
         const std::size_t v = p.pipe->value_index(pair.row, s, j);
         const auto bytes = static_cast<std::uint64_t>(std::min(piece, row.elems - j * piece)) * 4;
-        p.load_ready[v] = memory(g, row.in_at + j * piece, bytes, false, p.t);
+        p.load_ready.insert_or_assign(v, memory(g, row.in_at + j * piece, bytes, false, p.t));
         p.held[v] = 1;
       }
     }
@@ -512,9 +511,10 @@ class Model {
   }
   // A piece being loaded is waited for (buffer=hbm).
   void loaded(Program& p, std::size_t v) {
-    if (p.load_ready.empty() || p.load_ready[v] == kNotLoading) return;
-    p.t = std::max(p.t, p.load_ready[v]);
-    p.load_ready[v] = kNotLoading;
+    const auto it = p.load_ready.find(v);
+    if (it == p.load_ready.end()) return;
+    p.t = std::max(p.t, it->second);
+    p.load_ready.erase(it);
   }
   std::size_t value_of(const Program& p, const Action& action) const {
     return p.pipe->value_index(p.ahead.front().row,

@@ -1,6 +1,7 @@
 #include "components/collectives/pipeline.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -105,12 +106,25 @@ std::int64_t rows_held(const Pipelining& p, std::int64_t span) {
          ceil_div(std::max<std::int64_t>(p.lookahead, 1), stagger);
 }
 
-Pipeline::PerStep::PerStep(std::int64_t steps, const Entries& entries)
-    : first_(static_cast<std::size_t>(steps) + 1, 0), segments_(entries.size()) {
-  for (const auto& [k, s] : entries) ++first_[static_cast<std::size_t>(k) + 1];
-  for (std::size_t k = 1; k < first_.size(); ++k) first_[k] += first_[k - 1];
-  std::vector<std::uint32_t> at(first_.begin(), first_.end() - 1);
+Pipeline::PerStep::PerStep(std::int64_t steps, const Entries& entries) : segments_(entries.size()) {
+  const auto n = static_cast<std::size_t>(steps);
+  std::vector<std::uint32_t> start(n + 1, 0);
+  for (const auto& [k, s] : entries) ++start[static_cast<std::size_t>(k) + 1];
+  bool short_lists = true;
+  for (std::size_t k = 1; k <= n; ++k) {
+    short_lists = short_lists && start[k] <= std::numeric_limits<std::uint8_t>::max();
+    start[k] += start[k - 1];
+  }
+  std::vector<std::uint32_t> at(start.begin(), start.end() - 1);
   for (const auto& [k, s] : entries) segments_[at[static_cast<std::size_t>(k)]++] = s;
+  if (!short_lists) {
+    wide_ = std::move(start);
+    return;
+  }
+  count_.resize(n);
+  for (std::size_t k = 0; k < n; ++k)
+    count_[k] = static_cast<std::uint8_t>(start[k + 1] - start[k]);
+  for (std::size_t k = 0; k < n; k += kBlock) first_.push_back(start[k]);
 }
 
 namespace {

@@ -106,7 +106,10 @@ class Pipeline {
   const LastUses& last() const { return last_; }
 
   // A list of segments per step, the lists one after another: every program holds its own for
-  // each of thousands of steps, and a vector per step would be an allocation each.
+  // each of thousands of steps, and a vector per step would be an allocation each. Where every
+  // list is short (a ring's step loads and drops one segment or a few), each step keeps its
+  // length in a byte and every kBlock-th step where its list starts, instead of 4 bytes a step:
+  // a 2048-program ring's programs hold 2 x 4095 lists each.
   class PerStep {
    public:
     PerStep() = default;
@@ -114,12 +117,20 @@ class Pipeline {
     PerStep(std::int64_t steps, const std::vector<std::pair<std::int64_t, std::int32_t>>& entries);
     std::span<const std::int32_t> of(std::int64_t k) const {
       const auto i = static_cast<std::size_t>(k);
-      return {segments_.data() + first_[i], segments_.data() + first_[i + 1]};
+      if (!wide_.empty()) return {segments_.data() + wide_[i], segments_.data() + wide_[i + 1]};
+      std::size_t at = first_[i / kBlock];
+      for (std::size_t j = i - i % kBlock; j < i; ++j) at += count_[j];
+      return {segments_.data() + at, count_[i]};
     }
 
    private:
-    std::vector<std::uint32_t> first_;  // per step, and one past the last: where its list starts
+    static constexpr std::size_t kBlock = 32;
     std::vector<std::int32_t> segments_;
+    std::vector<std::uint32_t> first_;  // per block of kBlock steps: where its first list starts
+    std::vector<std::uint8_t> count_;   // per step: its list's length
+    // Instead, when some list has 256 segments or more: per step, and one past the last, where
+    // its list starts.
+    std::vector<std::uint32_t> wide_;
   };
 
  private:

@@ -1,6 +1,7 @@
 #include "components/collectives/schedule.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <tuple>
 
@@ -144,15 +145,15 @@ void step_actions(const std::vector<Segment>& segments, const Step& step, std::i
 
 LastUses::LastUses(const Schedule& schedule, std::int64_t g, std::int64_t steps,
                    std::size_t segments)
-    : read(segments, -1), write(segments, -1) {
+    : write(segments, -1) {
+  if (steps > std::numeric_limits<std::int32_t>::max())
+    throw std::logic_error("collective schedule: more than 2^31 steps");
   Step step;
   for (std::int64_t k = 0; k < steps; ++k) {
     schedule.step(g, k, step);
-    for (const Op& op : step) {
-      const auto s = static_cast<std::size_t>(op.segment);
-      if (op.kind != OpKind::recv) read[s] = k;
-      if (op.kind != OpKind::send) write[s] = k;
-    }
+    for (const Op& op : step)
+      if (op.kind != OpKind::send)
+        write[static_cast<std::size_t>(op.segment)] = static_cast<std::int32_t>(k);
   }
 }
 

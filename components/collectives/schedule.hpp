@@ -79,10 +79,11 @@ std::int64_t pieces_of(std::int64_t elems, std::int64_t piece);
 void step_actions(const std::vector<Segment>& segments, const Step& step, std::int64_t piece,
                   std::uint32_t window, std::vector<Action>& out);
 
-// When each of program g's segments is last read (sent, or added to) and last written: -1 when
-// never.
+// The step in which each of program g's segments is last written (received into, or reduced
+// in a switch): -1 when never. 32 bits: every program of a 2048-program ring holds one per
+// segment, and no schedule has 2^31 steps.
 struct LastUses {
-  std::vector<std::int64_t> read, write;
+  std::vector<std::int32_t> write;
   LastUses() = default;
   LastUses(const Schedule& schedule, std::int64_t g, std::int64_t steps, std::size_t segments);
 };

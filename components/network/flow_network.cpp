@@ -10,8 +10,17 @@ constexpr std::uint32_t kNoSlot = ~std::uint32_t{0};
 // range's cached layout (range_layout), which costs less from 3 pieces on (a 16 KiB operand a
 // GEMM engine streams for every product).
 constexpr std::uint64_t kFewPieces = 2;
-// The range layouts cached (channel and group entries) before the cache restarts.
-constexpr std::size_t kLayoutEntries = std::size_t{1} << 20;
+// Range layouts kept, direct-mapped by range: a range read by many PEs in turn (a broadcast
+// operand) is laid out once, and a stream of ranges each used once (a collective's rows) costs
+// no allocation once the slots have grown to its ranges' size.
+constexpr int kLayoutBits = 14;
+constexpr std::size_t kLayoutSlots = std::size_t{1} << kLayoutBits;
+// Fibonacci hashing: the product's high bits depend on every bit of the range (ranges of one
+// buffer differ in their high bits only, which the low bits of a product would lose).
+std::size_t layout_slot(std::uint64_t addr, std::uint64_t bytes) {
+  return static_cast<std::size_t>(
+      ((addr ^ (bytes << 40) ^ (bytes >> 24)) * 0x9E3779B97F4A7C15ULL) >> (64 - kLayoutBits));
+}
 constexpr std::size_t kReadGroupSlots = std::size_t{1} << 23;  // of ReadGroup: some 400 MB
 }  // namespace
 
@@ -81,12 +90,14 @@ void FlowNetwork::add_pieces(TransferKind kind, std::uint32_t pe, std::uint64_t 
 
 const FlowNetwork::RangeLayout& FlowNetwork::range_layout(std::uint64_t addr, std::uint64_t bytes) {
   const RangeKey key{addr, bytes};
-  if (const auto it = layouts_.find(key); it != layouts_.end()) return it->second;
-  if (layout_entries_ > kLayoutEntries) {  // keep the cache bounded: start again
-    layouts_.clear();
-    layout_entries_ = 0;
-  }
-  RangeLayout& layout = layouts_[key];
+  if (layouts_.empty()) layouts_.resize(kLayoutSlots);
+  CachedLayout& slot = layouts_[layout_slot(addr, bytes)];
+  if (slot.key == key) return slot.layout;
+  slot.key = key;
+  RangeLayout& layout = slot.layout;
+  layout.links.clear();
+  layout.bytes.clear();
+  layout.groups.clear();
   const std::uint32_t channels = map_.hbm_channels();
   if (channel_bytes_.empty()) channel_bytes_.assign(std::size_t{map_.cubes()} * channels, 0);
   while (bytes > 0) {
@@ -123,7 +134,6 @@ const FlowNetwork::RangeLayout& FlowNetwork::range_layout(std::uint64_t addr, st
     first = end;
   }
   touched_.clear();
-  layout_entries_ += layout.links.size() + layout.groups.size();
   return layout;
 }
 

@@ -93,11 +93,6 @@ class FlowNetwork final : public Network {
     std::uint64_t addr, bytes;
     bool operator==(const RangeKey&) const = default;
   };
-  struct RangeKeyHash {
-    std::size_t operator()(const RangeKey& k) const {
-      return std::hash<std::uint64_t>{}(k.addr * 0x9E3779B97F4A7C15ULL ^ k.bytes);
-    }
-  };
   struct ReadGroup {  // what a read from one (cube, controller) to one PE needs
     const Segment* prefix = nullptr;
     const Segment* suffix = nullptr;
@@ -147,8 +142,11 @@ class FlowNetwork final : public Network {
   std::vector<std::uint32_t> slot_;
   std::vector<std::uint64_t> channel_bytes_;
   std::vector<std::size_t> touched_;
-  std::unordered_map<RangeKey, RangeLayout, RangeKeyHash> layouts_;
-  std::size_t layout_entries_ = 0;
+  struct CachedLayout {
+    RangeKey key{0, 0};  // no range is empty: an unused slot matches none
+    RangeLayout layout;
+  };
+  std::vector<CachedLayout> layouts_;
   std::unordered_map<std::uint64_t, Segment> prefixes_, suffixes_;
   std::vector<Tail> tails_;
   // Per PE, made on its first long read: [cube * controllers + controller]. Every PE of a large

@@ -9,6 +9,7 @@
 #include <cubesim/cubesim.hpp>
 #include <fstream>
 #include <map>
+#include <random>
 #include <set>
 #include <tuple>
 #include <vector>
@@ -152,6 +153,31 @@ TEST(CollectivePipeline, PairsGoByWavesOfRowsAndSteps) {
     const auto pairs = pairs_of(7, 10, depth);
     EXPECT_EQ(std::set<P>(pairs.begin(), pairs.end()).size(), 70u) << depth;
     EXPECT_EQ(pairs.size(), 70u) << depth;
+  }
+}
+
+// Per-step lists (Pipeline::PerStep): each step's segments in the order given, whether every
+// list is short (lengths kept in a byte) or one has 256 entries or more (offsets kept whole).
+TEST(CollectivePipeline, PerStepListsGiveEachStepsSegmentsInOrder) {
+  std::mt19937_64 rng(7);
+  for (const std::int64_t longest : {3, 300}) {
+    const std::int64_t steps = 1000;
+    std::vector<std::pair<std::int64_t, std::int32_t>> entries;
+    for (std::int64_t k = 0; k < steps; ++k) {
+      const std::int64_t n = k == 517 ? longest : static_cast<std::int64_t>(rng() % 4);
+      for (std::int64_t i = 0; i < n; ++i)
+        entries.emplace_back(k, static_cast<std::int32_t>(rng() % 100000));
+    }
+    std::shuffle(entries.begin(), entries.end(), rng);  // a step's list keeps the entries' order
+    std::vector<std::vector<std::int32_t>> expected(static_cast<std::size_t>(steps));
+    for (const auto& [k, seg] : entries) expected[static_cast<std::size_t>(k)].push_back(seg);
+    const components::collectives::Pipeline::PerStep lists(steps, entries);
+    for (std::int64_t k = 0; k < steps; ++k) {
+      const auto got = lists.of(k);
+      EXPECT_EQ(std::vector<std::int32_t>(got.begin(), got.end()),
+                expected[static_cast<std::size_t>(k)])
+          << "step " << k << ", longest list " << longest;
+    }
   }
 }
 
