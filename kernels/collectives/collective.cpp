@@ -131,6 +131,27 @@ void require_reducing_switch(const components::SystemConfig& cfg, GridShape grid
         "or use algorithm=hierarchical");
 }
 
+// What to change when a collective's rows in flight do not fit the SRAM. With the message
+// slots in the PE, their share is named, and where they take half the SRAM or more, fewer or
+// smaller slots come first (a smaller chunk cannot make room the slots already hold).
+std::string sram_fix(const components::SystemConfig& cfg, const Plan& plan, Buffer buffer,
+                     bool hbm_fits) {
+  std::string fix = hbm_fits                 ? "use buffer=hbm, or fewer bytes_per_pe"
+                    : buffer == Buffer::sram ? "use fewer bytes_per_pe"
+                                             : "use a smaller chunk_bytes";
+  if (cfg.messages.memory != components::SlotMemory::pe_sram) return fix;
+  const std::uint64_t slots =
+      static_cast<std::uint64_t>(plan.channels_in) * plan.windows.largest_bytes;
+  const std::string elsewhere =
+      "message slots outside the PE (--set system.messages.memory=cube_sram or hbm)";
+  if (2 * slots < cfg.pe.sram_bytes) return fix + ", or " + elsewhere;
+  return "the message slots of its " + std::to_string(plan.channels_in) + " channel" +
+         (plan.channels_in == 1 ? "" : "s") + " in take " + std::to_string(slots) +
+         " bytes of it (system.messages: each class's slots x slot_KiB): use fewer or smaller "
+         "slots, or " +
+         elsewhere;
+}
+
 // s's plan, pipelining and SRAM bound, or a UsageError when the size does not shard or the
 // data and slots do not fit.
 void plan_checked(const components::SystemConfig& cfg, Setup& s) {
@@ -173,14 +194,7 @@ void plan_checked(const components::SystemConfig& cfg, Setup& s) {
                            std::to_string(s.bytes) + " bytes per PE with algorithm=" + s.algorithm +
                            " buffer=" + buffer_name(s.buffer) +
                            " chunk_bytes=" + std::to_string(pipe.chunk * 4);
-  require_sram(
-      cfg, sram, what,
-      std::string(hbm_fits                   ? "use buffer=hbm, or fewer bytes_per_pe"
-                  : s.buffer == Buffer::sram ? "use fewer bytes_per_pe"
-                                             : "use a smaller chunk_bytes") +
-          (m.memory == components::SlotMemory::pe_sram ? ", or message slots outside the PE (--set "
-                                                         "system.messages.memory=cube_sram or hbm)"
-                                                       : ""));
+  require_sram(cfg, sram, what, sram_fix(cfg, plan, s.buffer, hbm_fits));
   if (m.memory != components::SlotMemory::pe_sram)
     require_message_slots(
         cfg, most_channels_into_a_cube(*plan.schedule, s.grid.pes),

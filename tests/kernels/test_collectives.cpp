@@ -656,6 +656,25 @@ TEST(Collectives, ACollectiveTooLargeForTheSramSuggestsHbmBuffersOrASmallerChunk
               HasSubstr("chunk_bytes"));
 }
 
+// Where the message slots in the PE take half its SRAM or more, a smaller chunk cannot make
+// room: the error names the slots' share and the fix is fewer or smaller slots, or slots
+// outside the PE.
+TEST(Collectives, SlotsThatFillTheSramAreNamedInsteadOfTheChunk) {
+  const Spec spec =
+      Spec::load(spec_path("tiny.json")).with_assignments({"system.messages.slot_KiB=128"});
+  Simulation sim(spec, {.timing_only = true});
+  const KernelInfo& k = find_kernel("allreduce");
+  const auto params =
+      parse_params(k, {"algorithm=hierarchical", "bytes_per_pe=65536", "buffer=hbm"});
+  EXPECT_THAT(error_of<UsageError>([&] { k.run(sim, params); }),
+              AllOf(HasSubstr("the message slots of its 2 channels in take"),
+                    HasSubstr("use fewer or smaller slots, or message slots outside the PE"),
+                    Not(HasSubstr("smaller chunk_bytes"))));
+  const Spec elsewhere = spec.with_assignments({"system.messages.memory=hbm"});
+  Simulation sim_hbm(elsewhere, {.timing_only = true});
+  EXPECT_NO_THROW(k.run(sim_hbm, params));
+}
+
 // With buffer=hbm a collective streams its vector through SRAM row by row: vectors four and
 // sixteen times a PE's SRAM give the host reference's result, and the SRAM a program held at
 // its peak is within plan_sram_bytes's bound, which does not grow with the vector.
