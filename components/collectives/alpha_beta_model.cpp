@@ -76,6 +76,7 @@ class Model {
     slot_latency_ = hbm_slots_ ? 0 : pe_slots ? m_.pe_sram_latency : m_.cube_sram_latency;
     slot_bw_ = pe_slots ? m_.pe_sram_bandwidth : m_.cube_sram_bandwidth;
     hbm_ = a.buffer == Buffer::hbm;
+    message_ = std::max(a.pipelining.message, a.pipelining.piece);
     for (std::int64_t g = 0; g < n; ++g) {
       Program& p = programs_[static_cast<std::size_t>(g)];
       p.pipe = std::make_unique<Pipeline>(*a.schedule, g, a.pipelining, a.buffer);
@@ -419,24 +420,46 @@ class Model {
       p.row = &p.pipe->row(now.row, p.row_copy);
       p.row_at = now.row;
     }
-    step_actions(*p.row, p.step, a_.pipelining.piece, a_.pipelining.window, p.actions);
+    step_actions(*p.row, p.step, a_.pipelining.piece, a_.pipelining.window, p.actions,
+                 a_.pipelining.message);
     p.next = 0;
     p.started = true;
     p.counted = false;
     if (hbm_) p.writes.count(p.step, p.actions);
     return true;
   }
+  // As the executor: segments of one piece that lie one after another go as one load.
   void prefetch(std::int64_t g, Program& p, const Pipeline::Pair& pair) {
     const std::int64_t piece = a_.pipelining.piece;
-    for (const std::int32_t seg : p.pipe->loads(pair.step)) {
-      const auto s = static_cast<std::size_t>(seg);
-      const Segment row = p.pipe->row_segment(pair.row, s);
+    const auto segs = p.pipe->loads(pair.step);
+    thread_local std::vector<Segment> rows;
+    rows.clear();
+    for (const std::int32_t seg : segs) rows.push_back(p.pipe->row_segment(pair.row, seg));
+    for (std::size_t i = 0; i < rows.size();) {
+      const std::size_t e = contiguous_run(
+          i, rows.size(), piece, message_, [&](std::size_t q) { return rows[q].in_at; },
+          [&](std::size_t q) { return rows[q].elems; });
+      if (e > i + 1) {
+        std::int64_t total = 0;
+        for (std::size_t q = i; q < e; ++q) total += rows[q].elems;
+        const emu::Tick ready =
+            memory(g, rows[i].in_at, static_cast<std::uint64_t>(total) * 4, false, p.t);
+        for (std::size_t q = i; q < e; ++q) {
+          const std::size_t v = p.pipe->value_index(pair.row, static_cast<std::size_t>(segs[q]), 0);
+          p.load_ready.insert_or_assign(v, ready);
+          p.held[v] = 1;
+        }
+        i = e;
+        continue;
+      }
+      const Segment& row = rows[i];
       for (std::int64_t j = 0; j * piece < row.elems; ++j) {
-        const std::size_t v = p.pipe->value_index(pair.row, s, j);
+        const std::size_t v = p.pipe->value_index(pair.row, static_cast<std::size_t>(segs[i]), j);
         const auto bytes = static_cast<std::uint64_t>(std::min(piece, row.elems - j * piece)) * 4;
         p.load_ready.insert_or_assign(v, memory(g, row.in_at + j * piece, bytes, false, p.t));
         p.held[v] = 1;
       }
+      ++i;
     }
   }
   // What the pair leaves is dropped (buffer=hbm keeps no output), its receives waited for
@@ -516,9 +539,10 @@ class Model {
     p.t = std::max(p.t, it->second);
     p.load_ready.erase(it);
   }
-  std::size_t value_of(const Program& p, const Action& action) const {
-    return p.pipe->value_index(p.ahead.front().row,
-                               static_cast<std::size_t>(p.step[action.op].segment), action.piece);
+  // The piece of the action's op `c` (of its count).
+  std::size_t value_of(const Program& p, const Action& action, std::uint32_t c = 0) const {
+    return p.pipe->value_index(
+        p.ahead.front().row, static_cast<std::size_t>(p.step[action.op + c].segment), action.piece);
   }
 
   // Whether program g, at `at`, is busy until `until`: then it acts again at that time.
@@ -527,27 +551,33 @@ class Model {
     push(until, What::act, g);
     return true;
   }
-  std::uint64_t bytes_of(const Program& p, const Action& action) const {
-    const Op& op = p.step[action.op];
+  std::uint64_t bytes_of(const Program& p, const Action& action, std::uint32_t c = 0) const {
+    const Op& op = p.step[action.op + c];
     const std::int64_t piece = a_.pipelining.piece;
     const std::int64_t elems = std::min(
         piece, (*p.row)[static_cast<std::size_t>(op.segment)].elems - action.piece * piece);
     return static_cast<std::uint64_t>(elems) * 4;
   }
 
-  // Piece v's receives waited for and its load (buffer=hbm), and the program free at `at`:
-  // false when it waits (for an event, or until p.t).
-  bool value_ready(emu::Tick at, std::int64_t g, Program& p, std::size_t v) {
-    if (!resolve(at, g, p, v)) return false;
-    if (hbm_) loaded(p, v);
+  // The action's pieces' receives waited for and their loads (buffer=hbm), and the program
+  // free at `at`, with their bytes in `bytes`: false when it waits (for an event, or until p.t).
+  bool values_ready(emu::Tick at, std::int64_t g, Program& p, const Action& action,
+                    std::uint64_t& bytes) {
+    bytes = 0;
+    for (std::uint32_t k = 0; k < action.count; ++k) {
+      bytes += bytes_of(p, action, k);
+      const std::size_t v = value_of(p, action, k);
+      if (!resolve(at, g, p, v)) return false;
+      if (hbm_) loaded(p, v);
+    }
     return !busy(p.t, at, g);
   }
 
   // Program g's send `action` at `at`: whether it went (false: the program waits for an event).
   bool send(emu::Tick at, std::int64_t g, Program& p, const Action& action) {
     const Op& op = p.step[action.op];
-    const std::uint64_t bytes = bytes_of(p, action);
-    if (!value_ready(at, g, p, value_of(p, action))) return false;
+    std::uint64_t bytes = 0;  // of every piece it gathers
+    if (!values_ready(at, g, p, action, bytes)) return false;
     const std::size_t ch = channel(p.sent_on, op.peer, g, op.peer);
     Channel& c = channels_[ch];
     if (c.sent >= c.slots) {  // the credit of the message `slots` before this one
@@ -575,22 +605,29 @@ class Model {
   // Program g's receive `action` at `at`, posted (as the executor's recv_async): its message is
   // read out of its slot once it has arrived, and waited for when its value is next needed.
   bool receive(emu::Tick at, std::int64_t g, Program& p, const Action& action) {
-    const Op& op = p.step[action.op];
-    if (op.kind == OpKind::switch_reduce) return switch_reduce(at, g, p, action);
-    const std::uint64_t bytes = bytes_of(p, action);
-    const std::size_t ch = channel(p.received_on, op.peer, op.peer, g);
+    const Op& first = p.step[action.op];
+    if (first.kind == OpKind::switch_reduce) return switch_reduce(at, g, p, action);
+    const std::size_t ch = channel(p.received_on, first.peer, first.peer, g);
     Channel& c = channels_[ch];
-    const std::size_t v = value_of(p, action);
-    const auto seg = static_cast<std::size_t>(op.segment);
-    const Segment& sg = (*p.row)[seg];
-    // What it adds to: a value held or loaded, or one still being received (buffer=sram holds
-    // every input).
-    const bool adds =
-        op.kind == OpKind::recv_add && (!hbm_ || is_pending(p, v) || p.held[v] || sg.in_at >= 0);
-    p.pending.push_back({v, ch, c.posted++, adds, bytes, kNotRead});
-    c.waiting.push_back({g, p.t, bytes});
+    // One message, each of its pieces a receive into its own value.
+    const std::uint64_t seq = c.posted++;
+    std::uint64_t total = 0;
+    for (std::uint32_t k = 0; k < action.count; ++k) {
+      const Op& op = p.step[action.op + k];
+      const std::uint64_t bytes = bytes_of(p, action, k);
+      const std::size_t v = value_of(p, action, k);
+      const Segment& sg = (*p.row)[static_cast<std::size_t>(op.segment)];
+      // What it adds to: a value held or loaded, or one still being received (buffer=sram holds
+      // every input).
+      const bool adds =
+          op.kind == OpKind::recv_add && (!hbm_ || is_pending(p, v) || p.held[v] || sg.in_at >= 0);
+      p.pending.push_back({v, ch, seq, adds, bytes, kNotRead});
+      total += bytes;
+    }
+    c.waiting.push_back({g, p.t, total});
     start_reads(ch);
-    posted(p, op, action, v, bytes);
+    for (std::uint32_t k = 0; k < action.count; ++k)
+      posted(p, p.step[action.op + k], action, value_of(p, action, k), bytes_of(p, action, k));
     ++p.next;
     return true;
   }
@@ -601,9 +638,8 @@ class Model {
   // program waits for it when the value is next needed.
   bool switch_reduce(emu::Tick at, std::int64_t g, Program& p, const Action& action) {
     const Op& op = p.step[action.op];
-    const std::uint64_t bytes = bytes_of(p, action);
-    const std::size_t v = value_of(p, action);
-    if (!value_ready(at, g, p, v)) return false;
+    std::uint64_t bytes = 0;  // of every piece it gathers
+    if (!values_ready(at, g, p, action, bytes)) return false;
     const auto level = static_cast<SwitchLevel>(op.peer);
     const std::uint32_t pe = global_pe(g);
     SwitchPort& port = switch_port(pe, level);
@@ -631,8 +667,11 @@ class Model {
     SwitchSum& sum = sums_[id];
     sum.summed = std::max(sum.summed, adder);
     sum.members.push_back({g, &port, bytes});
-    p.pending.push_back({v, kSwitch + id, 0, false, bytes, kNotRead});
-    posted(p, op, action, v, bytes);
+    for (std::uint32_t k = 0; k < action.count; ++k) {
+      const std::size_t v = value_of(p, action, k);
+      p.pending.push_back({v, kSwitch + id, 0, false, bytes_of(p, action, k), kNotRead});
+      posted(p, p.step[action.op + k], action, v, bytes_of(p, action, k));
+    }
     if (sum.members.size() == sum.size) {
       open_sums_.erase(it);
       for (const SwitchSum::Member& m : sum.members) {
@@ -682,25 +721,40 @@ class Model {
   // waits.
   bool store_deferred(emu::Tick at, std::int64_t g, Program& p, bool all) {
     const std::int64_t lag = std::max<std::int64_t>(1, a_.pipelining.lookahead);
-    while (!p.deferred.empty() && (all || p.deferred.front().pair + lag <= p.pairs)) {
-      const Program::Deferred d = p.deferred.front();
-      if (!resolve(at, g, p, d.value)) return false;
-      loaded(p, d.value);
+    const auto due = [&](std::size_t i) { return all || p.deferred[i].pair + lag <= p.pairs; };
+    while (!p.deferred.empty() && due(0)) {
+      // As the executor: final values that lie one after another go as one store.
+      std::size_t n = 1;
+      while (n < p.deferred.size() && due(n)) ++n;
+      const std::size_t e = contiguous_run(
+          0, n, a_.pipelining.piece, message_, [&](std::size_t i) { return p.deferred[i].out_at; },
+          [&](std::size_t i) { return static_cast<std::int64_t>(p.deferred[i].bytes / 4); });
+      std::uint64_t bytes = 0;
+      for (std::size_t i = 0; i < e; ++i) {
+        const std::size_t v = p.deferred[i].value;
+        if (!resolve(at, g, p, v)) return false;
+        loaded(p, v);
+        bytes += p.deferred[i].bytes;
+      }
       if (busy(p.t, at, g)) return false;
-      p.deferred.pop_front();
-      while (!p.stores.empty() && (p.stored_bytes + d.bytes > a_.pipelining.store_budget ||
+      const std::int64_t out_at = p.deferred.front().out_at;
+      while (!p.stores.empty() && (p.stored_bytes + bytes > a_.pipelining.store_budget ||
                                    p.stores.size() >= a_.pipelining.max_stores)) {
         p.t = std::max(p.t, p.stores.front().first);
         p.stored_bytes -= p.stores.front().second;
         p.stores.pop_front();
       }
-      p.stores.emplace_back(memory(g, d.out_at, d.bytes, true, p.t), d.bytes);
-      p.stored_bytes += d.bytes;
-      if (p.dropped[d.value] != 0 &&
-          std::none_of(p.deferred.begin(), p.deferred.end(),
-                       [&](const Program::Deferred& e) { return e.value == d.value; })) {
-        p.dropped[d.value] = 0;
-        p.held[d.value] = 0;
+      p.stores.emplace_back(memory(g, out_at, bytes, true, p.t), bytes);
+      p.stored_bytes += bytes;
+      for (std::size_t i = 0; i < e; ++i) {
+        const Program::Deferred d = p.deferred.front();
+        p.deferred.pop_front();
+        if (p.dropped[d.value] != 0 &&
+            std::none_of(p.deferred.begin(), p.deferred.end(),
+                         [&](const Program::Deferred& x) { return x.value == d.value; })) {
+          p.dropped[d.value] = 0;
+          p.held[d.value] = 0;
+        }
       }
     }
     return true;
@@ -710,6 +764,7 @@ class Model {
   const ModelArgs& a_;
   const components::MessagesConfig& m_;
   bool hbm_slots_ = false, hbm_ = false;
+  std::int64_t message_ = 0;  // elements a message, load or store of several pieces takes at most
   emu::Tick slot_latency_ = 0;
   emu::Bandwidth slot_bw_ = kNone;
   std::vector<Program> programs_;

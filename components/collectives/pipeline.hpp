@@ -32,7 +32,8 @@
 namespace cubesim::components::collectives {
 
 struct Pipelining {
-  std::int64_t piece = 0;          // elements per message at most
+  std::int64_t piece = 0;          // elements of a segment per message at most
+  std::int64_t message = 0;        // elements per message at most (schedule.hpp; 0: piece)
   std::int64_t chunk = 0;          // elements of each segment per row, in pieces of at most `piece`
   std::uint32_t window = 1;        // messages per peer sent ahead of the receives (the slots)
   std::uint32_t depth = 1;         // rows in flight the stagger and spacing aim at
@@ -56,6 +57,24 @@ std::int64_t row_span(const Schedule& schedule, std::int64_t g, const Pipelining
 // waves: those in flight, rows starting in the wave another ends, and those whose loads are
 // issued.
 std::int64_t rows_held(const Pipelining& p, std::int64_t span);
+
+// Ranges 0 .. n-1 (range i at at(i) in memory, elems(i) long), each at most `piece`, that
+// lie one after another, go as one transfer of at most `most` elements (a load of a step's
+// several small segments, the stores of several final values): the end of the run from
+// range i on (i + 1: alone).
+template <class At, class Elems>
+std::size_t contiguous_run(std::size_t i, std::size_t n, std::int64_t piece, std::int64_t most,
+                           At at, Elems elems) {
+  std::size_t e = i + 1;
+  if (elems(i) > piece) return e;
+  for (std::int64_t total = elems(i); e < n; ++e) {
+    const std::int64_t next = elems(e);
+    if (next <= 0 || next > piece || total + next > most || at(e) != at(e - 1) + elems(e - 1))
+      break;
+    total += next;
+  }
+  return e;
+}
 
 // One program's part of a schedule as a pipeline of rows.
 class Pipeline {

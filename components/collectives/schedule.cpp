@@ -86,54 +86,78 @@ void interleave(const Step& step, const std::vector<Action>& sends,
 }  // namespace
 
 void step_actions(const std::vector<Segment>& segments, const Step& step, std::int64_t piece,
-                  std::uint32_t window, std::vector<Action>& out) {
+                  std::uint32_t window, std::vector<Action>& out, std::int64_t message) {
   out.clear();
   if (is_ring_step(segments, step, piece, window)) {
     out.push_back({true, 0, 0});
     out.push_back({false, 1, 0});
     return;
   }
-  thread_local std::vector<Action> sends, recvs;
-  thread_local std::vector<std::int64_t> pieces;  // per op
-  sends.clear();
-  recvs.clear();
-  pieces.clear();
-  std::int64_t most = 0;
+  const auto elems = [&](const Op& op) {
+    return segments[static_cast<std::size_t>(op.segment)].elems;
+  };
   bool forwards = false;  // some send forwards a segment the step also receives into
-  for (const Op& op : step) {
-    pieces.push_back(pieces_of(segments[static_cast<std::size_t>(op.segment)].elems, piece));
-    most = std::max(most, pieces.back());
+  for (const Op& op : step)
     if (op.kind == OpKind::send)
       forwards = forwards || std::any_of(step.begin(), step.end(), [&](const Op& o) {
                    return o.kind != OpKind::send && o.segment == op.segment;
                  });
+  // The step's messages before they are cut into pieces: an op, or a run of consecutive
+  // single-piece ops of one kind with one peer (count > 1), with its pieces.
+  thread_local std::vector<Action> units;
+  thread_local std::vector<std::int64_t> pieces;  // per unit
+  units.clear();
+  pieces.clear();
+  std::int64_t most = 0;
+  for (std::uint32_t i = 0; i < step.size();) {
+    const Op& op = step[i];
+    const std::int64_t n = pieces_of(elems(op), piece);
+    std::uint32_t count = 1;
+    if (!forwards && n == 1 && message > piece)
+      for (std::int64_t total = elems(op); i + count < step.size(); ++count) {
+        const Op& next = step[i + count];
+        const std::int64_t e = elems(next);
+        if (next.kind != op.kind || next.peer != op.peer || e <= 0 || e > piece ||
+            total + e > message)
+          break;
+        total += e;
+      }
+    units.push_back({op.kind == OpKind::send, i, 0, count});
+    pieces.push_back(n);
+    most = std::max(most, n);
+    i += count;
   }
-  // Piece by piece; within a piece index, the ops to (from) different peers in turn, each
-  // peer's in op order: a step with several ops per peer (a ring level's chunk of several
+  thread_local std::vector<Action> sends, recvs;
+  sends.clear();
+  recvs.clear();
+  // Piece by piece; within a piece index, the messages to (from) different peers in turn, each
+  // peer's in op order: a step with several messages per peer (a ring level's chunk of several
   // blocks, both ways) then sends at most its window to each peer before it receives, as the
   // window below assumes, instead of its whole chunk to the first.
-  thread_local std::vector<std::pair<std::int64_t, std::uint32_t>> turn;  // (turn, op)
+  thread_local std::vector<std::pair<std::int64_t, std::uint32_t>> turn;  // (turn, unit)
+  const auto key = [&](std::uint32_t u) {
+    return std::make_tuple(units[u].send, step[units[u].op].peer, u);
+  };
   for (std::int64_t j = 0; j < most; ++j) {
     turn.clear();
-    // Each op's turn: how many earlier ops of this piece index go to its peer, and are sends
-    // as it is (ops sorted by kind, peer and index, then counted along).
-    for (std::uint32_t i = 0; i < step.size(); ++i)
-      if (j < pieces[i]) turn.emplace_back(0, i);
-    const auto key = [&](std::uint32_t i) {
-      return std::make_tuple(step[i].kind == OpKind::send, step[i].peer, i);
-    };
+    // Each unit's turn: how many earlier units of this piece index go to its peer, and are
+    // sends as it is (units sorted by kind, peer and index, then counted along).
+    for (std::uint32_t u = 0; u < units.size(); ++u)
+      if (j < pieces[u]) turn.emplace_back(0, u);
     std::sort(turn.begin(), turn.end(),
               [&](const auto& a, const auto& b) { return key(a.second) < key(b.second); });
     for (std::size_t t = 1; t < turn.size(); ++t) {
-      const Op& a = step[turn[t - 1].second];
-      const Op& b = step[turn[t].second];
-      if (a.peer == b.peer && (a.kind == OpKind::send) == (b.kind == OpKind::send))
+      const Action& a = units[turn[t - 1].second];
+      const Action& b = units[turn[t].second];
+      if (step[a.op].peer == step[b.op].peer && a.send == b.send)
         turn[t].first = turn[t - 1].first + 1;
     }
-    std::sort(turn.begin(), turn.end());  // by turn, then op
-    for (const auto& [k, i] : turn)
-      (step[i].kind == OpKind::send ? sends : recvs)
-          .push_back({step[i].kind == OpKind::send, i, j});
+    std::sort(turn.begin(), turn.end());  // by turn, then unit
+    for (const auto& [k, u] : turn) {
+      Action a = units[u];
+      a.piece = j;
+      (a.send ? sends : recvs).push_back(a);
+    }
   }
   thread_local std::vector<std::int64_t> peers;
   peers.clear();
@@ -160,7 +184,8 @@ LastUses::LastUses(const Schedule& schedule, std::int64_t g, std::int64_t steps,
 void PieceWrites::count(const Step& step, const std::vector<Action>& actions) {
   counts_.clear();
   for (const Action& a : actions)
-    if (!a.send) ++at({step[a.op].segment, a.piece});
+    if (!a.send)
+      for (std::uint32_t c = 0; c < a.count; ++c) ++at({step[a.op + c].segment, a.piece});
 }
 
 int& PieceWrites::at(std::pair<std::int32_t, std::int64_t> piece) {

@@ -18,6 +18,13 @@
 // list its messages in the same order, and no program needs more slots than a channel has
 // before it receives, so a schedule whose every send has its receive in the same step never
 // deadlocks.
+//
+// Segments smaller than a message go together: consecutive ops of a step of one kind with one
+// peer (or switch), each a single piece, share one message of at most `message` elements (a
+// gather on the sender, a scatter on the receiver; one reduction in the switch), as a library
+// packs a chunk of many blocks into one transfer instead of a transfer per block. A step that
+// forwards groups nothing. Both ends group alike as long as each lists a channel's ops of a step in
+// the same order and consecutively, which every schedule here does.
 
 #include <cstdint>
 #include <utility>
@@ -69,15 +76,18 @@ class Schedule {
   }
 };
 
-// The order in which a program performs one step's messages.
+// The order in which a program performs one step's messages: each action one message.
 struct Action {
   bool send = false;
-  std::uint32_t op = 0;    // index into the step
-  std::int64_t piece = 0;  // which piece of the op's segment
+  std::uint32_t op = 0;     // index into the step
+  std::int64_t piece = 0;   // which piece of the op's segment
+  std::uint32_t count = 1;  // ops op .. op + count - 1, each its segment's only piece (piece 0)
 };
 std::int64_t pieces_of(std::int64_t elems, std::int64_t piece);
+// `message`: the most elements a message carries when it groups several ops (at most `piece`:
+// none grouped).
 void step_actions(const std::vector<Segment>& segments, const Step& step, std::int64_t piece,
-                  std::uint32_t window, std::vector<Action>& out);
+                  std::uint32_t window, std::vector<Action>& out, std::int64_t message = 0);
 
 // The step in which each of program g's segments is last written (received into, or reduced
 // in a switch): -1 when never. 32 bits: every program of a 2048-program ring holds one per
@@ -92,7 +102,7 @@ struct LastUses {
 // its final value (buffer=hbm). Steps write few pieces: a vector, searched.
 class PieceWrites {
  public:
-  void count(const Step& step, const std::vector<Action>& actions);
+  void count(const Step& step, const std::vector<Action>& actions);  // every op of each
   // One write into `piece` is done: whether it was the step's last.
   bool done(std::int32_t segment, std::int64_t piece) { return --at({segment, piece}) == 0; }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 #include <deque>
+#include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -36,13 +38,17 @@ tl::Peer peer_of(const tl::Context& tl, std::int64_t g) {
 }
 
 class Executor {
+  struct LoadRun;    // a load of several pieces
+  struct Scattered;  // a message of several pieces
+
  public:
   Executor(tl::Context& tl, const ScheduleArgs& a)
       : tl_(tl),
         a_(a),
         me_(global_program_id(tl)),
         pipe_(*a.schedule, me_, a.pipelining, a.buffer),
-        piece_(a.pipelining.piece) {
+        piece_(a.pipelining.piece),
+        message_(std::max(a.pipelining.message, a.pipelining.piece)) {
     if (a_.buffer == Buffer::sram) values_.resize(pipe_.values());
     dropped_.assign(pipe_.values(), 0);
     rows_.resize(static_cast<std::size_t>(pipe_.row_slots()));
@@ -198,16 +204,52 @@ class Executor {
     return *c.view;
   }
   // buffer=hbm: the loads of pair p's first reads, issued now.
+  // Segments of one piece that lie one after another go as one load (components/collectives/
+  // pipeline.hpp's contiguous_run), cut into their pieces when first waited for.
   void prefetch(const Pair& p) {
     if (a_.buffer != Buffer::hbm) return;
     const Ptr in = a_.in[static_cast<std::size_t>(me_)];
-    for (const std::int32_t seg : pipe_.loads(p.step)) {
-      const auto s = static_cast<std::size_t>(seg);
-      const Segment row = pipe_.row_segment(p.row, s);
+    const auto segs = pipe_.loads(p.step);
+    loads_.clear();
+    for (const std::int32_t seg : segs) loads_.push_back(pipe_.row_segment(p.row, seg));
+    const auto at = [&](std::size_t i) { return loads_[i].in_at; };
+    const auto elems = [&](std::size_t i) { return loads_[i].elems; };
+    for (std::size_t i = 0; i < loads_.size();) {
+      const std::size_t e =
+          components::collectives::contiguous_run(i, loads_.size(), piece_, message_, at, elems);
+      if (e > i + 1) {
+        auto run = std::make_shared<LoadRun>();
+        std::int64_t total = 0;
+        for (std::size_t q = i; q < e; ++q) {
+          const std::size_t v = pipe_.value_index(p.row, static_cast<std::size_t>(segs[q]), 0);
+          run->parts.emplace_back(v, loads_[q].elems);
+          piece(v).run = run;
+          total += loads_[q].elems;
+        }
+        run->handle = tl_.load_async(in + loads_[i].in_at * 4, {total}, DType::f32);
+        i = e;
+        continue;
+      }
+      const Segment& row = loads_[i];
       for (std::int64_t j = 0; j * piece_ < row.elems; ++j)
-        piece(pipe_.value_index(p.row, s, j)).load =
+        piece(pipe_.value_index(p.row, static_cast<std::size_t>(segs[i]), j)).load =
             tl_.load_async(in + (row.in_at + j * piece_) * 4,
                            {std::min(piece_, row.elems - j * piece_)}, DType::f32);
+      ++i;
+    }
+  }
+  // A load of several pieces, waited for: each piece its part of it.
+  void cut(const std::shared_ptr<LoadRun>& run) {
+    const tl::Tile loaded = tl_.wait(run->handle);
+    std::int64_t at = 0;
+    for (const auto& [v, elems] : run->parts) {
+      Piece& part = piece(v);
+      part.value = tl_.make_tile({elems}, DType::f32);
+      if (const std::byte* from = loaded.raw(); from != nullptr)
+        std::memcpy(const_cast<std::byte*>(part.value.raw()), from + at * 4,
+                    static_cast<std::size_t>(elems) * 4);
+      part.run.reset();
+      at += elems;
     }
   }
   // The piece's value as it is now: its receives waited for (and added), held in SRAM, or
@@ -217,6 +259,10 @@ class Executor {
     return held_value(index);
   }
   const tl::Tile& held_value(std::size_t index) {
+    if (Piece& p = piece(index); !p.value.valid() && p.run) {
+      const std::shared_ptr<LoadRun> run = p.run;  // cut resets it
+      cut(run);
+    }
     Piece& p = piece(index);
     if (!p.value.valid()) {
       if (!p.load.valid())
@@ -256,51 +302,51 @@ class Executor {
     bool add = false;        // a recv_add
     bool has_input = false;  // the segment starts from the input
     int switch_level = -1;   // a switch_reduce: its components::SwitchLevel
+    // The first of a message's actions: how many it has (the ops grouped into it); 0 after.
+    std::uint32_t message = 1;
   };
 
   void run_pair(const Pair& p) {
     a_.schedule->step(me_, p.step, step_);
     const std::vector<Segment>& row = row_segments(p.row);
-    step_actions(row, step_, piece_, a_.pipelining.window, actions_);
+    step_actions(row, step_, piece_, a_.pipelining.window, actions_, a_.pipelining.message);
     const bool hbm = a_.buffer == Buffer::hbm;
     // Writes into each piece in this pair still to come: its final value is stored (buffer=hbm)
     // after the last one.
     if (hbm) writes_.count(step_, actions_);
     const LastUses& last = pipe_.last();
     plan_.clear();
-    for (const Action& act : actions_) {
-      const Op& op = step_[act.op];
-      const auto s = static_cast<std::size_t>(op.segment);
-      const Segment& sg = row[s];
-      const bool final = hbm && last.write[s] == p.step && sg.out_at >= 0;
-      plan_.push_back({pipe_.value_index(p.row, s, act.piece), op.peer,
-                       std::min(piece_, sg.elems - act.piece * piece_),
-                       final ? sg.out_at + act.piece * piece_ : -1, op.segment, act.piece, act.send,
-                       op.kind == OpKind::recv_add, sg.in_at >= 0,
-                       op.kind == OpKind::switch_reduce ? static_cast<int>(op.peer) : -1});
-    }
-    for (const Planned& a : plan_) {
+    for (const Action& act : actions_)
+      for (std::uint32_t c = 0; c < act.count; ++c) {
+        const Op& op = step_[act.op + c];
+        const auto s = static_cast<std::size_t>(op.segment);
+        const Segment& sg = row[s];
+        const bool final = hbm && last.write[s] == p.step && sg.out_at >= 0;
+        plan_.push_back({pipe_.value_index(p.row, s, act.piece), op.peer,
+                         std::min(piece_, sg.elems - act.piece * piece_),
+                         final ? sg.out_at + act.piece * piece_ : -1, op.segment, act.piece,
+                         act.send, op.kind == OpKind::recv_add, sg.in_at >= 0,
+                         op.kind == OpKind::switch_reduce ? static_cast<int>(op.peer) : -1,
+                         c == 0 ? act.count : 0});
+      }
+    for (std::size_t i = 0; i < plan_.size(); i += plan_[i].message) {
+      const std::span<const Planned> message(plan_.data() + i, plan_[i].message);
+      const Planned& a = message.front();
       if (a.send) {
-        tl_.send(peer_of(tl_, a.peer), value(a.value));
+        send(message);
         continue;
       }
       // Posted, not waited for: the message is read out of its slot as it arrives, and the
       // program goes on to its next pair, so a channel keeps its rows in flight over a long
       // route. The receive is waited for (and added to what it adds to) when its value is
       // next needed. Only this program changes its pieces: whether it adds is known now.
-      if (a.switch_level >= 0) {
-        // Up to the switch now; the sum replaces the piece when it is next needed.
-        const tl::Scope scope = a.switch_level == static_cast<int>(components::SwitchLevel::ucie)
-                                    ? tl::Scope::sip
-                                    : tl::Scope::all;
-        pending_.push_back({a.value, {}, false, tl_.switch_reduce_async(value(a.value), scope)});
-      } else {
-        const bool adds = a.add && (has_value(a.value) || is_pending(a.value) || a.has_input);
-        pending_.push_back(
-            {a.value, tl_.recv_async(peer_of(tl_, a.peer), {a.elems}, DType::f32), adds, {}});
-      }
-      if (a.out_at >= 0 && writes_.done(a.segment, a.piece))
-        deferred_.push_back({a.value, a.out_at, pairs_});
+      if (a.switch_level >= 0)
+        switch_reduce(message);
+      else
+        post_receive(message);
+      for (const Planned& x : message)
+        if (x.out_at >= 0 && writes_.done(x.segment, x.piece))
+          deferred_.push_back({x.value, x.out_at, pairs_});
     }
     ++pairs_;
     // Final values go to memory `lookahead` pairs after the pair that received them, so that
@@ -314,6 +360,104 @@ class Executor {
         drop(pipe_.value_index(p.row, s, j));
     }
   }
+  // The message's pieces gathered into one tile (the DMA engine reads them from where they
+  // are: no vector work).
+  tl::Tile gather(std::span<const Planned> message) {
+    std::int64_t elems = 0;
+    for (const Planned& x : message) elems += x.elems;
+    tl::Tile gathered = tl_.make_tile({elems}, DType::f32);
+    auto* bytes = const_cast<std::byte*>(gathered.raw());  // null in timing-only runs
+    std::size_t at = 0;
+    for (const Planned& x : message) {
+      const tl::Tile& v = value(x.value);
+      const auto n = static_cast<std::size_t>(x.elems) * 4;
+      if (bytes != nullptr) std::memcpy(bytes + at, v.raw(), n);
+      at += n;
+    }
+    return gathered;
+  }
+  // A message of one piece, or of several gathered.
+  void send(std::span<const Planned> message) {
+    const tl::Peer to = peer_of(tl_, message.front().peer);
+    if (message.size() == 1)
+      tl_.send(to, value(message.front().value));
+    else
+      tl_.send(to, gather(message));
+  }
+  // Up to the switch now; the sum replaces each piece when it is next needed.
+  void switch_reduce(std::span<const Planned> message) {
+    const tl::Scope scope =
+        message.front().switch_level == static_cast<int>(components::SwitchLevel::ucie)
+            ? tl::Scope::sip
+            : tl::Scope::all;
+    if (message.size() == 1) {
+      tl::ReduceHandle reduced = tl_.switch_reduce_async(value(message.front().value), scope);
+      PendingRecv& r = pending_.emplace_back();
+      r.value = message.front().value;
+      r.reduced = std::move(reduced);
+      return;
+    }
+    auto shared = std::make_shared<Scattered>();
+    shared->reduced = tl_.switch_reduce_async(gather(message), scope);
+    scatter(message, shared);
+  }
+  // Each piece of a message received (or reduced) whole: a receive of its part.
+  void scatter(std::span<const Planned> message, const std::shared_ptr<Scattered>& shared) {
+    std::int64_t at = 0;
+    for (const Planned& x : message) {
+      PendingRecv& r = pending_.emplace_back();
+      r.value = x.value;
+      r.scattered = shared;
+      r.at = at;
+      r.elems = x.elems;
+      at += x.elems;
+    }
+  }
+  // A receive posted: of one piece, or of a message of several, each piece its part of it.
+  void post_receive(std::span<const Planned> message) {
+    const auto adds = [&](const Planned& x) {
+      return x.add && (has_value(x.value) || is_pending(x.value) || x.has_input);
+    };
+    const tl::Peer from = peer_of(tl_, message.front().peer);
+    if (message.size() == 1) {
+      const Planned& a = message.front();
+      const bool add = adds(a);
+      tl::RecvHandle handle = tl_.recv_async(from, {a.elems}, DType::f32);
+      PendingRecv& r = pending_.emplace_back();
+      r.value = a.value;
+      r.handle = std::move(handle);
+      r.adds = add;
+      return;
+    }
+    std::int64_t elems = 0;
+    for (const Planned& x : message) elems += x.elems;
+    thread_local std::vector<char> add;  // whether each part adds, before any is posted
+    add.clear();
+    for (const Planned& x : message) add.push_back(adds(x) ? 1 : 0);
+    auto shared = std::make_shared<Scattered>();
+    shared->handle = tl_.recv_async(from, {elems}, DType::f32);
+    const std::size_t first = pending_.size();
+    scatter(message, shared);
+    for (std::size_t i = 0; i < message.size(); ++i) pending_[first + i].adds = add[i] != 0;
+  }
+  // A receive's value: its message waited for. A part of a message of several: the message,
+  // once there, is cut into every part's tile at once, so that it is not held beside them.
+  tl::Tile received(std::size_t i) {
+    auto& r = pending_[i];
+    if (r.part.valid()) return std::move(r.part);
+    if (!r.scattered) return r.handle.valid() ? tl_.wait(r.handle) : tl_.wait(r.reduced);
+    const std::shared_ptr<Scattered> m = r.scattered;
+    const tl::Tile message = m->handle.valid() ? tl_.wait(m->handle) : tl_.wait(m->reduced);
+    for (PendingRecv& q : pending_) {
+      if (q.scattered != m) continue;
+      q.part = tl_.make_tile({q.elems}, DType::f32);
+      if (const std::byte* from = message.raw(); from != nullptr)
+        std::memcpy(const_cast<std::byte*>(q.part.raw()), from + q.at * 4,
+                    static_cast<std::size_t>(q.elems) * 4);
+      q.scattered.reset();
+    }
+    return std::move(r.part);
+  }
   // The receives into piece `index` posted and not yet waited for, waited for in order.
   void resolve(std::size_t index) {
     for (std::size_t i = 0; i < pending_.size();) {
@@ -321,8 +465,7 @@ class Executor {
         ++i;
         continue;
       }
-      tl::Tile got =
-          pending_[i].handle.valid() ? tl_.wait(pending_[i].handle) : tl_.wait(pending_[i].reduced);
+      tl::Tile got = received(i);
       if (pending_[i].adds) got = got + held_value(index);
       piece(index).value = std::move(got);
       pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
@@ -344,15 +487,38 @@ class Executor {
   // The deferred stores of pairs `lookahead` or more pairs back (`all`: every one).
   void store_deferred(bool all) {
     const std::int64_t lag = std::max<std::int64_t>(1, a_.pipelining.lookahead);
-    while (!deferred_.empty() && (all || deferred_.front().pair + lag <= pairs_)) {
-      const Deferred d = deferred_.front();
-      deferred_.pop_front();
-      store(d.out_at, value(d.value));
-      if (dropped_[d.value] != 0 &&
-          std::none_of(deferred_.begin(), deferred_.end(),
-                       [&](const Deferred& e) { return e.value == d.value; })) {
-        dropped_[d.value] = 0;
-        forget(d.value);
+    const auto due = [&](std::size_t i) { return all || deferred_[i].pair + lag <= pairs_; };
+    while (!deferred_.empty() && due(0)) {
+      // Final values that lie one after another go as one store.
+      std::size_t n = 1;
+      while (n < deferred_.size() && due(n)) ++n;
+      const std::size_t e = components::collectives::contiguous_run(
+          0, n, piece_, message_, [&](std::size_t i) { return deferred_[i].out_at; },
+          [&](std::size_t i) { return value(deferred_[i].value).shape().numel(); });
+      if (e == 1) {
+        store(deferred_.front().out_at, value(deferred_.front().value));
+      } else {
+        std::int64_t total = 0;
+        for (std::size_t i = 0; i < e; ++i) total += value(deferred_[i].value).shape().numel();
+        tl::Tile run = tl_.make_tile({total}, DType::f32);
+        auto* bytes = const_cast<std::byte*>(run.raw());  // null in timing-only runs
+        for (std::size_t i = 0, at = 0; i < e; ++i) {
+          const tl::Tile& v = value(deferred_[i].value);
+          const auto size = static_cast<std::size_t>(v.shape().numel()) * 4;
+          if (bytes != nullptr) std::memcpy(bytes + at, v.raw(), size);
+          at += size;
+        }
+        store(deferred_.front().out_at, run);
+      }
+      for (std::size_t i = 0; i < e; ++i) {
+        const Deferred d = deferred_.front();
+        deferred_.pop_front();
+        if (dropped_[d.value] != 0 &&
+            std::none_of(deferred_.begin(), deferred_.end(),
+                         [&](const Deferred& x) { return x.value == d.value; })) {
+          dropped_[d.value] = 0;
+          forget(d.value);
+        }
       }
     }
   }
@@ -376,11 +542,18 @@ class Executor {
   std::int64_t me_;
   components::collectives::Pipeline pipe_;
   std::int64_t piece_;
+  std::int64_t message_;  // elements a message, a load or a store of several pieces takes at most
+  std::vector<Segment> loads_;  // a pair's, scratch
   // Each piece's value by Pipeline::value_index (invalid: not held) and, buffer=hbm, its load
   // in flight.
+  struct LoadRun {
+    tl::LoadHandle handle;
+    std::vector<std::pair<std::size_t, std::int64_t>> parts;  // (value index, elements)
+  };
   struct Piece {
     tl::Tile value;
     tl::LoadHandle load;
+    std::shared_ptr<LoadRun> run;  // instead of `load`: a part of a load of several pieces
   };
   std::vector<Piece> values_;
   std::unordered_map<std::size_t, Piece> live_;
@@ -403,15 +576,25 @@ class Executor {
     const auto it = live_.find(index);
     if (it == live_.end()) return;
     it->second.value = tl::Tile();
-    if (!it->second.load.valid()) live_.erase(it);
+    if (!it->second.load.valid() && !it->second.run) live_.erase(it);
   }
   // The receives posted and not yet waited for, in the order posted (a few: each is waited for
   // when its piece is next needed), and by piece whether it goes once its deferred store is out.
+  // A message of several pieces, received (or reduced in a switch) once for all of its parts.
+  struct Scattered {
+    tl::RecvHandle handle;
+    tl::ReduceHandle reduced;
+  };
   struct PendingRecv {
     std::size_t value = 0;  // the piece it is received into
     tl::RecvHandle handle;
     bool adds = false;
     tl::ReduceHandle reduced;  // a switch_reduce's, instead of a receive
+    // Instead, a part of a message of several pieces (its elements from `at` on) until the
+    // message is waited for, then the part's value.
+    std::shared_ptr<Scattered> scattered;
+    std::int64_t at = 0, elems = 0;
+    tl::Tile part;
   };
   std::vector<PendingRecv> pending_;
   std::vector<char> dropped_;

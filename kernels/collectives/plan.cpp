@@ -159,6 +159,7 @@ components::collectives::Pipelining pipelining(const components::SystemConfig& c
   const std::int64_t segment = std::max<std::int64_t>(plan.segment, 1);
   p.chunk = std::min(chunk > 0 ? chunk : buffer == Buffer::sram ? segment : slot, segment);
   p.piece = std::min(plan.piece, p.chunk);
+  p.message = std::max(slot, p.piece);
   // A step's sends run ahead of its receives by no more than the smallest window (more could
   // fill a channel whose receiver waits to send in turn); rows in flight cover the deepest.
   p.window = windows.fewest_slots;
@@ -248,7 +249,11 @@ std::uint64_t plan_sram_bytes(const components::SystemConfig& cfg, const Plan& p
   // Final values wait `lookahead` pairs for their stores (the executor defers them so as not
   // to wait for their receives at once).
   const std::uint64_t deferred = buffer == Buffer::hbm ? ahead : 0;
-  const auto working = std::min(rows * 2 * row, 2 * vector) + ahead + deferred +
+  // A message of several pieces (at most a pair's row) is gathered into a tile of its own
+  // before it goes, and one received is held while it is cut into its pieces.
+  const std::uint64_t gathers =
+      p.message > p.piece ? 2 * std::min(static_cast<std::uint64_t>(p.message) * 4, row) : 0;
+  const auto working = std::min(rows * 2 * row, 2 * vector) + ahead + deferred + gathers +
                        static_cast<std::uint64_t>(4 * p.piece * 4 * plan.directions);
   // Each store is one message-sized piece.
   const std::uint64_t stores =

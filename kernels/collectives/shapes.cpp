@@ -72,11 +72,14 @@ class Rings final : public Schedule {
       len /= m;
     }
     if (len != kept) throw std::logic_error("collective rings: group sizes must multiply to n");
-    // The atom a program ends reduce-scatter with is the block it owns: its own. With a switched
-    // level the members of a switch group share their atoms, and an all-reduce owns none.
+    // The atom a program ends reduce-scatter with is the block it owns: its own. An all-reduce
+    // owns none at the end (every program holds every block): its atoms are the blocks in
+    // memory order, so that the range of atoms a level's step moves lies in one piece of memory
+    // and its blocks go as few messages, loads and stores.
     block_of_.resize(static_cast<std::size_t>(n_));
     for (std::int64_t g = 0; g < n_; ++g)
-      block_of_[static_cast<std::size_t>(kept == 1 ? lo[g] : g)] = g;
+      block_of_[static_cast<std::size_t>(kept == 1 && c_ != Collective::all_reduce ? lo[g] : g)] =
+          g;
     if (c_ != Collective::all_gather)
       for (std::size_t l = 0; l < levels_.size(); ++l) phases_.push_back({l, true});
     if (c_ != Collective::reduce_scatter)
@@ -93,7 +96,11 @@ class Rings final : public Schedule {
     for (std::int64_t a = 0; a < n_; ++a)
       for (int d = 0; d < dirs_; ++d) {
         const std::int64_t b = block_of_[static_cast<std::size_t>(a)];
-        const std::int64_t at = b * block_ + d * half, own = b == g ? d * half : -1;
+        // An all-reduce's directions each take a half of the whole vector, so that a step's
+        // run of blocks is one piece of memory; a block's halves otherwise.
+        const std::int64_t at =
+            c_ == Collective::all_reduce ? d * n_ * half + b * half : b * block_ + d * half;
+        const std::int64_t own = b == g ? d * half : -1;
         Segment s{.elems = half};
         s.in_at = c_ == Collective::all_gather ? own : at;
         s.out_at = c_ == Collective::reduce_scatter ? own : at;

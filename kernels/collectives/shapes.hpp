@@ -15,7 +15,10 @@
 //   reduce-scatter  sends chunk q - s(i+1) (its own input at i = 0, else the partial sum it
 //                   received the step before) and receives chunk q - s(i+2), adding its own;
 //   all-gather      sends chunk q - s i and receives chunk q - s(i+1).
-// With two directions each block's halves go opposite ways ("bidirectional ring").
+// With two directions each block's halves go opposite ways ("bidirectional ring"). An
+// all-reduce owns no block at the end, so its blocks are numbered in memory order (a chunk of
+// a level is one range of memory, whose blocks go as few messages, loads and stores) and its
+// directions take the two halves of the whole vector.
 //
 // Trees (all-reduce, broadcast): each program has a parent in each tree (its root none), and
 // the vector is cut into one part per tree. All-reduce is a

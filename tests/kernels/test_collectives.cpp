@@ -190,6 +190,43 @@ TEST(CollectiveSchedule, ARingStepSendsItsPieceThenReceivesTheNext) {
                 ::testing::ElementsAre(std::tuple{true, 0U, 0}, std::tuple{false, 1U, 0}));
 }
 
+// Consecutive single-piece ops of one kind with one peer go as one message of at most
+// `message` elements (Action::count ops); a multi-piece op, another peer or kind ends the run,
+// and a step that forwards groups nothing.
+TEST(CollectiveSchedule, SmallSegmentsToOnePeerShareAMessage) {
+  using components::collectives::OpKind;
+  using Group = std::tuple<bool, std::uint32_t, std::uint32_t>;  // (send, first op, ops)
+  const auto groups = [](const std::vector<components::collectives::Segment>& segments,
+                         const components::collectives::Step& step, std::int64_t message) {
+    std::vector<components::collectives::Action> actions;
+    components::collectives::step_actions(segments, step, 128, 4, actions, message);
+    std::vector<Group> out;
+    for (const auto& a : actions) out.emplace_back(a.send, a.op, a.count);
+    return out;
+  };
+  // Five segments of 100 elements (one piece of 128 each), then one of 300 (three pieces).
+  std::vector<components::collectives::Segment> segments(5, {.elems = 100});
+  segments.push_back({.elems = 300});
+  components::collectives::Step step;
+  for (std::int32_t s = 0; s < 3; ++s) step.push_back({OpKind::send, 7, s});
+  step.push_back({OpKind::send, 8, 3});  // another peer
+  step.push_back({OpKind::recv_add, 9, 4});
+  step.push_back({OpKind::recv_add, 9, 5});  // three pieces: alone
+  // Messages of 256 elements: two of the three 100s, then the third alone; every send goes
+  // before the receives (a window of 4 per peer).
+  EXPECT_THAT(groups(segments, step, 256),
+              ::testing::ElementsAre(Group{true, 0, 2}, Group{true, 3, 1}, Group{true, 2, 1},
+                                     Group{false, 4, 1}, Group{false, 5, 1}, Group{false, 5, 1},
+                                     Group{false, 5, 1}));
+  // Messages of 300 elements: all three 100s in one.
+  EXPECT_EQ(groups(segments, step, 300).front(), (Group{true, 0, 3}));
+  // Messages no larger than a piece: nothing grouped.
+  for (const auto& g : groups(segments, step, 128)) EXPECT_EQ(std::get<2>(g), 1U);
+  // A step that forwards a segment it receives groups nothing.
+  step.push_back({OpKind::send, 10, 4});
+  for (const auto& g : groups(segments, step, 300)) EXPECT_EQ(std::get<2>(g), 1U);
+}
+
 TEST(CollectiveSchedule, APieceForwardedInItsStepIsSentAfterItArrives) {
   using components::collectives::OpKind;
   const std::vector<components::collectives::Segment> segments{{.elems = 128}};
@@ -337,6 +374,31 @@ TEST(Collectives, TreesTakeVectorsOfAnyLength) {
     const Outcome o = run("tiny.json", kernel, "tree", 4 * 1537);
     EXPECT_TRUE(*o.verified) << kernel << ": " << o.details.dump();
   }
+}
+
+// A hierarchical all-reduce's step moves a run of blocks to one peer: blocks smaller than a slot
+// go together, as many as a slot holds, in one message; larger ones a slot's worth at a time.
+// On tiny (cubes of 4 programs, then a ring of the 2 cubes) a program's level-0 steps move 2
+// blocks each, its level-1 steps one, each step once to reduce and once to gather; the
+// numbers of messages follow from the slot size, and the sum is the reference's either way.
+TEST(Collectives, AStepsSmallBlocksToOnePeerShareAMessage) {
+  const auto slot = static_cast<std::int64_t>(
+      Spec::load(spec_path("tiny.json")).config().messages.window(components::ChannelClass::mesh)
+          .slot_bytes);
+  for (const std::int64_t block : {slot / 8, slot / 2 + 4, slot, 2 * slot})
+    for (const char* buffer : {"sram", "hbm"}) {
+      const Outcome o = run("tiny.json", "allreduce", "hierarchical", 8 * block, buffer);
+      ASSERT_TRUE(o.verified.has_value());
+      EXPECT_TRUE(*o.verified) << block << buffer << o.details.dump();
+      const auto messages_of = [&](std::int64_t blocks) {  // one step's
+        const std::int64_t per_message = block <= slot ? slot / block : 0;
+        return per_message > 0 ? (blocks + per_message - 1) / per_message
+                               : blocks * ((block + slot - 1) / slot);
+      };
+      const std::int64_t per_program = 2 * (3 * messages_of(2) + 1 * messages_of(1));
+      EXPECT_EQ(o.run.stats.messages.messages, static_cast<std::uint64_t>(8 * per_program))
+          << block << buffer;
+    }
 }
 
 // Messages larger than a slot travel as several pieces; the result is the same.
