@@ -91,6 +91,19 @@ struct HbmConfig {
   std::string model = "simple";                   // the HbmModel, by name (components/hbm/)
 };
 
+// Where a channel's slots lie in HBM (system.messages.memory=hbm), `slots` of `slot_bytes`
+// from the buffer's address: the distance from one slot to the next. Where a slot is a whole
+// number of turns of the cube's channel interleave, consecutive slots are skewed a share of a
+// turn apart, so that a channel's messages start on different HBM channels instead of every
+// one on the first (which would leave the rest of the channels idle).
+inline std::uint64_t hbm_slot_stride(const HbmConfig& hbm, std::uint64_t slot_bytes,
+                                     std::uint32_t slots) {
+  const std::uint64_t granule = std::max<std::uint64_t>(hbm.channel_interleave_bytes, 1);
+  const std::uint64_t turn = granule * std::max<std::uint32_t>(hbm.channels, 1);
+  if (slot_bytes % turn != 0 || slots <= 1) return slot_bytes;
+  return slot_bytes + std::max(granule, turn / slots / granule * granule);
+}
+
 struct CubeConfig {
   std::uint32_t pes = 16;  // == mesh_x * mesh_y (one PE per node)
   NocConfig noc;

@@ -122,6 +122,7 @@ class Model {
     std::uint32_t from = 0, to = 0;  // global PEs
     std::uint32_t slots = 1;         // its class's window
     std::uint64_t slot_bytes = 0;
+    std::uint64_t slot_stride = 0;  // slots in HBM: from one to the next
     Path message, credit;
     std::vector<emu::Tick> arrival, credit_back;  // by sequence number modulo the slots
     std::uint64_t sent = 0, arrived = 0, read = 0, credited = 0, posted = 0;
@@ -260,6 +261,7 @@ class Model {
     const components::MessageWindow& w = system_.config().message_window(c.from, c.to);
     c.slots = a_.slot_limit > 0 ? std::min(w.slots, a_.slot_limit) : w.slots;
     c.slot_bytes = w.slot_bytes;
+    c.slot_stride = components::hbm_slot_stride(system_.config().cube.hbm, w.slot_bytes, c.slots);
     c.arrival.assign(c.slots, 0);
     c.credit_back.assign(c.slots, 0);
     if (hbm_slots_) {
@@ -333,7 +335,7 @@ class Model {
   }
   // Message `seq`'s slot of channel c (slots in HBM).
   std::uint64_t slot_address(const Channel& c, std::uint64_t seq) const {
-    return c.slot_base + (seq % c.slots) * c.slot_bytes;
+    return c.slot_base + (seq % c.slots) * c.slot_stride;
   }
 
   void wake(std::int64_t& parked) {

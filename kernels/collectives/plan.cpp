@@ -177,11 +177,14 @@ components::collectives::Pipelining pipelining(const components::SystemConfig& c
   // loads one piece; a pair that loads many, as a direct all-to-all's, can fill the window),
   // stores are at most a quarter of it (the messages need the rest, and the model does not
   // see the DMA window).
-  const std::uint64_t window = std::uint64_t{p.window} * windows.smallest_slot;
+  // Neither takes more than an eighth of the SRAM (large slots in HBM hold more than a PE's
+  // SRAM could stage), unless one pair needs more.
   const std::uint64_t row = std::max<std::uint64_t>(row_step_bytes(plan, p), 1);
+  const std::uint64_t window =
+      std::max(std::min(std::uint64_t{p.window} * windows.smallest_slot, cfg.pe.sram_bytes / 8), row);
   const std::uint64_t half = std::max<std::uint64_t>(1, cfg.pe.dma.max_outstanding_packets / 2);
   p.lookahead = static_cast<std::int64_t>(std::clamp<std::uint64_t>(window / row, 1, half));
-  p.store_budget = std::max(window, row);
+  p.store_budget = window;
   p.max_stores = std::max<std::uint64_t>(1, half / 2);
   return p;
 }

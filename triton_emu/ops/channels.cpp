@@ -227,12 +227,21 @@ std::uint32_t Messages::channel(Program& caller, std::uint32_t from, std::uint32
   c.name = name;
   c.gate = std::make_unique<CreditGate>(sys_.scheduler(), name, c.credits, w.slots);
   if (cfg_.memory == SlotMemory::hbm) {
+    const auto& hbm = sys_.config().cube.hbm;
+    c.slot_stride = components::hbm_slot_stride(hbm, w.slot_bytes, w.slots);
+    const std::uint64_t span = (w.slots - 1) * c.slot_stride + w.slot_bytes;
     const auto pair = std::make_pair(pe_of(from), pe_of(to));
     auto it = hbm_slots_.find(pair);
     // A buffer made for fewer slots (a launch whose slots were limited) is not reused: the
     // channel gets one its slots fit.
-    if (it == hbm_slots_.end() || it->second.bytes < bytes) {
-      const HbmSlots made{alloc_hbm_(dst.hw.global_pe() / sys_.config().cube.pes, bytes), bytes};
+    if (it == hbm_slots_.end() || it->second.bytes < span) {
+      // The n-th buffer on a cube starts n interleave granules into a turn of its channels, so
+      // that the buffers' first slots do not all begin on the same HBM channel.
+      const std::uint32_t cube = dst.hw.global_pe() / sys_.config().cube.pes;
+      const std::uint64_t n = hbm_buffers_[cube]++;
+      const std::uint64_t skew = n % std::max<std::uint32_t>(hbm.channels, 1) *
+                                 std::max<std::uint64_t>(hbm.channel_interleave_bytes, 1);
+      const HbmSlots made{alloc_hbm_(cube, span + skew) + skew, span};
       it = hbm_slots_.insert_or_assign(pair, made).first;
     }
     c.slot_base = it->second.address;
@@ -300,7 +309,7 @@ void Messages::send(Program& caller, std::uint32_t from, std::uint32_t to, const
 void Messages::post(std::uint32_t from, std::uint32_t to, const Channel& c, std::uint64_t seq,
                     std::uint64_t bytes, std::function<void()> done) {
   if (cfg_.memory == SlotMemory::hbm)
-    sys_.network().write(pe_of(from), c.slot_base + (seq % c.slots) * c.slot_bytes, bytes,
+    sys_.network().write(pe_of(from), c.slot_base + (seq % c.slots) * c.slot_stride, bytes,
                          std::move(done));
   else
     sys_.network().send(pe_of(from), pe_of(to), bytes, std::move(done));
@@ -361,7 +370,7 @@ void Messages::read_out(Entry& e) {
   const auto done = [this, &e] { was_read(e); };
   if (cfg_.memory == SlotMemory::hbm) {  // visible on arrival: no write latency to wait for
     const Channel& c = channels_[e.channel];
-    sys_.network().read(pe_of(c.to), c.slot_base + (e.seq % c.slots) * c.slot_bytes, e.bytes, done);
+    sys_.network().read(pe_of(c.to), c.slot_base + (e.seq % c.slots) * c.slot_stride, e.bytes, done);
     return;
   }
   const bool pe = cfg_.memory == SlotMemory::pe_sram;

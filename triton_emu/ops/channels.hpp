@@ -153,7 +153,8 @@ class Messages {
     std::uint64_t first = 0;             // sequence number of entries.front()
     std::uint64_t sent = 0, posted = 0;  // messages sent, recvs posted
     std::deque<Entry> entries;
-    std::uint64_t slot_base = 0;  // hbm slots: the buffer's address
+    std::uint64_t slot_base = 0;    // hbm slots: the buffer's address
+    std::uint64_t slot_stride = 0;  // hbm slots: from one slot to the next
     std::unique_ptr<CreditGate> gate;
     std::string name;  // "sip0.cube0.pe0 -> sip0.cube0.pe1"
     // Entries stay where they are until read (a deque: callbacks in flight hold them).
@@ -213,6 +214,7 @@ class Messages {
     std::uint64_t address = 0, bytes = 0;
   };
   std::map<std::pair<std::uint32_t, std::uint32_t>, HbmSlots> hbm_slots_;
+  std::map<std::uint32_t, std::uint64_t> hbm_buffers_;  // per cube: the HBM slot buffers made
 };
 
 }  // namespace cubesim::detail
