@@ -157,6 +157,13 @@ Pipeline::Pipeline(const Schedule& schedule, std::int64_t g, const Pipelining& p
       last_(schedule, g, steps_, segments_->size()) {
   std::int64_t longest = 0;
   for (const Segment& s : *segments_) longest = std::max(longest, s.elems);
+  const auto placed = [&](std::int64_t at) { return at < 0 || at % longest == 0; };
+  if (schedule.rows_across_segments() && longest > 0 &&
+      std::all_of(segments_->begin(), segments_->end(), [&](const Segment& s) {
+        return s.elems == longest && placed(s.in_at) && placed(s.out_at) &&
+               (s.in_at < 0 || s.out_at < 0 || s.in_at == s.out_at);
+      }))
+    across_ = longest;
   if (chunk_ <= 0 || chunk_ > longest) chunk_ = std::max<std::int64_t>(longest, 1);
   rows_ = longest > 0 ? ceil_div(longest, chunk_) : 0;
   ppr_ = ceil_div(chunk_, piece_);
@@ -209,6 +216,13 @@ Segment Pipeline::row_segment(std::int64_t r, std::size_t s) const {
   const Segment& whole = (*segments_)[s];
   const std::int64_t at = r * chunk_;
   Segment row{.elems = std::clamp<std::int64_t>(whole.elems - at, 0, chunk_)};
+  if (across_ > 0) {
+    // Rows before r are whole: r x chunk of every segment; then segment p's part of row r.
+    const auto n = static_cast<std::int64_t>(segments_->size());
+    row.in_at = whole.in_at >= 0 ? at * n + whole.in_at / across_ * row.elems : -1;
+    row.out_at = whole.out_at >= 0 ? at * n + whole.out_at / across_ * row.elems : -1;
+    return row;
+  }
   row.in_at = whole.in_at >= 0 ? whole.in_at + at : -1;
   row.out_at = whole.out_at >= 0 ? whole.out_at + at : -1;
   return row;

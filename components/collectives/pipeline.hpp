@@ -6,16 +6,19 @@
 //
 // Every segment is cut into rows of `chunk` elements; row r of the schedule is the schedule
 // run over row r of every segment, so a program holds only the rows in flight, whatever the
-// vector's size. A program performs the (row, step) pairs in order of row * stagger + the
-// step's wave offset (step * spacing, unless the schedule places its steps itself: a wave),
-// older rows first within a wave: with many steps (a ring) rows start several steps apart,
-// with few (a tree's reduce and broadcast) a row's steps lie several rows apart, so that about
-// `depth` rows are in flight. A pair's step forwards what an earlier wave received, so each
-// link carries messages of several rows at once instead of one hop's latency per step. With
-// the same offsets everywhere, every program orders its pairs alike, both ends of a channel
-// list its messages in the same (wave, row, step-action) order, and each pair, like a step,
-// receives every message it is sent: the order never deadlocks. Offsets that differ between
-// programs must keep that (Schedule::wave_offsets says how).
+// vector's size. Where the schedule allows (Schedule::rows_across_segments), a row lies across
+// the segments in memory instead of each segment being one range: row r of every segment
+// together is one range, in the segments' order, so that a step's run of segments is one
+// range in every row, as NCCL's ring all-reduce lays each loop's chunks. A program performs the
+// (row, step) pairs in order of row * stagger + the step's wave offset (step * spacing, unless the
+// schedule places its steps itself: a wave), older rows first within a wave: with many steps (a
+// ring) rows start several steps apart, with few (a tree's reduce and broadcast) a row's steps lie
+// several rows apart, so that about `depth` rows are in flight. A pair's step forwards what an
+// earlier wave received, so each link carries messages of several rows at once instead of one hop's
+// latency per step. With the same offsets everywhere, every program orders its pairs alike, both
+// ends of a channel list its messages in the same (wave, row, step-action) order, and each pair,
+// like a step, receives every message it is sent: the order never deadlocks. Offsets that differ
+// between programs must keep that (Schedule::wave_offsets says how).
 //
 // Where the data is (buffer=hbm), a segment's row is loaded `lookahead` pairs before the pair
 // that first reads it, so loads overlap messages, and stored once final without waiting for
@@ -165,6 +168,8 @@ class Pipeline {
   // otherwise hold 2048 of them.
   std::shared_ptr<const std::vector<Segment>> segments_;
   std::int64_t piece_, chunk_, stagger_, spacing_, steps_, rows_ = 0, ppr_ = 1, row_slots_ = 1;
+  // Rows laid across the segments: the segments' length (0: each segment one range).
+  std::int64_t across_ = 0;
   // Per step: its wave after the row's first, where the schedule places its steps itself
   // (Schedule::wave_offsets); empty: step k at k x spacing, computed as needed.
   std::vector<std::int64_t> offsets_;

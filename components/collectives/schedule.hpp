@@ -74,6 +74,11 @@ class Schedule {
                                                  std::int64_t /*channel_rows*/) const {
     return {};
   }
+  // Whether the pipeline may lay its rows across the segments (pipeline.hpp): every program's
+  // segments are of one length L and each starts at p x L of its input and output (the same p
+  // in both, or none), so that the program's element order is any permutation that every
+  // program shares, as an all-reduce's is (NCCL's ring lays a loop's chunks so).
+  virtual bool rows_across_segments() const { return false; }
 };
 
 // The order in which a program performs one step's messages: each action one message.

@@ -88,6 +88,7 @@ class Rings final : public Schedule {
   }
 
   std::int64_t programs() const override { return n_; }
+  bool rows_across_segments() const override { return c_ == Collective::all_reduce; }
 
   std::vector<Segment> segments(std::int64_t g) const override {
     const std::int64_t half = block_ / dirs_;
@@ -303,6 +304,7 @@ class StoredByOwners final : public Schedule {
   std::vector<std::int64_t> wave_offsets(std::int64_t g, std::int64_t channel_rows) const override {
     return inner_->wave_offsets(g, channel_rows);
   }
+  bool rows_across_segments() const override { return inner_->rows_across_segments(); }
 
  private:
   std::unique_ptr<Schedule> inner_;
@@ -329,6 +331,7 @@ class PerChannel final : public Schedule {
     return runs(g) ? inner_->wave_offsets(g / positions_, channel_rows)
                    : std::vector<std::int64_t>{};
   }
+  bool rows_across_segments() const override { return inner_->rows_across_segments(); }
 
  private:
   bool runs(std::int64_t g) const { return g % positions_ < channels_; }

@@ -235,12 +235,14 @@ std::uint32_t Messages::channel(Program& caller, std::uint32_t from, std::uint32
     // A buffer made for fewer slots (a launch whose slots were limited) is not reused: the
     // channel gets one its slots fit.
     if (it == hbm_slots_.end() || it->second.bytes < span) {
-      // The n-th buffer on a cube starts n interleave granules into a turn of its channels, so
-      // that the buffers' first slots do not all begin on the same HBM channel.
+      // Where slots are skewed (whole turns of the channel interleave, which buffers made one
+      // after another would all begin on the same HBM channel), the n-th buffer on a cube
+      // starts n interleave granules into a turn.
       const std::uint32_t cube = dst.hw.global_pe() / sys_.config().cube.pes;
-      const std::uint64_t n = hbm_buffers_[cube]++;
-      const std::uint64_t skew = n % std::max<std::uint32_t>(hbm.channels, 1) *
-                                 std::max<std::uint64_t>(hbm.channel_interleave_bytes, 1);
+      const std::uint64_t granule = std::max<std::uint64_t>(hbm.channel_interleave_bytes, 1);
+      const std::uint32_t channels = std::max<std::uint32_t>(hbm.channels, 1);
+      const std::uint64_t skew =
+          w.slot_bytes % (granule * channels) == 0 ? hbm_buffers_[cube]++ % channels * granule : 0;
       const HbmSlots made{alloc_hbm_(cube, span + skew) + skew, span};
       it = hbm_slots_.insert_or_assign(pair, made).first;
     }
@@ -370,7 +372,8 @@ void Messages::read_out(Entry& e) {
   const auto done = [this, &e] { was_read(e); };
   if (cfg_.memory == SlotMemory::hbm) {  // visible on arrival: no write latency to wait for
     const Channel& c = channels_[e.channel];
-    sys_.network().read(pe_of(c.to), c.slot_base + (e.seq % c.slots) * c.slot_stride, e.bytes, done);
+    sys_.network().read(pe_of(c.to), c.slot_base + (e.seq % c.slots) * c.slot_stride, e.bytes,
+                        done);
     return;
   }
   const bool pe = cfg_.memory == SlotMemory::pe_sram;
