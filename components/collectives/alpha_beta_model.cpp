@@ -77,6 +77,8 @@ class Model {
     slot_bw_ = pe_slots ? m_.pe_sram_bandwidth : m_.cube_sram_bandwidth;
     hbm_ = a.buffer == Buffer::hbm;
     message_ = std::max(a.pipelining.message, a.pipelining.piece);
+    total_cubes_ = system.config().total_cubes();
+    hbm_channels_ = system.config().cube.hbm.channels;
     for (std::int64_t g = 0; g < n; ++g) {
       Program& p = programs_[static_cast<std::size_t>(g)];
       p.pipe = std::make_unique<Pipeline>(*a.schedule, g, a.pipelining, a.buffer);
@@ -316,7 +318,10 @@ class Model {
     while (bytes > 0) {
       const auto piece = map.first_piece(addr, bytes, packet_bytes_);
       const std::uint32_t channel = map.channel(piece.loc);
-      const auto key = std::make_tuple(pe, piece.loc.global_cube, channel, write);
+      const std::uint64_t key =
+          ((std::uint64_t{pe} * total_cubes_ + piece.loc.global_cube) * hbm_channels_ + channel) *
+              2 +
+          (write ? 1 : 0);
       auto it = memory_paths_.find(key);
       if (it == memory_paths_.end()) {
         const auto& topo = system_.network().topology();
@@ -774,7 +779,9 @@ class Model {
   std::unordered_map<std::uint64_t, std::size_t> channel_of_;  // sender * programs + receiver
   std::vector<Calendar> free_;                                 // per link: when it is busy
   emu::Tick now_ = 0;                                          // the event being handled
-  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, bool>, Path> memory_paths_;
+  // By (PE, cube, HBM channel, write), packed: a 2048-PE launch reaches half a million.
+  std::unordered_map<std::uint64_t, Path> memory_paths_;
+  std::uint64_t total_cubes_ = 1, hbm_channels_ = 1;
   // In-network reductions: a PendingRecv's channel is kSwitch + the reduction's index in
   // sums_; the reductions not yet complete by (level, place, n-th call at the place); calls per
   // (PE, level); each link up's adder, when free.

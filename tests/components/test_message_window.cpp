@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
 
 #include "components/network/message_window.hpp"
 #include "components/spec/spec.hpp"
@@ -115,6 +116,33 @@ TEST(MessageWindow, TheLoaderFillsEachClassFromItsFieldsTheSectionsOrTheLoop) {
   EXPECT_EQ(m.window(ChannelClass::ucie).slots, 3u);
   EXPECT_EQ(m.window(ChannelClass::ucie).slot_bytes, 8192u);
   EXPECT_EQ(m.window(ChannelClass::mesh).slot_bytes, 4096u);
+}
+
+// HBM slots that are whole turns of the channel interleave would all begin on the same HBM
+// channel: hbm_slot_stride skews them so that the first channel of each of a buffer's slots
+// differs, spread over the turn; slots that are not whole turns keep their size as stride.
+TEST(MessageWindow, HbmSlotsOfWholeTurnsStartOnDifferentChannels) {
+  HbmConfig hbm;
+  for (const std::uint32_t channels : {4U, 32U, 128U})
+    for (const std::uint64_t granule : {std::uint64_t{1024}, std::uint64_t{4096}}) {
+      hbm.channels = channels;
+      hbm.channel_interleave_bytes = granule;
+      const std::uint64_t turn = channels * granule;
+      for (const std::uint64_t slot : {turn, 4 * turn})
+        for (const std::uint32_t slots : {2U, 3U, 4U}) {
+          const std::uint64_t stride = hbm_slot_stride(hbm, slot, slots);
+          EXPECT_GT(stride, slot);
+          EXPECT_EQ(stride % granule, 0U);
+          std::set<std::uint64_t> first;
+          for (std::uint32_t i = 0; i < slots; ++i) first.insert(i * stride / granule % channels);
+          EXPECT_EQ(first.size(), slots) << channels << " " << granule << " " << slot;
+          // Spread: consecutive slots a share of the turn apart.
+          EXPECT_GE((stride - slot) / granule, std::max<std::uint64_t>(1, channels / slots))
+              << channels << " " << slots;
+        }
+      EXPECT_EQ(hbm_slot_stride(hbm, turn + granule, 4), turn + granule);
+      EXPECT_EQ(hbm_slot_stride(hbm, turn / 2, 4), turn / 2);
+    }
 }
 
 TEST(MessageWindow, AChannelsClassIsTheFarthestLinkItsRouteCrosses) {
