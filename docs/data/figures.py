@@ -874,8 +874,9 @@ def gemm4096_large_packet(ctx):
 
 def large_allreduce_events(ctx):
     r = ctx.report(LARGE_ALLREDUCE)
-    return [(f"{r['stats']['events'] / 1e6:.1f}", f"{r['stats']['messages']['messages'] / 1e6:.2f}",
-             str(r["details"]["message_bytes"]), f"{r['sim_time_ps'] / 1e9:.3f}",
+    messages = r["stats"]["messages"]
+    return [(f"{r['stats']['events'] / 1e6:.1f}", f"{messages['messages'] / 1e6:.2f}",
+             str(round(messages["bytes"] / messages["messages"])), f"{r['sim_time_ps'] / 1e9:.3f}",
              f"{r['details']['collective_time_ps'] / 1e9:.3f}")]
 
 
@@ -892,8 +893,8 @@ FIGURES += [
     Values("perf-gemm4096-large-packet", PERF, "expensive", [
         "The run has {} M events and simulates {} ms."], gemm4096_large_packet),
     Values("perf-allreduce-large", PERF, "expensive", [
-        "The run has {} M events for {} M messages of {} bytes. It simulates {} ms in all; the "
-        "collective proper takes {} ms."], large_allreduce_events),
+        "The run has {} M events for {} M messages of {} bytes on average. It simulates {} ms "
+        "in all; the collective proper takes {} ms."], large_allreduce_events),
 ]
 
 

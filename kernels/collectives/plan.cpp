@@ -180,8 +180,8 @@ components::collectives::Pipelining pipelining(const components::SystemConfig& c
   // Neither takes more than an eighth of the SRAM (large slots in HBM hold more than a PE's
   // SRAM could stage), unless one pair needs more.
   const std::uint64_t row = std::max<std::uint64_t>(row_step_bytes(plan, p), 1);
-  const std::uint64_t window =
-      std::max(std::min(std::uint64_t{p.window} * windows.smallest_slot, cfg.pe.sram_bytes / 8), row);
+  const std::uint64_t window = std::max(
+      std::min(std::uint64_t{p.window} * windows.smallest_slot, cfg.pe.sram_bytes / 8), row);
   const std::uint64_t half = std::max<std::uint64_t>(1, cfg.pe.dma.max_outstanding_packets / 2);
   p.lookahead = static_cast<std::int64_t>(std::clamp<std::uint64_t>(window / row, 1, half));
   p.store_budget = window;
