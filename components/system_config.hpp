@@ -96,16 +96,10 @@ struct HbmConfig {
 // number of turns of the cube's channel interleave, consecutive slots are skewed a share of a
 // turn apart, so that a channel's messages start on different HBM channels instead of every
 // one on the first (which would leave the rest of the channels idle).
-inline std::uint64_t hbm_granule(const HbmConfig& hbm) {
-  return std::max<std::uint64_t>(hbm.channel_interleave_bytes, 1);
-}
-// One turn of the interleave: a granule on every channel of the cube.
-inline std::uint64_t hbm_turn(const HbmConfig& hbm) {
-  return hbm_granule(hbm) * std::max<std::uint32_t>(hbm.channels, 1);
-}
 inline std::uint64_t hbm_slot_stride(const HbmConfig& hbm, std::uint64_t slot_bytes,
                                      std::uint32_t slots) {
-  const std::uint64_t granule = hbm_granule(hbm), turn = hbm_turn(hbm);
+  const std::uint64_t granule = std::max<std::uint64_t>(hbm.channel_interleave_bytes, 1);
+  const std::uint64_t turn = granule * std::max<std::uint32_t>(hbm.channels, 1);
   if (slot_bytes % turn != 0 || slots <= 1) return slot_bytes;
   return slot_bytes + std::max(granule, turn / slots / granule * granule);
 }

@@ -629,11 +629,12 @@ class Model {
       const bool adds =
           op.kind == OpKind::recv_add && (!hbm_ || is_pending(p, v) || p.held[v] || sg.in_at >= 0);
       p.pending.push_back({v, ch, seq, adds, bytes, kNotRead});
-      posted(p, op, action, v, bytes);
       total += bytes;
     }
     c.waiting.push_back({g, p.t, total});
     start_reads(ch);
+    for (std::uint32_t k = 0; k < action.count; ++k)
+      posted(p, p.step[action.op + k], action, value_of(p, action, k), bytes_of(p, action, k));
     ++p.next;
     return true;
   }
@@ -675,9 +676,8 @@ class Model {
     sum.members.push_back({g, &port, bytes});
     for (std::uint32_t k = 0; k < action.count; ++k) {
       const std::size_t v = value_of(p, action, k);
-      const std::uint64_t part = bytes_of(p, action, k);
-      p.pending.push_back({v, kSwitch + id, 0, false, part, kNotRead});
-      posted(p, p.step[action.op + k], action, v, part);
+      p.pending.push_back({v, kSwitch + id, 0, false, bytes_of(p, action, k), kNotRead});
+      posted(p, p.step[action.op + k], action, v, bytes_of(p, action, k));
     }
     if (sum.members.size() == sum.size) {
       open_sums_.erase(it);

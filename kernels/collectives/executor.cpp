@@ -144,31 +144,15 @@ class Executor {
       std::int64_t elems = 0;
       for (std::size_t q = i; q < e; ++q) elems += pieces[q].elems;
       const tl::Tile run = tl_.load(in + pieces[i].at * 4, {elems}, DType::f32);
-      for (std::int64_t at = 0; i < e; at += pieces[i++].elems)
-        piece(pieces[i].value).value = part_of(run, at, pieces[i].elems);
+      const std::byte* bytes = run.raw();  // null in timing-only runs
+      for (std::int64_t at = 0; i < e; ++i) {
+        tl::Tile t = tl_.make_tile({pieces[i].elems}, DType::f32);
+        const auto n = static_cast<std::size_t>(pieces[i].elems) * 4;
+        if (bytes != nullptr) std::memcpy(const_cast<std::byte*>(t.raw()), bytes + at, n);
+        piece(pieces[i].value).value = std::move(t);
+        at += static_cast<std::int64_t>(n);
+      }
     }
-  }
-  // Elements [at, at + elems) of `whole` as a tile of their own (tiles have no slice view);
-  // no values in timing-only runs.
-  tl::Tile part_of(const tl::Tile& whole, std::int64_t at, std::int64_t elems) {
-    tl::Tile part = tl_.make_tile({elems}, DType::f32);
-    if (const std::byte* from = whole.raw(); from != nullptr)
-      std::memcpy(const_cast<std::byte*>(part.raw()), from + at * 4,
-                  static_cast<std::size_t>(elems) * 4);
-    return part;
-  }
-  // The values of pieces value_at(0 .. n-1) one after another in one tile of `elems`.
-  template <class ValueAt>
-  tl::Tile joined(std::size_t n, std::int64_t elems, ValueAt value_at) {
-    tl::Tile run = tl_.make_tile({elems}, DType::f32);
-    auto* bytes = const_cast<std::byte*>(run.raw());  // null in timing-only runs
-    for (std::size_t i = 0, at = 0; i < n; ++i) {
-      const tl::Tile& v = value(value_at(i));
-      const auto size = static_cast<std::size_t>(v.shape().numel()) * 4;
-      if (bytes != nullptr) std::memcpy(bytes + at, v.raw(), size);
-      at += size;
-    }
-    return run;
   }
   void stage_stores() {
     const auto pieces =
@@ -259,9 +243,11 @@ class Executor {
     const tl::Tile loaded = tl_.wait(run->handle);
     std::int64_t at = 0;
     for (const auto& [v, elems] : run->parts) {
-      tl::Tile value = part_of(loaded, at, elems);
       Piece& part = piece(v);
-      part.value = std::move(value);
+      part.value = tl_.make_tile({elems}, DType::f32);
+      if (const std::byte* from = loaded.raw(); from != nullptr)
+        std::memcpy(const_cast<std::byte*>(part.value.raw()), from + at * 4,
+                    static_cast<std::size_t>(elems) * 4);
       part.run.reset();
       at += elems;
     }
@@ -379,7 +365,16 @@ class Executor {
   tl::Tile gather(std::span<const Planned> message) {
     std::int64_t elems = 0;
     for (const Planned& x : message) elems += x.elems;
-    return joined(message.size(), elems, [&](std::size_t i) { return message[i].value; });
+    tl::Tile gathered = tl_.make_tile({elems}, DType::f32);
+    auto* bytes = const_cast<std::byte*>(gathered.raw());  // null in timing-only runs
+    std::size_t at = 0;
+    for (const Planned& x : message) {
+      const tl::Tile& v = value(x.value);
+      const auto n = static_cast<std::size_t>(x.elems) * 4;
+      if (bytes != nullptr) std::memcpy(bytes + at, v.raw(), n);
+      at += n;
+    }
+    return gathered;
   }
   // A message of one piece, or of several gathered.
   void send(std::span<const Planned> message) {
@@ -404,19 +399,14 @@ class Executor {
     }
     auto shared = std::make_shared<Scattered>();
     shared->reduced = tl_.switch_reduce_async(gather(message), scope);
-    scatter(message, shared, [](const Planned&) { return false; });
+    scatter(message, shared);
   }
-  // Each piece of a message received (or reduced) whole: a receive of its part, which adds to
-  // the piece where `adds` says.
-  template <class Adds>
-  void scatter(std::span<const Planned> message, const std::shared_ptr<Scattered>& shared,
-               Adds adds) {
+  // Each piece of a message received (or reduced) whole: a receive of its part.
+  void scatter(std::span<const Planned> message, const std::shared_ptr<Scattered>& shared) {
     std::int64_t at = 0;
     for (const Planned& x : message) {
-      const bool add = adds(x);
       PendingRecv& r = pending_.emplace_back();
       r.value = x.value;
-      r.adds = add;
       r.scattered = shared;
       r.at = at;
       r.elems = x.elems;
@@ -441,9 +431,14 @@ class Executor {
     }
     std::int64_t elems = 0;
     for (const Planned& x : message) elems += x.elems;
+    thread_local std::vector<char> add;  // whether each part adds, before any is posted
+    add.clear();
+    for (const Planned& x : message) add.push_back(adds(x) ? 1 : 0);
     auto shared = std::make_shared<Scattered>();
     shared->handle = tl_.recv_async(from, {elems}, DType::f32);
-    scatter(message, shared, adds);  // a message's pieces are of different segments
+    const std::size_t first = pending_.size();
+    scatter(message, shared);
+    for (std::size_t i = 0; i < message.size(); ++i) pending_[first + i].adds = add[i] != 0;
   }
   // A receive's value: its message waited for. A part of a message of several: the message,
   // once there, is cut into every part's tile at once, so that it is not held beside them.
@@ -455,7 +450,10 @@ class Executor {
     const tl::Tile message = m->handle.valid() ? tl_.wait(m->handle) : tl_.wait(m->reduced);
     for (PendingRecv& q : pending_) {
       if (q.scattered != m) continue;
-      q.part = part_of(message, q.at, q.elems);
+      q.part = tl_.make_tile({q.elems}, DType::f32);
+      if (const std::byte* from = message.raw(); from != nullptr)
+        std::memcpy(const_cast<std::byte*>(q.part.raw()), from + q.at * 4,
+                    static_cast<std::size_t>(q.elems) * 4);
       q.scattered.reset();
     }
     return std::move(r.part);
@@ -502,8 +500,15 @@ class Executor {
       } else {
         std::int64_t total = 0;
         for (std::size_t i = 0; i < e; ++i) total += value(deferred_[i].value).shape().numel();
-        store(deferred_.front().out_at,
-              joined(e, total, [&](std::size_t i) { return deferred_[i].value; }));
+        tl::Tile run = tl_.make_tile({total}, DType::f32);
+        auto* bytes = const_cast<std::byte*>(run.raw());  // null in timing-only runs
+        for (std::size_t i = 0, at = 0; i < e; ++i) {
+          const tl::Tile& v = value(deferred_[i].value);
+          const auto size = static_cast<std::size_t>(v.shape().numel()) * 4;
+          if (bytes != nullptr) std::memcpy(bytes + at, v.raw(), size);
+          at += size;
+        }
+        store(deferred_.front().out_at, run);
       }
       for (std::size_t i = 0; i < e; ++i) {
         const Deferred d = deferred_.front();

@@ -239,9 +239,10 @@ std::uint32_t Messages::channel(Program& caller, std::uint32_t from, std::uint32
       // after another would all begin on the same HBM channel), the n-th buffer on a cube
       // starts n interleave granules into a turn.
       const std::uint32_t cube = dst.hw.global_pe() / sys_.config().cube.pes;
-      const std::uint64_t turn = components::hbm_turn(hbm), granule = components::hbm_granule(hbm);
+      const std::uint64_t granule = std::max<std::uint64_t>(hbm.channel_interleave_bytes, 1);
+      const std::uint32_t channels = std::max<std::uint32_t>(hbm.channels, 1);
       const std::uint64_t skew =
-          w.slot_bytes % turn == 0 ? hbm_buffers_[cube]++ * granule % turn : 0;
+          w.slot_bytes % (granule * channels) == 0 ? hbm_buffers_[cube]++ % channels * granule : 0;
       const HbmSlots made{alloc_hbm_(cube, span + skew) + skew, span};
       it = hbm_slots_.insert_or_assign(pair, made).first;
     }
