@@ -178,6 +178,7 @@ class Model {
       std::int64_t out_at = 0;
       std::uint64_t bytes = 0;
       std::int64_t pair = 0;
+      std::int64_t row = 0, step = 0;  // the pair's
     };
     std::deque<Deferred> deferred;
     std::vector<char> dropped;
@@ -707,7 +708,8 @@ class Model {
     // A piece is final after the last write of the last step writing it: its store waits.
     if (p.writes.done(op.segment, action.piece) &&
         p.pipe->last().write[seg] == p.ahead.front().step && sg.out_at >= 0)
-      p.deferred.push_back({v, sg.out_at + action.piece * a_.pipelining.piece, bytes, p.pairs});
+      p.deferred.push_back({v, sg.out_at + action.piece * a_.pipelining.piece, bytes, p.pairs,
+                            p.ahead.front().row, p.ahead.front().step});
   }
   struct SwitchPort {  // a PE's ways up to a switch and down from it
     Path up, down;
@@ -723,12 +725,16 @@ class Model {
     return it->second;
   }
 
-  // The deferred stores of pairs `lookahead` or more pairs back (`all`: every one), each once
-  // its value's receives are waited for, in flight up to the store budget: false while one
-  // waits.
+  // The deferred stores of pairs `lookahead` or more pairs back whose rows have reached their
+  // next step (`all`: every one), each once its value's receives are waited for, in flight up to
+  // the store budget: false while one waits.
   bool store_deferred(emu::Tick at, std::int64_t g, Program& p, bool all) {
     const std::int64_t lag = std::max<std::int64_t>(1, a_.pipelining.lookahead);
-    const auto due = [&](std::size_t i) { return all || p.deferred[i].pair + lag <= p.pairs; };
+    const auto due = [&](std::size_t i) {
+      const Program::Deferred& d = p.deferred[i];
+      return all ||
+             (d.pair + lag <= p.pairs && p.pipe->reached(p.ahead.front(), d.row, d.step + 1));
+    };
     while (!p.deferred.empty() && due(0)) {
       // As the executor: final values that lie one after another go as one store.
       std::size_t n = 1;

@@ -97,6 +97,15 @@ class Pipeline {
 
   // The next pair in the program's order; false after the last.
   bool next(Pair& pair);
+  // Whether `done`, a pair the program has performed, comes at or after the pair of row r and
+  // step k in its order (true when the row has no step k): what a value final after a step of
+  // a row waits for before it is stored, so that its store never waits for a receive the row's
+  // next step does not need yet.
+  bool reached(const Pair& done, std::int64_t r, std::int64_t k) const {
+    if (k >= steps_) return true;
+    const std::int64_t at = done.row * stagger_ + offset(done.step), w = r * stagger_ + offset(k);
+    return at > w || (at == w && done.row >= r);
+  }
 
   // Row r of segment s: its elements and where they are in the input and output.
   Segment row_segment(std::int64_t r, std::size_t s) const;

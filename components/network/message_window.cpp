@@ -59,6 +59,16 @@ std::uint32_t fewest_slots(const SystemConfig& config) {
   return n;
 }
 
+Tick hbm_round_trip(const SystemConfig& config, std::uint64_t bytes) {
+  const NocConfig& noc = config.cube.noc;
+  const Tick across_mesh =
+      Tick{noc.mesh_x - 1 + noc.mesh_y - 1} * (noc.hop_latency + noc.router_timing.pipeline);
+  const std::uint64_t channel = std::max<std::uint64_t>(
+      1, config.cube.hbm.bandwidth.bytes_per_s() / config.cube.hbm.channels);
+  const u128 t = u128{2} * across_mesh + config.cube.hbm.latency + serialise(bytes, channel);
+  return t > emu::kTickMax ? emu::kTickMax : static_cast<Tick>(t);
+}
+
 CreditLoop credit_loop(const SystemConfig& config, ChannelClass c, std::uint64_t slot_bytes) {
   const NocConfig& noc = config.cube.noc;
   const MessagesConfig& m = config.messages;

@@ -49,6 +49,11 @@ bool has_channel_class(const SystemConfig& config, ChannelClass c);
 std::uint32_t fewest_slots(const SystemConfig& config);
 // The credit loop of class c with slots of `slot_bytes`.
 CreditLoop credit_loop(const SystemConfig& config, ChannelClass c, std::uint64_t slot_bytes);
+// From a PE's DMA engine issuing an access of `bytes` to an HBM channel of its cube to its
+// completion, on an idle cube: across the mesh and back (its diameter each way, a bound), the
+// HBM's latency and the bytes at one channel's rate. What loads issued ahead and stores in
+// flight must cover to keep up with a channel's messages.
+Tick hbm_round_trip(const SystemConfig& config, std::uint64_t bytes);
 // The slots a class gets when the spec does not say: those that cover its loop, at most 1024
 // (the spec's limit) and no more than a quarter of the memory they take from: a PE's SRAM
 // (pe_sram), a PE's share of its cube's shared SRAM (cube_sram); the rest is for tiles and other

@@ -42,14 +42,16 @@ struct PlanInput {
   int channels = 1;  // the algorithm's own channels times the kernel's `channels` parameter
 };
 
-// The message windows (system.messages per class) a collective's channels have: the fewest
-// slots and the smallest slot of every class the system has (what every channel can take), and
-// the most slots and largest window of the classes its grid spans (what its farthest channel
-// needs); every channel at most `slot_cap` slots when that is set.
+// The message windows (system.messages per class) a collective's channels have, over the
+// classes its grid's channels can be of (mesh where it has several PEs of a cube, UCIe several
+// cubes, inter-SIP several SIPs; every class for one program): the fewest slots and the
+// smallest slot (what every channel can take), and the most slots and largest window (what its
+// farthest channel needs); every channel at most `slot_cap` slots when that is set.
 struct MessageWindows {
   std::uint32_t fewest_slots = 1, most_slots = 1;
   std::uint64_t smallest_slot = 4, largest_bytes = 4;
-  std::uint32_t slot_cap = 0;  // 0: none
+  std::uint64_t fastest_bytes_per_s = 0;  // the highest rate of a channel's credit loop
+  std::uint32_t slot_cap = 0;             // 0: none
 };
 MessageWindows message_windows(const components::SystemConfig& config, GridShape grid,
                                std::uint32_t slot_cap = 0);

@@ -346,11 +346,13 @@ class Executor {
         post_receive(message);
       for (const Planned& x : message)
         if (x.out_at >= 0 && writes_.done(x.segment, x.piece))
-          deferred_.push_back({x.value, x.out_at, pairs_});
+          deferred_.push_back({x.value, x.out_at, pairs_, p.row, p.step});
     }
     ++pairs_;
-    // Final values go to memory `lookahead` pairs after the pair that received them, so that
-    // their receives are not waited for at once.
+    last_pair_ = p;
+    // Final values go to memory `lookahead` pairs after the pair that received them, and not
+    // before their row's next step, so that their receives are not waited for before they are
+    // needed.
     store_deferred(false);
     // What is not needed after the pair (a value still to be stored goes once stored).
     for (const std::int32_t seg : pipe_.dead_after(p.step)) {
@@ -484,10 +486,14 @@ class Executor {
     resolve(index);
     forget(index);
   }
-  // The deferred stores of pairs `lookahead` or more pairs back (`all`: every one).
+  // The deferred stores of pairs `lookahead` or more pairs back whose rows have reached their
+  // next step (`all`: every one).
   void store_deferred(bool all) {
     const std::int64_t lag = std::max<std::int64_t>(1, a_.pipelining.lookahead);
-    const auto due = [&](std::size_t i) { return all || deferred_[i].pair + lag <= pairs_; };
+    const auto due = [&](std::size_t i) {
+      const Deferred& d = deferred_[i];
+      return all || (d.pair + lag <= pairs_ && pipe_.reached(last_pair_, d.row, d.step + 1));
+    };
     while (!deferred_.empty() && due(0)) {
       // Final values that lie one after another go as one store.
       std::size_t n = 1;
@@ -603,9 +609,11 @@ class Executor {
     std::size_t value = 0;
     std::int64_t out_at = 0;
     std::int64_t pair = 0;
+    std::int64_t row = 0, step = 0;  // the pair's
   };
   std::deque<Deferred> deferred_;
   std::int64_t pairs_ = 0;
+  Pair last_pair_;              // the last pair performed
   std::vector<RowCache> rows_;  // per row slot
   std::deque<Store> stores_;
   std::uint64_t stored_bytes_ = 0;  // in flight

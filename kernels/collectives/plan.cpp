@@ -1,6 +1,7 @@
 #include "kernels/collectives/plan.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "components/network/message_window.hpp"
 #include "kernels/collectives/ring_order.hpp"
@@ -36,19 +37,36 @@ MessageWindows message_windows(const components::SystemConfig& cfg, GridShape gr
   const auto capped = [slot_cap](std::uint32_t slots) {
     return slot_cap > 0 ? std::min(slots, slot_cap) : slots;
   };
-  MessageWindows w{capped(components::fewest_slots(cfg)), 0, UINT64_MAX, 0, slot_cap};
+  // The classes the grid's channels can be of: mesh between PEs of a cube, UCIe between
+  // cubes, inter-SIP between SIPs (one program per SIP, as ranks=sips plans, has inter-SIP
+  // channels only); every class where the grid has one program.
+  const auto spans = [&](components::ChannelClass k) {
+    switch (k) {
+      case components::ChannelClass::mesh:
+        return grid.pes > 1;
+      case components::ChannelClass::ucie:
+        return grid.cubes > 1;
+      default:
+        return grid.sips > 1;
+    }
+  };
+  const bool one = grid.total() <= 1;
+  MessageWindows w{
+      .fewest_slots = UINT32_MAX, .most_slots = 0, .smallest_slot = UINT64_MAX, .largest_bytes = 0};
+  w.slot_cap = slot_cap;
   for (components::ChannelClass k : components::kAllChannelClasses) {
     const bool mesh = k == components::ChannelClass::mesh;
     if (!mesh && !components::has_channel_class(cfg, k)) continue;
+    if (!one && !spans(k)) continue;
     const components::MessageWindow& m = cfg.messages.window(k);
     w.smallest_slot = std::min(w.smallest_slot, m.slot_bytes);
-    const bool spanned =
-        mesh || (k == components::ChannelClass::ucie ? grid.cubes > 1 : grid.sips > 1);
-    if (spanned) {
-      w.most_slots = std::max(w.most_slots, capped(m.slots));
-      w.largest_bytes = std::max(w.largest_bytes, std::uint64_t{capped(m.slots)} * m.slot_bytes);
-    }
+    w.fewest_slots = std::min(w.fewest_slots, capped(m.slots));
+    w.fastest_bytes_per_s =
+        std::max(w.fastest_bytes_per_s, components::credit_loop(cfg, k, m.slot_bytes).rate());
+    w.most_slots = std::max(w.most_slots, capped(m.slots));
+    w.largest_bytes = std::max(w.largest_bytes, std::uint64_t{capped(m.slots)} * m.slot_bytes);
   }
+  if (w.most_slots == 0) throw std::logic_error("message_windows: the grid spans no channel class");
   return w;
 }
 
@@ -163,7 +181,7 @@ components::collectives::Pipelining pipelining(const components::SystemConfig& c
   // A step's sends run ahead of its receives by no more than the smallest window (more could
   // fill a channel whose receiver waits to send in turn); rows in flight cover the deepest.
   p.window = windows.fewest_slots;
-  depth = std::max(depth > 0 ? std::min(depth, windows.most_slots) : windows.most_slots, p.window);
+  depth = depth > 0 ? std::min(depth, windows.most_slots) : windows.most_slots;
   std::int64_t steps = 0;
   for (std::int64_t g = 0; g < plan.schedule->programs(); ++g)
     steps = std::max(steps, plan.schedule->steps(g));
@@ -171,17 +189,19 @@ components::collectives::Pipelining pipelining(const components::SystemConfig& c
   components::collectives::keep_in_flight(p, steps, depth);
   for (std::int64_t g = 0; g < plan.schedule->programs(); ++g)
     p.span = std::max(p.span, components::collectives::row_span(*plan.schedule, g, p));
-  // Loads and stores in flight: as many bytes as the slots of a channel hold (a wave of pairs
-  // of a ring), and at least one pair's worth, as a DMA queue of that depth would. Loads go at
-  // most half as many pairs ahead as the PE's DMA engine keeps packets in flight (a ring's pair
-  // loads one piece; a pair that loads many, as a direct all-to-all's, can fill the window),
-  // stores are at most a quarter of it (the messages need the rest, and the model does not
-  // see the DMA window).
-  // Neither takes more than an eighth of the SRAM (large slots in HBM hold more than a PE's
-  // SRAM could stage), unless one pair needs more.
+  // Loads and stores in flight: the bytes that keep them up with the fastest channel (its
+  // credit loop's rate) over an HBM access's round trip, and at least one pair's worth, as a DMA
+  // queue of that depth would. Loads go at most half as many pairs ahead as the PE's DMA engine
+  // keeps packets in flight (a ring's pair loads one piece; a pair that loads many, as a direct
+  // all-to-all's, can fill the window), stores are at most a quarter of it (the messages need
+  // the rest, and the model does not see the DMA window). Neither takes more than an eighth of
+  // the SRAM, unless one pair needs more.
   const std::uint64_t row = std::max<std::uint64_t>(row_step_bytes(plan, p), 1);
-  const std::uint64_t window = std::max(
-      std::min(std::uint64_t{p.window} * windows.smallest_slot, cfg.pe.sram_bytes / 8), row);
+  const auto staged = static_cast<std::uint64_t>(
+      static_cast<long double>(windows.fastest_bytes_per_s) *
+      static_cast<long double>(components::hbm_round_trip(cfg, windows.smallest_slot)) /
+      static_cast<long double>(emu::kPsPerSecond));
+  const std::uint64_t window = std::max(std::min(staged, cfg.pe.sram_bytes / 8), row);
   const std::uint64_t half = std::max<std::uint64_t>(1, cfg.pe.dma.max_outstanding_packets / 2);
   p.lookahead = static_cast<std::int64_t>(std::clamp<std::uint64_t>(window / row, 1, half));
   p.store_budget = window;
@@ -199,9 +219,8 @@ FittedPipelining fit_pipelining(const components::SystemConfig& cfg, Plan& plan,
   const auto fit_depth = [&] {
     f.pipelining = pipelining(cfg, plan, chunk, buffer);
     f.sram_bytes = plan_sram_bytes(cfg, plan, collective, buffer, bytes, f.pipelining);
-    for (std::uint32_t depth = f.pipelining.depth;
-         f.sram_bytes > cfg.pe.sram_bytes && depth > f.pipelining.window;) {
-      depth = std::max(depth / 2, f.pipelining.window);
+    for (std::uint32_t depth = f.pipelining.depth; f.sram_bytes > cfg.pe.sram_bytes && depth > 1;) {
+      depth = depth / 2;
       f.pipelining = pipelining(cfg, plan, chunk, buffer, depth);
       f.sram_bytes = plan_sram_bytes(cfg, plan, collective, buffer, bytes, f.pipelining);
     }

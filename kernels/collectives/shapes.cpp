@@ -201,9 +201,13 @@ class Tree final : public Schedule {
     return out;
   }
   // A step per tree and phase (all-reduce: the reduces, then the broadcasts): a step of one
-  // tree never waits on another's (in one step they could wait on each other in a cycle).
+  // tree never waits on another's (in one step they could wait on each other in a cycle). A
+  // broadcast takes two steps per tree, the receive from the parent and then the sends to the
+  // children, so that a row's receive is posted (and read out of its slot as it arrives) the
+  // pipeline's spacing of rows before the row is passed on: a chain whose every program received
+  // and forwarded a row in one step would wait for each row's read-out before the next.
   std::int64_t steps(std::int64_t) const override {
-    return static_cast<std::int64_t>(parents_.size()) * (c_ == Collective::all_reduce ? 2 : 1);
+    return static_cast<std::int64_t>(parents_.size()) * 2;
   }
   // One tree's all-reduce: a program receives a row's broadcast 1 + lag x its depth waves
   // after it sent the row's sum up, so that the sum has reached the root and the result come
@@ -225,8 +229,9 @@ class Tree final : public Schedule {
   void step(std::int64_t g, std::int64_t k, Step& out) const override {
     out.clear();
     const auto trees = static_cast<std::int64_t>(parents_.size());
-    const bool reduce = c_ == Collective::all_reduce && k < trees;
-    const auto t = static_cast<std::size_t>(k % trees);
+    const bool all_reduce = c_ == Collective::all_reduce;
+    const bool reduce = all_reduce && k < trees;
+    const auto t = static_cast<std::size_t>(all_reduce ? k % trees : k / 2);
     const std::int64_t up = parents_[t][static_cast<std::size_t>(g)];
     const auto& down = children_[t][static_cast<std::size_t>(g)];
     const auto seg = static_cast<std::int32_t>(t);
@@ -235,8 +240,12 @@ class Tree final : public Schedule {
       if (up >= 0) out.push_back({OpKind::send, up, seg});
       return;
     }
-    if (up >= 0) out.push_back({OpKind::recv, up, seg});  // broadcast: in from the parent, down
-    for (const std::int64_t child : down) out.push_back({OpKind::send, child, seg});
+    // Broadcast: in from the parent, down to the children (a broadcast: in one step, then down
+    // in the next).
+    const bool in = all_reduce || k % 2 == 0, down_now = all_reduce || k % 2 == 1;
+    if (in && up >= 0) out.push_back({OpKind::recv, up, seg});
+    if (down_now)
+      for (const std::int64_t child : down) out.push_back({OpKind::send, child, seg});
   }
 
  private:

@@ -76,6 +76,21 @@ TEST(MessageWindow, HbmSlotsAddTheWriteAndAReadAcrossTheMeshAtAChannelsRate) {
                               c.cube.noc.link_bandwidth.transfer_time(c.messages.credit_bytes));
 }
 
+// An access from a PE to its cube's HBM: across the mesh and back, the HBM's latency, the bytes
+// at one channel's rate.
+TEST(MessageWindow, AnHbmRoundTripIsTheMeshBothWaysTheLatencyAndTheBytesAtAChannel) {
+  SystemConfig c = testing::small_config(1, 2, 4);
+  const Tick across_mesh = 6 * c.cube.noc.hop_latency;  // (4 - 1) + (4 - 1) hops
+  const Bandwidth channel =
+      Bandwidth::from_bytes_per_s(c.cube.hbm.bandwidth.bytes_per_s() / c.cube.hbm.channels);
+  for (const std::uint64_t bytes : {64u, 4096u, 65536u})
+    EXPECT_EQ(hbm_round_trip(c, bytes),
+              2 * across_mesh + c.cube.hbm.latency + channel.transfer_time(bytes))
+        << bytes;
+  c.cube.hbm.latency = emu::ns(1000);
+  EXPECT_EQ(hbm_round_trip(c, 4096), 2 * across_mesh + emu::ns(1000) + channel.transfer_time(4096));
+}
+
 TEST(MessageWindow, TheDefaultCoversTheLoopUpToAQuarterOfTheSlotsMemory) {
   SystemConfig c = testing::small_config(2, 2, 4);
   const std::uint64_t s = 4096;
