@@ -69,6 +69,7 @@ struct Plan {
   int directions = 1;                // its channels (each block in that many parts)
   GridShape grid;                    // the programs it is for (make_plan sets it)
   MessageWindows windows{};          // of its channels (make_plan sets them)
+  components::collectives::MemoryTraffic traffic{};  // of its schedule (make_plan sets it)
 };
 
 struct Algorithm {

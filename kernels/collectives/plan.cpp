@@ -83,6 +83,7 @@ Plan make_plan(const components::SystemConfig& cfg, GridShape grid, Collective c
   p.directions = total;
   p.grid = grid;
   p.windows = message_windows(cfg, grid);
+  p.traffic = components::collectives::memory_traffic(*p.schedule);
   p.piece =
       std::min<std::int64_t>(static_cast<std::int64_t>(p.windows.smallest_slot / 4), p.segment);
   return p;
@@ -170,7 +171,7 @@ Plan all_to_all_plan(const PlanInput& in, bool direct) {
 
 components::collectives::Pipelining pipelining(const components::SystemConfig& cfg,
                                                const Plan& plan, std::int64_t chunk, Buffer buffer,
-                                               std::uint32_t depth) {
+                                               std::uint32_t depth, int staging_halved) {
   components::collectives::Pipelining p;
   const MessageWindows& windows = plan.windows;
   const std::int64_t slot = static_cast<std::int64_t>(windows.smallest_slot / 4);
@@ -190,21 +191,27 @@ components::collectives::Pipelining pipelining(const components::SystemConfig& c
   for (std::int64_t g = 0; g < plan.schedule->programs(); ++g)
     p.span = std::max(p.span, components::collectives::row_span(*plan.schedule, g, p));
   // Loads and stores in flight: the bytes that keep them up with the fastest channel (its
-  // credit loop's rate) over an HBM access's round trip, and at least one pair's worth, as a DMA
-  // queue of that depth would. Loads go at most half as many pairs ahead as the PE's DMA engine
-  // keeps packets in flight (a ring's pair loads one piece; a pair that loads many, as a direct
-  // all-to-all's, can fill the window), stores are at most a quarter of it (the messages need
-  // the rest, and the model does not see the DMA window). Neither takes more than an eighth of
-  // the SRAM, unless one pair needs more.
+  // credit loop's rate) over an HBM access's round trip, times the share of the messages'
+  // bytes the schedule loads (stores), and at least one pair's worth, as a DMA queue of that
+  // depth would. Loads go at most half as many pairs ahead as the PE's DMA engine keeps packets
+  // in flight (a ring's pair loads one piece; a pair that loads many, as a direct all-to-all's,
+  // can fill the window), stores are at most a quarter of it (the messages need the rest, and
+  // the model does not see the DMA window). Neither takes more than an eighth of the SRAM,
+  // unless one pair needs more.
   const std::uint64_t row = std::max<std::uint64_t>(row_step_bytes(plan, p), 1);
-  const auto staged = static_cast<std::uint64_t>(
+  const long double covered =
       static_cast<long double>(windows.fastest_bytes_per_s) *
       static_cast<long double>(components::hbm_round_trip(cfg, windows.smallest_slot)) /
-      static_cast<long double>(emu::kPsPerSecond));
-  const std::uint64_t window = std::max(std::min(staged, cfg.pe.sram_bytes / 8), row);
+      static_cast<long double>(emu::kPsPerSecond);
+  const auto staged = [&](double share) {
+    const auto bytes = static_cast<std::uint64_t>(covered * static_cast<long double>(share)) >>
+                       std::min(staging_halved, 63);
+    return std::max(std::min(bytes, cfg.pe.sram_bytes / 8), row);
+  };
   const std::uint64_t half = std::max<std::uint64_t>(1, cfg.pe.dma.max_outstanding_packets / 2);
-  p.lookahead = static_cast<std::int64_t>(std::clamp<std::uint64_t>(window / row, 1, half));
-  p.store_budget = window;
+  p.lookahead = static_cast<std::int64_t>(
+      std::clamp<std::uint64_t>(staged(plan.traffic.loads) / row, 1, half));
+  p.store_budget = staged(plan.traffic.stores);
   p.max_stores = std::max<std::uint64_t>(1, half / 2);
   return p;
 }
@@ -214,30 +221,70 @@ FittedPipelining fit_pipelining(const components::SystemConfig& cfg, Plan& plan,
                                 std::int64_t chunk) {
   FittedPipelining f;
   plan.windows = message_windows(cfg, plan.grid);  // unlimited, whatever an earlier fit set
-  // As many rows in flight as the deepest window spanned, fewer while they would not fit the
-  // PE's SRAM (down to the fewest slots).
-  const auto fit_depth = [&] {
-    f.pipelining = pipelining(cfg, plan, chunk, buffer);
-    f.sram_bytes = plan_sram_bytes(cfg, plan, collective, buffer, bytes, f.pipelining);
-    for (std::uint32_t depth = f.pipelining.depth; f.sram_bytes > cfg.pe.sram_bytes && depth > 1;) {
-      depth = depth / 2;
-      f.pipelining = pipelining(cfg, plan, chunk, buffer, depth);
-      f.sram_bytes = plan_sram_bytes(cfg, plan, collective, buffer, bytes, f.pipelining);
+  // As many rows in flight as the deepest window spanned and loads and stores in flight that
+  // cover an HBM round trip; while they do not fit the PE's SRAM, fewer rows where that needs
+  // less (a ring's many steps: rows in flight are most of it), else less in flight to memory (a
+  // tree's few steps lie as far apart as its depth, whatever the rows), else fewer rows anyway;
+  // rows no fewer than `fewest`, loads ahead and stores in flight halved no lower than
+  // `staged_floor` bytes each.
+  const auto fit_depth = [&](std::uint32_t fewest, std::uint64_t staged_floor) {
+    const auto at = [&](std::uint32_t d, int h) {
+      FittedPipelining t;
+      t.pipelining = pipelining(cfg, plan, chunk, buffer, d, h);
+      t.sram_bytes = plan_sram_bytes(cfg, plan, collective, buffer, bytes, t.pipelining);
+      return t;
+    };
+    int halved = 0;
+    f = at(0, halved);
+    std::uint32_t depth = f.pipelining.depth;
+    while (f.sram_bytes > cfg.pe.sram_bytes) {
+      const std::uint32_t fewer = std::max(depth / 2, fewest);
+      if (fewer < depth)
+        if (FittedPipelining t = at(fewer, halved); t.sram_bytes < f.sram_bytes) {
+          f = t;
+          depth = fewer;
+          continue;
+        }
+      const auto ahead = [&](const FittedPipelining& x) {
+        return static_cast<std::uint64_t>(x.pipelining.lookahead) *
+               row_step_bytes(plan, x.pipelining);
+      };
+      if (FittedPipelining t = at(depth, halved + 1);
+          (t.pipelining.store_budget < f.pipelining.store_budget ||
+           t.pipelining.lookahead < f.pipelining.lookahead) &&
+          t.pipelining.store_budget >= std::min(staged_floor, f.pipelining.store_budget) &&
+          ahead(t) >= std::min(staged_floor, ahead(f))) {
+        f = t;
+        ++halved;
+        continue;
+      }
+      if (fewer == depth) break;
+      depth = fewer;
+      f = at(depth, halved);
     }
     return f.sram_bytes <= cfg.pe.sram_bytes;
   };
-  if (fit_depth() || cfg.messages.memory != components::SlotMemory::pe_sram ||
-      plan.windows.most_slots <= 2)
-    return f;
-  // Slots in the PE for more channels than its SRAM holds at their classes' windows (an
-  // all-to-all receives from every other program): the most slots per channel that fit (the
-  // SRAM needed grows with them), as a library sizes its per-peer buffers down; else 2, which
-  // the caller's check refuses.
-  const auto with_cap = [&](std::uint32_t cap) {
-    plan.windows = message_windows(cfg, plan.grid, cap);
-    return fit_depth();
+  // First with at least as many rows as the fewest slots of a channel, and loads ahead and
+  // stores in flight of at least that window's bytes each (what a channel keeps in flight);
+  // then, with slots in the PE for more channels than its SRAM holds at their classes' windows
+  // (an all-to-all receives from every other program), the most slots per channel that fit
+  // (the SRAM needed grows with them), as a library sizes its per-peer buffers down; then
+  // fewer rows and less in flight to memory, down to one row and a pair's worth (slots in HBM
+  // as deep as a long link's loop need not all be filled by rows of a PE's SRAM). What still
+  // does not fit the caller's check refuses.
+  const auto window = [&] {
+    return std::min(std::uint64_t{plan.windows.fewest_slots} * plan.windows.smallest_slot,
+                    cfg.pe.sram_bytes / 8);
   };
-  with_cap(most_slots_that_fit(plan.windows.most_slots - 1, with_cap));
+  if (fit_depth(plan.windows.fewest_slots, window())) return f;
+  if (cfg.messages.memory == components::SlotMemory::pe_sram && plan.windows.most_slots > 2) {
+    const auto with_cap = [&](std::uint32_t cap) {
+      plan.windows = message_windows(cfg, plan.grid, cap);
+      return fit_depth(plan.windows.fewest_slots, window());
+    };
+    if (with_cap(most_slots_that_fit(plan.windows.most_slots - 1, with_cap))) return f;
+  }
+  fit_depth(1, 0);
   return f;
 }
 

@@ -50,19 +50,22 @@ Plan all_to_all_plan(const PlanInput& input, bool direct);
 // How `plan` runs as a pipeline (components/collectives/pipeline.hpp): rows of `chunk`
 // elements of each segment (0: a message slot's worth with buffer=hbm, the whole segment with
 // buffer=sram, where nothing needs staging), as many rows in flight as the deepest window the
-// programs span has slots, or `depth` (0: that; at least the fewest slots), as NCCL keeps
-// NCCL_STEPS slices in flight, each row's loads issued a wave of pairs ahead and that many rows
-// of stores in flight.
+// programs span has slots, or `depth` (0: that), as NCCL keeps NCCL_STEPS slices in flight;
+// loads issued and stores in flight that cover an HBM round trip at the fastest channel's rate
+// for the share of the messages' bytes the schedule loads and stores, halved
+// `staging_halved` times (at least a pair's worth).
 components::collectives::Pipelining pipelining(const components::SystemConfig& config,
                                                const Plan& plan, std::int64_t chunk,
                                                components::collectives::Buffer buffer,
-                                               std::uint32_t depth = 0);
+                                               std::uint32_t depth = 0, int staging_halved = 0);
 // `plan`'s pipelining fitted to a PE's SRAM, and its SRAM bound (plan_sram_bytes), from the
-// windows of its grid's channels (any earlier fit's limit dropped): rows in flight halved while the
-// bound exceeds the SRAM (down to the fewest slots); then, with slots in PE SRAM, the most slots
-// per channel that fit, set as plan.windows.slot_cap (a launch of the plan limits its channels to
-// it: Simulation::limit_message_slots, ScheduleArgs::slot_limit). The caller checks the bound
-// against the SRAM.
+// windows of its grid's channels (any earlier fit's limit dropped): while the bound exceeds the
+// SRAM, rows in flight halved where that lowers it, else the loads ahead and stores in flight
+// halved (down to a pair's worth), else rows in flight halved anyway, down to the fewest slots;
+// then, with slots in PE SRAM, the most slots per channel that fit, set as plan.windows.slot_cap
+// (a launch of the plan limits its channels to it: Simulation::limit_message_slots,
+// ScheduleArgs::slot_limit); then rows down to one. The caller checks the bound against the
+// SRAM.
 struct FittedPipelining {
   components::collectives::Pipelining pipelining;
   std::uint64_t sram_bytes = 0;
