@@ -171,6 +171,7 @@ MemoryTraffic memory_traffic(const Schedule& schedule) {
   MemoryTraffic most{0.0, 0.0};
   Step step;
   std::vector<char> valued, written;
+  std::vector<std::int32_t> into;  // the segments a step receives into, sorted
   for (std::int64_t g = 0; g < schedule.programs(); ++g) {
     const std::vector<Segment> segments = schedule.segments(g);
     valued.assign(segments.size(), 0);
@@ -178,13 +179,15 @@ MemoryTraffic memory_traffic(const Schedule& schedule) {
     std::int64_t sent = 0, received = 0, loaded = 0, stored = 0;
     for (std::int64_t k = 0; k < schedule.steps(g); ++k) {
       schedule.step(g, k, step);
+      into.clear();
+      for (const Op& op : step)
+        if (op.kind != OpKind::send) into.push_back(op.segment);
+      std::sort(into.begin(), into.end());
       for (const Op& op : step) {
         const auto s = static_cast<std::size_t>(op.segment);
         const Segment& sg = segments[s];
         const bool forwarded =
-            op.kind == OpKind::send && std::any_of(step.begin(), step.end(), [&](const Op& o) {
-              return o.kind != OpKind::send && o.segment == op.segment;
-            });
+            op.kind == OpKind::send && std::binary_search(into.begin(), into.end(), op.segment);
         if (op.kind == OpKind::send || op.kind == OpKind::switch_reduce) sent += sg.elems;
         if (op.kind != OpKind::send) received += sg.elems;
         const bool reads = op.kind != OpKind::recv && !forwarded;
