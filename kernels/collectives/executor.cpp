@@ -50,7 +50,6 @@ class Executor {
         piece_(a.pipelining.piece),
         message_(std::max(a.pipelining.message, a.pipelining.piece)) {
     if (a_.buffer == Buffer::sram) values_.resize(pipe_.values());
-    dropped_.assign(pipe_.values(), 0);
     rows_.resize(static_cast<std::size_t>(pipe_.row_slots()));
   }
 
@@ -480,7 +479,8 @@ class Executor {
   void drop(std::size_t index) {
     if (std::any_of(deferred_.begin(), deferred_.end(),
                     [&](const Deferred& d) { return d.value == index; })) {
-      dropped_[index] = 1;
+      if (std::find(dropped_.begin(), dropped_.end(), index) == dropped_.end())
+        dropped_.push_back(index);
       return;
     }
     resolve(index);
@@ -519,10 +519,11 @@ class Executor {
       for (std::size_t i = 0; i < e; ++i) {
         const Deferred d = deferred_.front();
         deferred_.pop_front();
-        if (dropped_[d.value] != 0 &&
+        const auto was = std::find(dropped_.begin(), dropped_.end(), d.value);
+        if (was != dropped_.end() &&
             std::none_of(deferred_.begin(), deferred_.end(),
                          [&](const Deferred& x) { return x.value == d.value; })) {
-          dropped_[d.value] = 0;
+          dropped_.erase(was);
           forget(d.value);
         }
       }
@@ -585,7 +586,7 @@ class Executor {
     if (!it->second.load.valid() && !it->second.run) live_.erase(it);
   }
   // The receives posted and not yet waited for, in the order posted (a few: each is waited for
-  // when its piece is next needed), and by piece whether it goes once its deferred store is out.
+  // when its piece is next needed).
   // A message of several pieces, received (or reduced in a switch) once for all of its parts.
   struct Scattered {
     tl::RecvHandle handle;
@@ -603,7 +604,8 @@ class Executor {
     tl::Tile part;
   };
   std::vector<PendingRecv> pending_;
-  std::vector<char> dropped_;
+  // The pieces dropped while a store of theirs waits (a few): forgotten once stored.
+  std::vector<std::size_t> dropped_;
   // Final values to store, each with the pair (counted from 0) that received it.
   struct Deferred {
     std::size_t value = 0;
