@@ -17,12 +17,22 @@
 
 namespace cubesim {
 
+// A program's fiber stack unless the options say otherwise. An address-sanitizer build puts
+// redzones around every stack object, so its frames are several times a release build's: its
+// default is 4x, so that what runs in a release build's 64 KiB runs there too (a collective's
+// executor, a callback run on a waiting program's stack below it).
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr std::size_t kDefaultProgramStack = 256 * 1024;
+#else
+inline constexpr std::size_t kDefaultProgramStack = 64 * 1024;
+#endif
+
 struct SimOptions {
-  bool timing_only = false;            // no values stored or computed; timing is identical
-  std::string backend = "cpu";         // GEMM numerics: cpu (always), cuda, metal when built
-  std::uint64_t seed = 1;              // for harnesses that draw inputs
-  std::size_t stack_size = 64 * 1024;  // bytes per program's fiber stack
-  std::string trace_path{};            // Perfetto trace of every launch ("" = none)
+  bool timing_only = false;     // no values stored or computed; timing is identical
+  std::string backend = "cpu";  // GEMM numerics: cpu (always), cuda, metal when built
+  std::uint64_t seed = 1;       // for harnesses that draw inputs
+  std::size_t stack_size = kDefaultProgramStack;  // bytes per program's fiber stack
+  std::string trace_path{};                       // Perfetto trace of every launch ("" = none)
   // What the trace holds (docs/cli.md "Output files and traces"): a window of simulated time
   // from the start of the simulation and a size cap (1 GiB unless set; 0 = none), the links
   // (under busy, idle gaps up to trace_link_gap_ps stay inside a busy period), the PEs (name
