@@ -22,11 +22,15 @@ Entries first_loads(const Schedule& schedule, std::int64_t g, std::int64_t steps
   Entries loads;
   std::vector<char> valued(segments.size(), 0);
   Step step;
+  std::vector<std::int32_t> into;  // the segments the step receives into, sorted
   for (std::int64_t k = 0; k < steps; ++k) {
     schedule.step(g, k, step);
+    into.clear();
+    for (const Op& op : step)
+      if (op.kind != OpKind::send) into.push_back(op.segment);
+    std::sort(into.begin(), into.end());
     const auto received = [&](std::int32_t s) {
-      return std::any_of(step.begin(), step.end(),
-                         [&](const Op& o) { return o.kind != OpKind::send && o.segment == s; });
+      return std::binary_search(into.begin(), into.end(), s);
     };
     for (const Op& op : step) {
       const auto s = static_cast<std::size_t>(op.segment);
@@ -79,6 +83,34 @@ Entries dead_values(const Schedule& schedule, std::int64_t g, std::int64_t steps
 }
 
 }  // namespace
+
+MemoryTraffic memory_traffic(const Schedule& schedule) {
+  MemoryTraffic most{0.0, 0.0};
+  Step step;
+  for (std::int64_t g = 0; g < schedule.programs(); ++g) {
+    const std::vector<Segment> segments = schedule.segments(g);
+    const std::int64_t steps = schedule.steps(g);
+    std::int64_t sent = 0, received = 0, loaded = 0, stored = 0;
+    for (std::int64_t k = 0; k < steps; ++k) {
+      schedule.step(g, k, step);
+      for (const Op& op : step) {
+        const std::int64_t elems = segments[static_cast<std::size_t>(op.segment)].elems;
+        if (op.kind != OpKind::recv && op.kind != OpKind::recv_add) sent += elems;
+        if (op.kind != OpKind::send) received += elems;
+      }
+    }
+    for (const auto& [k, s] : first_loads(schedule, g, steps, segments))
+      loaded += segments[static_cast<std::size_t>(s)].elems;
+    const LastUses last(schedule, g, steps, segments.size());
+    for (std::size_t s = 0; s < segments.size(); ++s)
+      if (last.write[s] >= 0 && segments[s].out_at >= 0) stored += segments[s].elems;
+    const auto messages = static_cast<double>(std::max(sent, received));
+    if (messages <= 0) continue;
+    most.loads = std::max(most.loads, std::min(1.0, static_cast<double>(loaded) / messages));
+    most.stores = std::max(most.stores, std::min(1.0, static_cast<double>(stored) / messages));
+  }
+  return most;
+}
 
 void keep_in_flight(Pipelining& p, std::int64_t steps, std::int64_t depth) {
   steps = std::max<std::int64_t>(steps, 1);

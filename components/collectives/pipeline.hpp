@@ -61,6 +61,16 @@ std::int64_t row_span(const Schedule& schedule, std::int64_t g, const Pipelining
 // issued.
 std::int64_t rows_held(const Pipelining& p, std::int64_t span);
 
+// What a schedule moves through memory per byte of its messages, with the data in HBM: the
+// bytes a program loads (segments first read from its input) and stores (segments written and
+// in its output), each over the most it sends or receives, the most of any program. What the
+// loads ahead and the stores in flight must keep up with: an all-gather stores what it
+// receives and loads little, a reduce-scatter the other way round, an all-reduce half of each.
+struct MemoryTraffic {
+  double loads = 1.0, stores = 1.0;
+};
+MemoryTraffic memory_traffic(const Schedule& schedule);
+
 // Ranges 0 .. n-1 (range i at at(i) in memory, elems(i) long), each at most `piece`, that
 // lie one after another, go as one transfer of at most `most` elements (a load of a step's
 // several small segments, the stores of several final values): the end of the run from

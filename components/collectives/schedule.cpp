@@ -167,51 +167,6 @@ void step_actions(const std::vector<Segment>& segments, const Step& step, std::i
   interleave(step, sends, recvs, forwards, static_cast<std::size_t>(window) * peers.size(), out);
 }
 
-MemoryTraffic memory_traffic(const Schedule& schedule) {
-  MemoryTraffic most{0.0, 0.0};
-  Step step;
-  std::vector<char> valued, written;
-  std::vector<std::int32_t> into;  // the segments a step receives into, sorted
-  for (std::int64_t g = 0; g < schedule.programs(); ++g) {
-    const std::vector<Segment> segments = schedule.segments(g);
-    valued.assign(segments.size(), 0);
-    written.assign(segments.size(), 0);
-    std::int64_t sent = 0, received = 0, loaded = 0, stored = 0;
-    for (std::int64_t k = 0; k < schedule.steps(g); ++k) {
-      schedule.step(g, k, step);
-      into.clear();
-      for (const Op& op : step)
-        if (op.kind != OpKind::send) into.push_back(op.segment);
-      std::sort(into.begin(), into.end());
-      for (const Op& op : step) {
-        const auto s = static_cast<std::size_t>(op.segment);
-        const Segment& sg = segments[s];
-        const bool forwarded =
-            op.kind == OpKind::send && std::binary_search(into.begin(), into.end(), op.segment);
-        if (op.kind == OpKind::send || op.kind == OpKind::switch_reduce) sent += sg.elems;
-        if (op.kind != OpKind::send) received += sg.elems;
-        const bool reads = op.kind != OpKind::recv && !forwarded;
-        if (reads && !valued[s] && sg.in_at >= 0) {
-          loaded += sg.elems;
-          valued[s] = 1;
-        }
-      }
-      for (const Op& op : step)
-        if (op.kind != OpKind::send) {
-          valued[static_cast<std::size_t>(op.segment)] = 1;
-          written[static_cast<std::size_t>(op.segment)] = 1;
-        }
-    }
-    for (std::size_t s = 0; s < segments.size(); ++s)
-      if (written[s] && segments[s].out_at >= 0) stored += segments[s].elems;
-    const auto messages = static_cast<double>(std::max(sent, received));
-    if (messages <= 0) continue;
-    most.loads = std::max(most.loads, std::min(1.0, static_cast<double>(loaded) / messages));
-    most.stores = std::max(most.stores, std::min(1.0, static_cast<double>(stored) / messages));
-  }
-  return most;
-}
-
 LastUses::LastUses(const Schedule& schedule, std::int64_t g, std::int64_t steps,
                    std::size_t segments)
     : write(segments, -1) {

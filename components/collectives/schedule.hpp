@@ -94,16 +94,6 @@ std::int64_t pieces_of(std::int64_t elems, std::int64_t piece);
 void step_actions(const std::vector<Segment>& segments, const Step& step, std::int64_t piece,
                   std::uint32_t window, std::vector<Action>& out, std::int64_t message = 0);
 
-// What a schedule moves through memory per byte of its messages, with the data in HBM: the
-// bytes a program loads (segments first read from its input) and stores (segments written and
-// in its output), each over the most it sends or receives, the most of any program. What the
-// loads ahead and the stores in flight must keep up with: an all-gather stores what it
-// receives and loads little, a reduce-scatter the other way round, an all-reduce half of each.
-struct MemoryTraffic {
-  double loads = 1.0, stores = 1.0;
-};
-MemoryTraffic memory_traffic(const Schedule& schedule);
-
 // The step in which each of program g's segments is last written (received into, or reduced
 // in a switch): -1 when never. 32 bits: every program of a 2048-program ring holds one per
 // segment, and no schedule has 2^31 steps.

@@ -21,6 +21,16 @@ Tick serialise(std::uint64_t bytes, std::uint64_t bytes_per_s) {
   return ceil_div(u128{bytes} * 1'000'000'000'000ULL, bytes_per_s);
 }
 
+// Across a cube's mesh, corner to corner: its diameter in hops (a bound for any pair).
+Tick across_cube_mesh(const NocConfig& noc) {
+  return Tick{noc.mesh_x - 1 + noc.mesh_y - 1} * (noc.hop_latency + noc.router_timing.pipeline);
+}
+
+// One HBM channel's share of the cube's bandwidth.
+std::uint64_t hbm_channel_rate(const HbmConfig& hbm) {
+  return std::max<std::uint64_t>(1, hbm.bandwidth.bytes_per_s() / hbm.channels);
+}
+
 }  // namespace
 
 std::uint64_t CreditLoop::bdp_bytes() const {
@@ -60,20 +70,15 @@ std::uint32_t fewest_slots(const SystemConfig& config) {
 }
 
 Tick hbm_round_trip(const SystemConfig& config, std::uint64_t bytes) {
-  const NocConfig& noc = config.cube.noc;
-  const Tick across_mesh =
-      Tick{noc.mesh_x - 1 + noc.mesh_y - 1} * (noc.hop_latency + noc.router_timing.pipeline);
-  const std::uint64_t channel = std::max<std::uint64_t>(
-      1, config.cube.hbm.bandwidth.bytes_per_s() / config.cube.hbm.channels);
-  const u128 t = u128{2} * across_mesh + config.cube.hbm.latency + serialise(bytes, channel);
+  const u128 t = u128{2} * across_cube_mesh(config.cube.noc) + config.cube.hbm.latency +
+                 serialise(bytes, hbm_channel_rate(config.cube.hbm));
   return t > emu::kTickMax ? emu::kTickMax : static_cast<Tick>(t);
 }
 
 CreditLoop credit_loop(const SystemConfig& config, ChannelClass c, std::uint64_t slot_bytes) {
   const NocConfig& noc = config.cube.noc;
   const MessagesConfig& m = config.messages;
-  const Tick across_mesh =
-      Tick{noc.mesh_x - 1 + noc.mesh_y - 1} * (noc.hop_latency + noc.router_timing.pipeline);
+  const Tick across_mesh = across_cube_mesh(noc);
   std::uint64_t path = noc.link_bandwidth.bytes_per_s();
   Tick one_way = across_mesh;
   const auto ucie_diameter = [&] {
@@ -99,8 +104,7 @@ CreditLoop credit_loop(const SystemConfig& config, ChannelClass c, std::uint64_t
   loop.one_way = one_way;
   loop.slot_bytes = slot_bytes;
   loop.path_bytes_per_s = path;
-  const std::uint64_t hbm_channel = std::max<std::uint64_t>(
-      1, config.cube.hbm.bandwidth.bytes_per_s() / config.cube.hbm.channels);
+  const std::uint64_t hbm_channel = hbm_channel_rate(config.cube.hbm);
   Tick write = 0, read = 0;
   switch (m.memory) {
     case SlotMemory::pe_sram:

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "components/collectives/schedule.hpp"
+#include "components/collectives/pipeline.hpp"
 #include "components/system_config.hpp"
 #include "emu/name_table.hpp"
 #include "kernels/harness/grid.hpp"
