@@ -9,6 +9,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "components/network/link_calendar.hpp"
 #include "emu/event_queue.hpp"
 
 namespace cubesim::components::collectives {
@@ -16,49 +17,6 @@ namespace cubesim::components::collectives {
 namespace {
 
 const emu::Bandwidth kNone = emu::Bandwidth::from_bytes_per_s(1);  // until set
-
-// When a link is busy: disjoint intervals in time order. A link serves what is ready first,
-// whatever order the model learns of it in: a program issues its loads ahead, and a message
-// that reaches the same port sooner is learnt of later.
-class Calendar {
- public:
-  // The earliest time from `from` on with `length` free after it.
-  emu::Tick gap(emu::Tick from, emu::Tick length) const {
-    emu::Tick t = from;
-    for (std::size_t i = first_; i < busy_.size(); ++i) {
-      const auto [a, b] = busy_[i];
-      if (b <= t) continue;
-      if (a >= t + length) return t;
-      t = b;
-    }
-    return t;
-  }
-  // [a, b) is busy; what ended by `now` (no request starts before it) is forgotten.
-  void occupy(emu::Tick a, emu::Tick b, emu::Tick now) {
-    while (first_ < busy_.size() && busy_[first_].second <= now) ++first_;
-    if (first_ > 16 && first_ * 2 > busy_.size()) {
-      busy_.erase(busy_.begin(), busy_.begin() + static_cast<std::ptrdiff_t>(first_));
-      first_ = 0;
-    }
-    auto it = std::lower_bound(busy_.begin() + static_cast<std::ptrdiff_t>(first_), busy_.end(),
-                               std::pair{a, a});
-    if (it != busy_.begin() + static_cast<std::ptrdiff_t>(first_) && std::prev(it)->second >= a) {
-      --it;
-      it->second = std::max(it->second, b);
-    } else {
-      it = busy_.insert(it, {a, b});
-    }
-    auto next = std::next(it);
-    while (next != busy_.end() && next->first <= it->second) {
-      it->second = std::max(it->second, next->second);
-      next = busy_.erase(next);
-    }
-  }
-
- private:
-  std::vector<std::pair<emu::Tick, emu::Tick>> busy_;
-  std::size_t first_ = 0;  // busy_[..first_) ended before any request can start
-};
 
 // The model's state: programs going through their actions in time order, channels with the
 // arrival of each message in flight and the return of each credit.
@@ -783,7 +741,7 @@ class Model {
   std::vector<Program> programs_;
   std::vector<Channel> channels_;
   std::unordered_map<std::uint64_t, std::size_t> channel_of_;  // sender * programs + receiver
-  std::vector<Calendar> free_;                                 // per link: when it is busy
+  std::vector<LinkCalendar> free_;                             // per link: when it is busy
   emu::Tick now_ = 0;                                          // the event being handled
   // By (PE, cube, HBM channel, write), packed: a 2048-PE launch reaches half a million.
   std::unordered_map<std::uint64_t, Path> memory_paths_;

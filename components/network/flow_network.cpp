@@ -29,10 +29,16 @@ FlowNetwork::FlowNetwork(emu::Scheduler& scheduler, Topology& topology, const Ad
       packets_of_(packet_bytes_),
       routes_(topology),
       free_at_(topology.total_pes(), 0),
-      slot_(links_.size(), kNoSlot) {}
+      slot_(links_.size(), kNoSlot),
+      busy_(links_.size()) {}
 
 void FlowNetwork::forget_in_flight() {
   std::fill(free_at_.begin(), free_at_.end(), 0);
+  // A transfer whose booking threw (past the end of time) leaves its loads behind.
+  for (const LinkLoad& f : loads_) slot_[f.link] = kNoSlot;
+  loads_.clear();
+  ends_.clear();
+  for (LinkCalendar& c : busy_) c.clear();
 }
 
 void FlowNetwork::add_load(LinkId id, std::uint64_t bytes, emu::Tick lead, emu::Tick tail) {
@@ -364,10 +370,17 @@ void FlowNetwork::start(Transfer& t) {
   else
     add_pieces(kind, pe, t.addr, bytes);
 
-  // Reserve every link the flow crosses, first come first served. The switch sends what goes
+  // Reserve every link the flow crosses in its first gap from when the flow's head reaches it,
+  // links nearer the source first. Held up at a link that all of its bytes cross (every link
+  // of a message's route; a PE's own port and the mesh links next to it for a memory access,
+  // which is many routes merged, one per HBM channel), the flow reaches the links after it that
+  // much later: its head cuts through, it does not jump the queue. The switch sends what goes
   // down from it: no PE's DMA window.
+  const auto by_lead = [](const LinkLoad& a, const LinkLoad& b) { return a.lead < b.lead; };
+  if (!std::is_sorted(loads_.begin(), loads_.end(), by_lead))
+    std::sort(loads_.begin(), loads_.end(), by_lead);  // no allocation, unlike stable_sort
   const emu::Tick t0 = from_switch ? sched_.now() : std::max(sched_.now(), free_at_[pe]);
-  emu::Tick done_at = t0, latency = 0, packet_time = 0;
+  emu::Tick done_at = t0, latency = 0, packet_time = 0, delay = 0;
   // The links are scattered over the system's link table (~10^3 per transfer on rack-scale
   // specs, most not in cache): fetch a few ahead.
   constexpr std::size_t kAhead = 16;
@@ -385,13 +398,16 @@ void FlowNetwork::start(Transfer& t) {
     const emu::Tick held = buffers_.any() ? credit_limited(kind, f.link, f.bytes, ser) : ser;
     if (f.lead > emu::kTickMax - t0) [[unlikely]]
       request_overflow(pe, t0, f.lead);
-    const emu::Tick start = std::max(t0 + f.lead, l.free_at);
-    if (held > emu::kTickMax - start) [[unlikely]]
-      busy_overflow(f.link, f.bytes, start);
-    const emu::Tick end = start + held;
+    const emu::Tick from = t0 + f.lead + delay;  // delay: at most the time to a link's end
+    if (const emu::Tick busy = std::max(from, busy_[f.link].last()); held > emu::kTickMax - busy)
+        [[unlikely]]
+      busy_overflow(f.link, f.bytes, busy);  // the gap is no later than `busy`
+    const emu::Tick start = busy_[f.link].gap(from, held), end = start + held;
+    busy_[f.link].occupy(start, end, sched_.now());
+    if (f.bytes == bytes) delay = start - t0 - f.lead;
     if (f.tail > emu::kTickMax - end) [[unlikely]]
       arrival_overflow(f.link, end, f.tail);
-    l.free_at = end;
+    ends_.push_back(end);
     l.busy += ser;
     l.bytes += f.bytes;
     l.packets += packets_of_.quot(f.bytes + packet_bytes_ - 1);
@@ -406,6 +422,7 @@ void FlowNetwork::start(Transfer& t) {
   }
   if (buffers_.any()) hold_for_back_pressure(kind, bytes, t0, done_at, latency);
   loads_.clear();
+  ends_.clear();
   // The DMA window: at most window_ packets in flight, each holding its slot for about one
   // round trip (path latency + a packet at the slowest link). The flow takes its packets'
   // share of the window (later transfers of the PE start after it: a small one takes 1/window
@@ -475,7 +492,8 @@ void FlowNetwork::hold_for_back_pressure(TransferKind kind, std::uint64_t bytes,
   __extension__ using u128 = unsigned __int128;
   const emu::Tick span = done_at - t0 - latency;
   const u128 window = u128{window_} * packet_bytes_;
-  for (const LinkLoad& f : loads_) {
+  for (std::size_t k = 0; k < loads_.size(); ++k) {
+    const LinkLoad& f = loads_[k];
     const std::uint64_t buffer = buffers_.class_bytes(f.link);
     if (buffers_.class_channels(f.link) > 1) continue;       // others pass it in another channel
     if (window * f.bytes <= u128{buffer} * bytes) continue;  // unbounded, or its share fits
@@ -484,8 +502,8 @@ void FlowNetwork::hold_for_back_pressure(TransferKind kind, std::uint64_t bytes,
     const u128 drain = u128{buffer} * span / f.bytes;
     const emu::Tick last = done_at - f.tail;
     if (drain >= last) continue;
-    Link& l = links_[f.link];
-    l.free_at = std::max(l.free_at, last - static_cast<emu::Tick>(drain));
+    const emu::Tick held_to = last - static_cast<emu::Tick>(drain);
+    busy_[f.link].occupy(ends_[k], held_to, sched_.now());
   }
 }
 

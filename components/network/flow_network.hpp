@@ -2,10 +2,11 @@
 // The flow model of a Network (network.hpp), for what-if studies of large systems: a transfer
 // moves as one flow instead of packets. The bytes it puts on every link are summed
 // (interleaved address ranges are summed per HBM channel first, so a long transfer costs one
-// route per controller and cube it touches, not one per packet), each link is reserved
-// first-come-first-served for the flow's bytes starting when its head can reach it, and the
+// route per controller and cube it touches, not one per packet), each link is reserved for the
+// flow's bytes in its first free gap from when the flow's head can reach it (link_calendar.hpp:
+// a flow booked later that reaches a link sooner goes before the ones booked ahead), and the
 // transfer completes when its last link has drained plus the remaining latency:
-//   start_l = max(t0 + lead_l, link free)   end_l = start_l + bytes_l / bw_l
+//   start_l = the first gap of the link from t0 + lead_l on   end_l = start_l + bytes_l / bw_l
 //   done    = max over links of (end_l + tail_l), and no earlier than the DMA window allows
 // (lead_l / tail_l: the head latency before / from link l on the routes that use it; t0: when
 // the PE's DMA engine takes the transfer, after its earlier flows' share of the window).
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "components/memory/divisor.hpp"
+#include "components/network/link_calendar.hpp"
 #include "components/network/network.hpp"
 #include "components/network/route_cache.hpp"
 
@@ -139,7 +141,9 @@ class FlowNetwork final : public Network {
   // and, while a layout is built, a long range's bytes per (cube, channel) with the entries
   // in use.
   std::vector<LinkLoad> loads_;
+  std::vector<emu::Tick> ends_;  // per entry of loads_, while a transfer is booked: its end there
   std::vector<std::uint32_t> slot_;
+  std::vector<LinkCalendar> busy_;  // per link: when the flows booked on it hold it
   std::vector<std::uint64_t> channel_bytes_;
   std::vector<std::size_t> touched_;
   struct CachedLayout {

@@ -108,6 +108,52 @@ TEST(FlowModel, FlowsOnASharedPathQueueWhole) {
   EXPECT_EQ(second, first + c.cube.noc.link_bandwidth.transfer_time(bytes));
 }
 
+// A message from across a slow UCIe link is booked first but reaches PE 0's links long after a
+// neighbour's, booked later: the neighbour's goes first, in the gap before it, and both take
+// their times alone (with the links booked first come, first served, the neighbour's waited
+// for the far message's arrival and its bytes).
+TEST(FlowModel, AFlowBookedLaterThatReachesALinkSoonerGoesFirst) {
+  auto c = testing::small_config(1, 2);
+  c.ucie.latency = emu::us(1);
+  const std::uint64_t far_bytes = 64 * 1024, near_bytes = 4096;
+  const std::uint32_t far_pe = c.cube.pes + 3;  // cube 1, (3, 0)
+  Bench alone(c, model());
+  const Tick far_alone =
+      run_one(alone, [&](auto d) { alone.network().send(far_pe, 0, far_bytes, d); });
+  Bench b(c, model());
+  Tick far = 0, near = 0;
+  b.network().send(far_pe, 0, far_bytes, [&] { far = b.sched.now(); });
+  b.network().send(1, 0, near_bytes, [&] { near = b.sched.now(); });
+  b.sched.run();
+  EXPECT_EQ(near, c.cube.noc.hop_latency + c.cube.noc.link_bandwidth.transfer_time(near_bytes));
+  EXPECT_EQ(far, far_alone);
+  EXPECT_GT(far_alone, c.ucie.latency);  // it did cross UCIe, after the neighbour's was done
+}
+
+// A message held up at a link reaches the links after it that much later, so a flow booked
+// after it that uses one of those links sooner is not kept waiting by where the held message
+// would have been. Row 0 of the mesh: X holds link 1->2, Y (0 -> 3) queues behind it there
+// and reaches link 2->3 only after X's bytes, and Z (2 -> 3) passes first.
+TEST(FlowModel, AFlowHeldUpAtALinkReachesTheLinksAfterItThatMuchLater) {
+  const auto c = testing::small_config();
+  const auto ser = [&](std::uint64_t bytes) {
+    return c.cube.noc.link_bandwidth.transfer_time(bytes);
+  };
+  const Tick hop = c.cube.noc.hop_latency;
+  const std::uint64_t x_bytes = 256 * 1024, y_bytes = 64 * 1024, z_bytes = 4096;
+  Bench b(c, model());
+  Tick x = 0, y = 0, z = 0;
+  b.network().send(1, 2, x_bytes, [&] { x = b.sched.now(); });
+  b.network().send(0, 3, y_bytes, [&] { y = b.sched.now(); });
+  b.network().send(2, 3, z_bytes, [&] { z = b.sched.now(); });
+  b.sched.run();
+  EXPECT_EQ(x, hop + ser(x_bytes));
+  // Y reaches link 1->2 one hop in, while X (from PE 1) holds it from 0 on; it follows X's
+  // bytes there and goes on two hops from there.
+  EXPECT_EQ(y, ser(x_bytes) + ser(y_bytes) + 2 * hop);
+  EXPECT_EQ(z, hop + ser(z_bytes));
+}
+
 // Every link carries the same bytes in both models, for short and long (grouped by channel)
 // reads and writes, direct and interleaved, on one cube, across UCIe and across SIPs.
 TEST(FlowModel, LinksCarryExactlyThePacketModelsBytes) {

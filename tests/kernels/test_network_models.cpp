@@ -1,11 +1,13 @@
 // The flow network model against the packet model on every benchmark kernel (default
 // parameters, default.json and tiny.json as shipped, timing-only): the same bytes on every kind
 // of link, fewer events, and a simulated time within the flow model's documented accuracy on
-// these kernels, 35 % (docs/hardware-model.md lists the measured differences: on default.json
+// these kernels, 40 % (docs/hardware-model.md lists the measured differences: on default.json
 // the flow model is optimistic for the bandwidth-bound kernels, since whole flows queue without
 // the interleaving and head-of-line waits of packets in finite router buffers, and without a
-// router input that sends one packet at a time). Before the DMA window was shared between a
-// PE's flows, gemm_2d was 3.8x off: this bound catches such modelling errors.
+// router input that sends one packet at a time; gemm_2d is the furthest, -37 %, since flows use
+// the gaps before flows booked ahead of them that reach a link later, as packets do). Before
+// the DMA window was shared between a PE's flows, gemm_2d was 3.8x off, and before the gaps a
+// ring over 800 ns links was 2.3x slow: this bound catches such modelling errors.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -31,7 +33,7 @@ ModelRun run_with(const std::string& kernel, const Spec& spec, components::Netwo
 
 class NetworkModels : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
 
-TEST_P(NetworkModels, FlowCarriesTheSameBytesAndKeepsTheTimeWithin35Percent) {
+TEST_P(NetworkModels, FlowCarriesTheSameBytesAndKeepsTheTimeWithin40Percent) {
   const auto& [kernel, spec_name] = GetParam();
   const Spec spec = testing::spec_named(spec_name);
   const ModelRun packet = run_with(kernel, spec, components::NetworkModel::packet);
@@ -41,7 +43,7 @@ TEST_P(NetworkModels, FlowCarriesTheSameBytesAndKeepsTheTimeWithin35Percent) {
   EXPECT_LT(flow.stats["events"].get<std::uint64_t>(), packet.stats["events"].get<std::uint64_t>());
   const double p = static_cast<double>(packet.sim_time_ps);
   const double f = static_cast<double>(flow.sim_time_ps);
-  EXPECT_LE(std::abs(f - p), 0.35 * p) << "packet " << p << " ps, flow " << f << " ps";
+  EXPECT_LE(std::abs(f - p), 0.40 * p) << "packet " << p << " ps, flow " << f << " ps";
   std::printf("%s on %s: packet %.3f us, flow %.3f us (%+.1f %%)\n", kernel.c_str(),
               spec_name.c_str(), p / 1e6, f / 1e6, 100 * (f - p) / p);
 }
