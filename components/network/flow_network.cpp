@@ -37,7 +37,6 @@ void FlowNetwork::forget_in_flight() {
   // A transfer whose booking threw (past the end of time) leaves its loads behind.
   for (const LinkLoad& f : loads_) slot_[f.link] = kNoSlot;
   loads_.clear();
-  ends_.clear();
   for (LinkCalendar& c : busy_) c.clear();
 }
 
@@ -392,7 +391,7 @@ void FlowNetwork::start(Transfer& t) {
   for (std::size_t k = 0; k < std::min(kAhead, loads_.size()); ++k) prefetch(loads_[k].link);
   for (std::size_t k = 0; k < loads_.size(); ++k) {
     if (k + kAhead < loads_.size()) prefetch(loads_[k + kAhead].link);
-    const LinkLoad& f = loads_[k];
+    LinkLoad& f = loads_[k];
     Link& l = links_[f.link];
     const emu::Tick ser = flow_serialisation(f.link, f.bytes);
     const emu::Tick held = buffers_.any() ? credit_limited(kind, f.link, f.bytes, ser) : ser;
@@ -407,7 +406,7 @@ void FlowNetwork::start(Transfer& t) {
     if (f.bytes == bytes) delay = start - t0 - f.lead;
     if (f.tail > emu::kTickMax - end) [[unlikely]]
       arrival_overflow(f.link, end, f.tail);
-    ends_.push_back(end);
+    f.end = end;
     l.busy += ser;
     l.bytes += f.bytes;
     l.packets += packets_of_.quot(f.bytes + packet_bytes_ - 1);
@@ -422,7 +421,6 @@ void FlowNetwork::start(Transfer& t) {
   }
   if (buffers_.any()) hold_for_back_pressure(kind, bytes, t0, done_at, latency);
   loads_.clear();
-  ends_.clear();
   // The DMA window: at most window_ packets in flight, each holding its slot for about one
   // round trip (path latency + a packet at the slowest link). The flow takes its packets'
   // share of the window (later transfers of the PE start after it: a small one takes 1/window
@@ -492,8 +490,7 @@ void FlowNetwork::hold_for_back_pressure(TransferKind kind, std::uint64_t bytes,
   __extension__ using u128 = unsigned __int128;
   const emu::Tick span = done_at - t0 - latency;
   const u128 window = u128{window_} * packet_bytes_;
-  for (std::size_t k = 0; k < loads_.size(); ++k) {
-    const LinkLoad& f = loads_[k];
+  for (const LinkLoad& f : loads_) {
     const std::uint64_t buffer = buffers_.class_bytes(f.link);
     if (buffers_.class_channels(f.link) > 1) continue;       // others pass it in another channel
     if (window * f.bytes <= u128{buffer} * bytes) continue;  // unbounded, or its share fits
@@ -503,7 +500,7 @@ void FlowNetwork::hold_for_back_pressure(TransferKind kind, std::uint64_t bytes,
     const emu::Tick last = done_at - f.tail;
     if (drain >= last) continue;
     const emu::Tick held_to = last - static_cast<emu::Tick>(drain);
-    busy_[f.link].occupy(ends_[k], held_to, sched_.now());
+    busy_[f.link].occupy(f.end, held_to, sched_.now());
   }
 }
 

@@ -38,8 +38,9 @@ class FlowNetwork final : public Network {
   struct LinkLoad {
     LinkId link;
     std::uint64_t bytes;
-    emu::Tick lead;  // head latency before the link (shortest over the routes using it)
-    emu::Tick tail;  // latency from the link's input to delivery (longest)
+    emu::Tick lead;     // head latency before the link (shortest over the routes using it)
+    emu::Tick tail;     // latency from the link's input to delivery (longest)
+    emu::Tick end = 0;  // once booked: when the flow's bytes have left the link
   };
   // Reads of long ranges: cached pieces of routes (see read_group).
   struct Segment {
@@ -141,7 +142,6 @@ class FlowNetwork final : public Network {
   // and, while a layout is built, a long range's bytes per (cube, channel) with the entries
   // in use.
   std::vector<LinkLoad> loads_;
-  std::vector<emu::Tick> ends_;  // per entry of loads_, while a transfer is booked: its end there
   std::vector<std::uint32_t> slot_;
   std::vector<LinkCalendar> busy_;  // per link: when the flows booked on it hold it
   std::vector<std::uint64_t> channel_bytes_;
