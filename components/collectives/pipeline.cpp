@@ -119,6 +119,12 @@ void keep_in_flight(Pipelining& p, std::int64_t steps, std::int64_t depth) {
   p.stagger = steps >= depth ? ceil_div(steps, depth) : 1;
   p.spacing =
       steps >= depth || steps == 1 ? 1 : std::max<std::int64_t>(1, (depth - 1) / (steps - 1));
+  // A value final after a row's last step is stored when the row would reach its next step,
+  // as a value sent on is: waited for sooner, a reduce-scatter's last receive held up every row
+  // by a crossing. A row of one step (an in-network reduction across SIPs: up to the switch and
+  // the sum back) has no step of another row waiting for a message to pace it, so its results
+  // are stored `depth` rows later, which keeps that many in flight.
+  p.tail = steps == 1 ? depth - 1 : p.spacing;
 }
 
 std::int64_t channel_rows(const Pipelining& p) {
@@ -134,7 +140,7 @@ std::int64_t row_span(const Schedule& schedule, std::int64_t g, const Pipelining
 
 std::int64_t rows_held(const Pipelining& p, std::int64_t span) {
   const std::int64_t stagger = std::max<std::int64_t>(p.stagger, 1);
-  return ceil_div(span + 1, stagger) + 3 +
+  return ceil_div(span + 1 + std::max<std::int64_t>(p.tail, 0), stagger) + 3 +
          ceil_div(std::max<std::int64_t>(p.lookahead, 1), stagger);
 }
 
@@ -185,6 +191,7 @@ Pipeline::Pipeline(const Schedule& schedule, std::int64_t g, const Pipelining& p
       chunk_(p.chunk),
       stagger_(std::max<std::int64_t>(p.stagger, 1)),
       spacing_(std::max<std::int64_t>(p.spacing, 1)),
+      tail_(std::max<std::int64_t>(p.tail, 0)),
       steps_(schedule.steps(g)),
       last_(schedule, g, steps_, segments_->size()) {
   std::int64_t longest = 0;

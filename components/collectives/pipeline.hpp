@@ -46,10 +46,14 @@ struct Pipelining {
   std::uint64_t store_budget = 0;  // bytes of stores in flight at most (buffer=hbm)
   std::uint64_t max_stores = 1;    // stores in flight at most (buffer=hbm)
   std::int64_t span = 0;           // the most waves from a row's first step to its last
+  // Waves after a row's last step before the values final in it are stored (0: once
+  // `lookahead` pairs have passed): where no later step paces the rows, what keeps `depth`
+  // rows' receives in flight instead of waiting for each as soon as it is posted.
+  std::int64_t tail = 0;
 };
 
-// Sets p's stagger and spacing so that about `depth` rows are in flight when a program has
-// `steps` steps.
+// Sets p's stagger, spacing and tail so that about `depth` rows are in flight when a program
+// has `steps` steps.
 void keep_in_flight(Pipelining& p, std::int64_t steps, std::int64_t depth);
 // The rows of messages a channel's slots hold: window / the pieces of a row of a segment.
 std::int64_t channel_rows(const Pipelining& p);
@@ -108,12 +112,13 @@ class Pipeline {
   // The next pair in the program's order; false after the last.
   bool next(Pair& pair);
   // Whether `done`, a pair the program has performed, comes at or after the pair of row r and
-  // step k in its order (true when the row has no step k): what a value final after a step of
-  // a row waits for before it is stored, so that its store never waits for a receive the row's
-  // next step does not need yet.
+  // step k in its order (past the row's last step: `tail` waves after it, or true with no
+  // tail): what a value final after a step of a row waits for before it is stored, so that its
+  // store never waits for a receive the row's next step does not need yet.
   bool reached(const Pair& done, std::int64_t r, std::int64_t k) const {
-    if (k >= steps_) return true;
-    const std::int64_t at = done.row * stagger_ + offset(done.step), w = r * stagger_ + offset(k);
+    if (k >= steps_ && tail_ == 0) return true;
+    const std::int64_t at = done.row * stagger_ + offset(done.step),
+                       w = r * stagger_ + (k >= steps_ ? offset(steps_ - 1) + tail_ : offset(k));
     return at > w || (at == w && done.row >= r);
   }
 
@@ -186,7 +191,8 @@ class Pipeline {
   // the same (every program of an all-reduce has): on a flat ring of 2048 programs each would
   // otherwise hold 2048 of them.
   std::shared_ptr<const std::vector<Segment>> segments_;
-  std::int64_t piece_, chunk_, stagger_, spacing_, steps_, rows_ = 0, ppr_ = 1, row_slots_ = 1;
+  std::int64_t piece_, chunk_, stagger_, spacing_, tail_, steps_, rows_ = 0, ppr_ = 1,
+                                                                  row_slots_ = 1;
   // Rows laid across the segments: the segments' length (0: each segment one range).
   std::int64_t across_ = 0;
   // Per step: its wave after the row's first, where the schedule places its steps itself

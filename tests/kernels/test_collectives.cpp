@@ -1114,6 +1114,48 @@ TEST(Collectives, TheSwitchAllReduceMatchesTheReferenceAndCrossesTheSwitchOnce) 
   EXPECT_EQ(o.run.stats.network.bytes(components::LinkKind::inter_sip), 2u * 3 * 2560 * 2);
 }
 
+// Across SIPs 2 us apart the switch all-reduce's rows are one step each (up to the switch and
+// the sum back), so no other step paces them: each row's sum is stored rows later, not waited
+// for as soon as it is posted. One row at a time would take a round trip (4 us) per row; with
+// rows in flight the collective takes less than an eighth of that.
+TEST(Collectives, TheSwitchAllReduceAcrossSipsKeepsRowsInFlight) {
+  Simulation sim(Spec::load(spec_path("default.json"))
+                     .with({{"system.sips.count", 2},
+                            {"system.sips.cubes_per_sip", 1},
+                            {"system.inter_sip.topology", "switch"},
+                            {"system.inter_sip.switch_reduction", nlohmann::json::object()},
+                            {"system.inter_sip.latency_ns", 2000}}));
+  const KernelInfo& k = find_kernel("allreduce");
+  const Outcome o = k.run(sim, parse_params(k, {"algorithm=switch", "ranks=sips", "buffer=hbm",
+                                                "bytes_per_pe=1048576"}));
+  EXPECT_TRUE(o.verified.value_or(false)) << o.details.dump();
+  const auto rows = o.details["rows"].get<std::int64_t>();
+  ASSERT_GE(rows, 64);
+  const double round_trip_ps = 2 * 2000e3;
+  EXPECT_LT(o.details["collective_time_ps"].get<double>(), rows * round_trip_ps / 8)
+      << o.details.dump();
+}
+
+// A ring reduce-scatter's last step makes each row's result final; it is stored a step's
+// waves later, as a value sent on would be, not waited for one pair after its receive was
+// posted (across 2 us links every row then paid a crossing: twice the all-gather's time,
+// which moves the same bytes over the same links).
+TEST(Collectives, ARingReduceScatterAcrossSlowLinksTakesTheAllGathersTime) {
+  const Spec spec = Spec::load(spec_path("default.json"))
+                        .with({{"system.sips.count", 4},
+                               {"system.sips.cubes_per_sip", 1},
+                               {"system.inter_sip.latency_ns", 2000}});
+  const auto time = [&](const char* kernel) {
+    Simulation sim(spec);
+    const KernelInfo& k = find_kernel(kernel);
+    const Outcome o = k.run(sim, parse_params(k, {"algorithm=ring", "ranks=sips", "buffer=hbm",
+                                                  "bytes_per_pe=1048576"}));
+    EXPECT_TRUE(o.verified.value_or(false)) << kernel << o.details.dump();
+    return o.details["collective_time_ps"].get<double>();
+  };
+  EXPECT_LT(time("reduce_scatter"), 1.25 * time("allgather"));
+}
+
 // The model times the switch's parts up, adders and sums down as the network does: within a
 // tenth of the simulation on an idle system.
 TEST(Collectives, TheModelTimesTheSwitchAllReduce) {
