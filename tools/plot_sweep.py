@@ -3,7 +3,7 @@
 second, one panel per value of a third.
 
     plot_sweep.py results.csv plot.svg --x system.ucie.bandwidth_GBps --lines kernel \\
-        [--panels system.sips.cubes_per_sip] [--metric sim_time_ps] [--title TEXT] [--log-y]
+        [--panels system.sips.cubes_per_sip] [--metric sim_time_ps] [--title TEXT] [--log-x] [--log-y]
         [--reference details.model_time_ps]
     plot_sweep.py --check        # exits 0 when matplotlib can be imported
 
@@ -63,6 +63,8 @@ def metric_axis(metric, values):
     """(label, scale) for the y axis."""
     top = max((abs(v) for v in values), default=0.0)
     name = LABELS.get(metric, metric[len("details."):] if metric.startswith("details.") else metric)
+    if metric.endswith("_GBps"):
+        return f"{name[:-len('_GBps')]} (GB/s)", 1.0
     if metric.endswith("_ps"):
         unit, scale = time_unit(top)
         return f"{name} ({unit})", scale
@@ -118,6 +120,8 @@ def main(argv):
     ap.add_argument("--metric", default="sim_time_ps")
     ap.add_argument("--reference", help="a column drawn dotted beside each metric line")
     ap.add_argument("--title", default="")
+    ap.add_argument("--log-x", action="store_true",
+                    help="logarithmic x axis (sizes chosen unevenly over decades)")
     ap.add_argument("--log-y", action="store_true",
                     help="logarithmic y axis (latency against load spans decades)")
     ap.add_argument("--check", action="store_true")
@@ -182,7 +186,7 @@ def main(argv):
                 ax.plot([p[0] for p in ref], [p[1] for p in ref], linestyle=":", linewidth=2.2,
                         alpha=0.6, color=f"C{i % 10}",
                         label=f"{a.reference} (dotted)" if i == 0 else None)
-        if numeric_x and geometric([position[x] for x in xs_text]):
+        if numeric_x and (a.log_x or geometric([position[x] for x in xs_text])):
             ax.set_xscale("log", base=2)
         if numeric_x:
             # A tick at each point only for a few chosen values; measured ones (a traffic

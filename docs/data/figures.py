@@ -7,6 +7,9 @@ as the docs show them, from the repository root. A figure is `cheap` when its co
 few seconds (`doc_figures.py --check --cheap`, run by ctest), `expensive` otherwise.
 """
 
+import json
+import math
+
 from doc_figures import Block, Plot, Values
 
 # ---------------------------------------------------------------------------------------------
@@ -998,4 +1001,137 @@ FIGURES += [
          columns=AR_COLUMNS, image="docs/img/what-if-switch.png",
          plot_args=AR_PLOT + ["--title",
                               "allreduce on 8 SIPs of default on a reducing switch, data in HBM"]),
+]
+
+# ---------------------------------------------------------------------------------------------
+# docs/what-if.md, study 6: all-reduce, all-gather and reduce-scatter at model scale, the SIPs of
+# large.json (8 of them) as the ranks, 64 KiB to 1 GiB per rank, beside the alpha-beta bound.
+
+SCALE_TOPOLOGIES = {
+    "ring": "",
+    "torus": "--set system.inter_sip.topology=torus --set 'system.sips.grid=[4,2]' ",
+    "switch": "--set system.inter_sip.topology=switch ",
+    "switch+reduction": "--set system.inter_sip.topology=switch "
+                        "--set 'system.inter_sip.switch_reduction={}' ",
+}
+SCALE_RANK_BYTES = [65536, 1048576, 16777216, 268435456, 1073741824]
+SCALE_SIPS = 8
+
+
+def scale_sweep(kernel, topology, channels, algorithms, buffers=("hbm",), sizes=None):
+    sizes = SCALE_RANK_BYTES if sizes is None else sizes
+    per_pe = ",".join(str(s // channels) for s in sizes)
+    buffer = (f"-p buffer={buffers[0]} " if len(buffers) == 1
+              else f"--vary param.buffer={','.join(buffers)} ")
+    return (f"cubesim sweep specs/large.json {kernel} --set system.sips.count={SCALE_SIPS} "
+            f"{SCALE_TOPOLOGIES[topology]}-p ranks=sips -p channels={channels} {buffer}"
+            f"--network flow --vary param.bytes_per_pe={per_pe} "
+            f"--vary param.algorithm={','.join(algorithms)}")
+
+
+def scale_curves(kernel):
+    """(topology, channels, algorithms) of each sweep of the study."""
+    if kernel != "allreduce":
+        return [(t, c, ["ring"]) for t in ("ring", "torus", "switch") for c in (1, 16)]
+    out = []
+    for t in SCALE_TOPOLOGIES:
+        for c in (1, 4, 16):
+            algorithms = ["ring"] + (["tree"] if c == 16 else [])
+            out.append((t, c, algorithms + (["switch"] if t == "switch+reduction" else [])))
+    return out
+
+
+def scale_bound_ps(kernel, algorithm, topology, channels, rank_bytes):
+    """The alpha-beta bound from large.json's inter-SIP links: the longer of the crossings one
+    after another that a piece must make (alpha each: a link's latency; through the switch, up
+    and down) and the bytes a rank must send at the rate of the links its channels use
+    (channel c on connection c mod `connections`)."""
+    with open("specs/large.json") as f:
+        link = json.load(f)["system"]["inter_sip"]
+    n = SCALE_SIPS
+    alpha = link["latency_ns"] * 1e3 * (2 if topology.startswith("switch") else 1)
+    rate = min(channels, link["connections"]) * link["bandwidth_GBps"] * 1e9 / 1e12  # B/ps
+    if kernel != "allreduce":  # a ring's n - 1 steps, (n - 1) / n of the vector each way
+        return max((n - 1) * alpha, (n - 1) / n * rank_bytes / rate)
+    if algorithm == "ring":  # reduce-scatter then all-gather
+        return max(2 * (n - 1) * alpha, 2 * (n - 1) / n * rank_bytes / rate)
+    if algorithm == "tree":  # up and down log2 n levels, each edge the whole vector each way
+        return max(2 * math.ceil(math.log2(n)) * alpha, rank_bytes / rate)
+    return max(alpha, rank_bytes / rate)  # switch: each byte up once, its sum down once
+
+
+def scale_rows(ctx, kernel):
+    factor = 2 * (SCALE_SIPS - 1) / SCALE_SIPS if kernel == "allreduce" else (
+        (SCALE_SIPS - 1) / SCALE_SIPS)
+    out = []
+    for topology, channels, algorithms in scale_curves(kernel):
+        for r in ctx.sweep(scale_sweep(kernel, topology, channels, algorithms)):
+            if r["status"] != "ok":
+                raise ValueError(f"{kernel} {topology} x{channels}: {r['status']}: {r['error']}")
+            rank = int(r["details.bytes_per_rank"])
+            bound = scale_bound_ps(kernel, r["param.algorithm"], topology, channels, rank)
+            out.append({"kernel": kernel, "topology": topology,
+                        "curve": f"{r['param.algorithm']} x{channels}",
+                        "MiB_per_rank": f"{rank / 1048576:g}",
+                        "busbw_GBps": f"{float(r['details.busbw_GBps']):.1f}",
+                        "bound_busbw_GBps": f"{factor * rank / bound * 1e12 / 1e9:.1f}",
+                        COLLECTIVE: r[COLLECTIVE], "bound_ps": f"{bound:.0f}",
+                        "panel": f"{kernel}, {topology}"})
+    return out
+
+
+def scale_table(ctx, kernels):
+    rows = [r for k in kernels for r in scale_rows(ctx, k)]
+    sizes = [f"{s / 1048576:g}" for s in SCALE_RANK_BYTES]
+    keys = []
+    for r in rows:
+        if (r["panel"], r["curve"]) not in keys:
+            keys.append((r["panel"], r["curve"]))
+    body = []
+    for panel, curve in keys:
+        at = {r["MiB_per_rank"]: r for r in rows if r["panel"] == panel and r["curve"] == curve}
+        body.append([panel, curve] + [f"{float(at[s]['busbw_GBps']):.0f} "
+                                      f"({float(at[s]['bound_busbw_GBps']):.0f})"
+                                      for s in sizes])
+    return table(["collective, inter-SIP topology", "algorithm x channels", "64 KiB", "1 MiB",
+                  "16 MiB", "256 MiB", "1 GiB"], body)
+
+
+SCALE_SRAM = scale_sweep("allreduce", "ring", 16, ["ring", "tree"], ("sram", "hbm"),
+                         SCALE_RANK_BYTES[:3])
+
+
+def scale_sram_table(ctx):
+    rows = ctx.sweep(SCALE_SRAM)
+    body = []
+    for s in SCALE_RANK_BYTES[:3]:
+        line = [kib(s)]
+        for a in ("ring", "tree"):
+            for b in ("sram", "hbm"):
+                line.append(us(col(row(rows, **{"param.bytes_per_pe": s // 16,
+                                                "param.algorithm": a, "param.buffer": b}),
+                                   COLLECTIVE), 2))
+        body.append(line)
+    return table(["per rank, µs", "ring, SRAM", "ring, HBM", "tree, SRAM", "tree, HBM"], body)
+
+
+SCALE_COLUMNS = ["panel", "kernel", "topology", "curve", "MiB_per_rank", "busbw_GBps",
+                 "bound_busbw_GBps", COLLECTIVE, "bound_ps"]
+SCALE_PLOT = ["--x", "MiB_per_rank", "--lines", "curve", "--metric", "busbw_GBps",
+              "--reference", "bound_busbw_GBps", "--panels", "panel", "--log-x", "--log-y"]
+FIGURES += [
+    Block("whatif-scale-allreduce-table", WHATIF, "expensive",
+          lambda ctx: scale_table(ctx, ["allreduce"])),
+    Block("whatif-scale-gather-table", WHATIF, "expensive",
+          lambda ctx: scale_table(ctx, ["allgather", "reduce_scatter"])),
+    Block("whatif-scale-sram-table", WHATIF, "expensive", scale_sram_table),
+    Plot("what-if-scale-allreduce", "expensive", lambda ctx: scale_rows(ctx, "allreduce"),
+         columns=SCALE_COLUMNS, image="docs/img/what-if-scale-allreduce.png",
+         plot_args=SCALE_PLOT + ["--title", "allreduce between 8 SIPs of large.json, data in "
+                                 "HBM: bus bandwidth per rank, alpha-beta bound dotted"]),
+    Plot("what-if-scale-gather", "expensive",
+         lambda ctx: scale_rows(ctx, "allgather") + scale_rows(ctx, "reduce_scatter"),
+         columns=SCALE_COLUMNS, image="docs/img/what-if-scale-gather.png",
+         plot_args=SCALE_PLOT + ["--title", "allgather and reduce_scatter between 8 SIPs of "
+                                 "large.json, data in HBM, alpha-beta bound dotted"]),
 ]

@@ -423,6 +423,7 @@ class Executor {
     if (message.size() == 1) {
       const Planned& a = message.front();
       const bool add = adds(a);
+      if (!add) replaced(a.value);
       tl::RecvHandle handle = tl_.recv_async(from, {a.elems}, DType::f32);
       PendingRecv& r = pending_.emplace_back();
       r.value = a.value;
@@ -437,9 +438,20 @@ class Executor {
     for (const Planned& x : message) add.push_back(adds(x) ? 1 : 0);
     auto shared = std::make_shared<Scattered>();
     shared->handle = tl_.recv_async(from, {elems}, DType::f32);
+    for (std::size_t i = 0; i < message.size(); ++i)
+      if (add[i] == 0) replaced(message[i].value);
     const std::size_t first = pending_.size();
     scatter(message, shared);
     for (std::size_t i = 0; i < message.size(); ++i) pending_[first + i].adds = add[i] != 0;
+  }
+  // A receive that does not add is posted into the piece: every later read of the piece
+  // waits for it first (value()), so what the piece holds now is dead and its SRAM free. (A
+  // leaf of a tree with buffer=sram held its sent input beside its received result for the
+  // whole vector: twice the vector, which its SRAM bound does not count.)
+  void replaced(std::size_t index) {
+    if (!has_value(index) || is_pending(index)) return;
+    Piece& p = piece(index);
+    if (!p.run && !p.load.valid()) p.value = tl::Tile();
   }
   // A receive's value: its message waited for. A part of a message of several: the message,
   // once there, is cut into every part's tile at once, so that it is not held beside them.

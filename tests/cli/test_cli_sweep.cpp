@@ -486,7 +486,8 @@ TEST_F(CliSweep, ACollectiveStudyShowsAndPlotsItsBusBandwidth) {
                "param.algorithm=ring,tree", "--plot", path("busbw.svg").string()});
   ASSERT_EQ(r.code, 0) << show(r);
   EXPECT_THAT(r.out, HasSubstr("GB/s busbw"));
-  EXPECT_THAT(read_text(path("busbw.svg")), HasSubstr("busbw_GBps"));  // the default metric
+  // The default metric, details.busbw_GBps, in its unit.
+  EXPECT_THAT(read_text(path("busbw.svg")), HasSubstr("busbw (GB/s)"));
 }
 
 #if CUBESIM_TEST_MPI

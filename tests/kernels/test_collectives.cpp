@@ -1136,6 +1136,23 @@ TEST(Collectives, TheSwitchAllReduceAcrossSipsKeepsRowsInFlight) {
       << o.details.dump();
 }
 
+// A tree's leaf sends its input up and receives the sum in its place: with buffer=sram the
+// input is dead once the receive is posted, so a vector of more than half the SRAM fits (it
+// held both for the whole vector and overflowed mid-run, a kernel fault past the harness's
+// SRAM check). Two SIPs of default.json, a rank's vector 5/8 of its PE's 1 MiB.
+TEST(Collectives, ATreeInSramHoldsEachPieceOnceWhileItsSumComesBack) {
+  const Spec spec = Spec::load(spec_path("default.json"))
+                        .with({{"system.sips.count", 2}, {"system.sips.cubes_per_sip", 1}});
+  for (const char* algorithm : {"tree", "dtree"}) {
+    Simulation sim(spec);
+    const KernelInfo& k = find_kernel("allreduce");
+    const Outcome o =
+        k.run(sim, parse_params(k, {std::string("algorithm=") + algorithm, "ranks=sips",
+                                    "buffer=sram", "bytes_per_pe=655360"}));
+    EXPECT_TRUE(o.verified.value_or(false)) << algorithm << o.details.dump();
+  }
+}
+
 // A ring reduce-scatter's last step makes each row's result final; it is stored a step's
 // waves later, as a value sent on would be, not waited for one pair after its receive was
 // posted (across 2 us links every row then paid a crossing: twice the all-gather's time,
