@@ -217,8 +217,14 @@ Pipeline::Pipeline(const Schedule& schedule, std::int64_t g, const Pipelining& p
     loads_ = PerStep(steps_, {});
   } else {
     // The rows a pair can touch: those in flight, a row starting in the same wave as another
-    // ends, and the rows the loads issued `lookahead` pairs ahead start.
-    row_slots_ = std::min(std::max<std::int64_t>(rows_, 1), rows_held(p, span));
+    // ends, and the rows the loads issued `lookahead` pairs ahead start; and the rows whose
+    // final values wait `lookahead` pairs for their stores, which rows_held's SRAM counts as
+    // its own bytes (plan_sram_bytes's `deferred`) but whose slots a row's loads issued ahead
+    // must not take: with as many slots only, a one-step row loaded into the slot of a row
+    // whose store still waited (its receive added to the newer row's input).
+    row_slots_ =
+        std::min(std::max<std::int64_t>(rows_, 1),
+                 rows_held(p, span) + ceil_div(std::max<std::int64_t>(p.lookahead, 1), stagger_));
     loads_ = PerStep(steps_, first_loads(schedule, g, steps_, *segments_));
   }
   dead_ = PerStep(steps_, dead_values(schedule, g, steps_, segments_->size()));

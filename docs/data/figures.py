@@ -1055,8 +1055,13 @@ def scale_bound_ps(kernel, algorithm, topology, channels, rank_bytes):
         return max((n - 1) * alpha, (n - 1) / n * rank_bytes / rate)
     if algorithm == "ring":  # reduce-scatter then all-gather
         return max(2 * (n - 1) * alpha, 2 * (n - 1) / n * rank_bytes / rate)
-    if algorithm == "tree":  # up and down log2 n levels, each edge the whole vector each way
-        return max(2 * math.ceil(math.log2(n)) * alpha, rank_bytes / rate)
+    if algorithm == "tree":
+        # Up and down log2 n levels; an interior rank sends the whole vector to its parent and
+        # to each of its two children, over its links both ways round a ring or torus of
+        # SIPs, over its one port on a switch.
+        ways = 1 if topology.startswith("switch") else 2
+        return max(2 * math.ceil(math.log2(n)) * alpha, rank_bytes / rate,
+                   3 * rank_bytes / (ways * rate))
     return max(alpha, rank_bytes / rate)  # switch: each byte up once, its sum down once
 
 

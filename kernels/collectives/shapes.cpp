@@ -211,14 +211,17 @@ class Tree final : public Schedule {
   }
   // One tree's all-reduce: a program receives a row's broadcast 1 + lag x its depth waves
   // after it sent the row's sum up, so that the sum has reached the root and the result come
-  // back down by then; the root passes it on the wave after. A parent sends a row's result
-  // `lag` rows before its child takes it, so the lag (2 x kHopRows) is cut to what the
-  // channel's slots hold, or a parent would block on a child that blocks on it; with less
-  // than a row, the steps' default offsets. Every channel carries one step's messages (sums
-  // up, results down), so the offsets may differ between programs; several trees share
-  // channels between their steps, and take the default offsets too.
+  // back down by then; the root passes it on the wave after. The lag is what a level's
+  // crossing up and back is worth in rows: half of what the channel's slots hold (a window
+  // covers its credit loop, a crossing and back), at least 2 x kHopRows (a mesh hop). A parent
+  // sends a row's result `lag` rows before its child takes it, so the lag never exceeds what
+  // the slots hold, or a parent would block on a child that blocks on it; with less than a
+  // row, the steps' default offsets. (A fixed 2 x kHopRows held a tree across 800 ns links to
+  // a few rows per round trip, a tenth of the links' rate.) Every channel carries one step's
+  // messages (sums up, results down), so the offsets may differ between programs; several
+  // trees share channels between their steps, and take the default offsets too.
   std::vector<std::int64_t> wave_offsets(std::int64_t g, std::int64_t channel_rows) const override {
-    const std::int64_t lag = std::min(2 * kHopRows, channel_rows);
+    const std::int64_t lag = std::min(channel_rows, std::max(2 * kHopRows, channel_rows / 2));
     if (c_ != Collective::all_reduce || parents_.size() != 1 || lag < 1) return {};
     std::int64_t depth = 0;
     for (std::int64_t p = parents_.front()[static_cast<std::size_t>(g)]; p >= 0;
@@ -249,7 +252,7 @@ class Tree final : public Schedule {
   }
 
  private:
-  static constexpr std::int64_t kHopRows = 2;  // rows a hop's latency is worth, about
+  static constexpr std::int64_t kHopRows = 2;  // rows a mesh hop's latency is worth, about
   Collective c_;
   std::vector<std::vector<std::int64_t>> parents_;                // per tree
   std::vector<std::vector<std::vector<std::int64_t>>> children_;  // per tree, per program
