@@ -9,6 +9,7 @@ few seconds (`doc_figures.py --check --cheap`, run by ctest), `expensive` otherw
 
 import json
 import math
+import os
 
 from doc_figures import Block, Plot, Values
 
@@ -1016,6 +1017,9 @@ SCALE_TOPOLOGIES = {
 }
 SCALE_RANK_BYTES = [65536, 1048576, 16777216, 268435456, 1073741824]
 SCALE_SIPS = 8
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "specs",
+                       "large.json")) as f:
+    SCALE_LINK = json.load(f)["system"]["inter_sip"]  # what the bounds are computed from
 
 
 def scale_sweep(kernel, topology, channels, algorithms, buffers=("hbm",), sizes=None):
@@ -1046,9 +1050,7 @@ def scale_bound_ps(kernel, algorithm, topology, channels, rank_bytes):
     after another that a piece must make (alpha each: a link's latency; through the switch, up
     and down) and the bytes a rank must send at the rate of the links its channels use
     (channel c on connection c mod `connections`)."""
-    with open("specs/large.json") as f:
-        link = json.load(f)["system"]["inter_sip"]
-    n = SCALE_SIPS
+    link, n = SCALE_LINK, SCALE_SIPS
     alpha = link["latency_ns"] * 1e3 * (2 if topology.startswith("switch") else 1)
     rate = min(channels, link["connections"]) * link["bandwidth_GBps"] * 1e9 / 1e12  # B/ps
     if kernel != "allreduce":  # a ring's n - 1 steps, (n - 1) / n of the vector each way

@@ -1114,17 +1114,21 @@ TEST(Collectives, TheSwitchAllReduceMatchesTheReferenceAndCrossesTheSwitchOnce) 
   EXPECT_EQ(o.run.stats.network.bytes(components::LinkKind::inter_sip), 2u * 3 * 2560 * 2);
 }
 
+// default.json as `sips` SIPs of one cube each (16 PEs a SIP).
+Spec sips_of_one_cube(int sips) {
+  return Spec::load(spec_path("default.json"))
+      .with({{"system.sips.count", sips}, {"system.sips.cubes_per_sip", 1}});
+}
+
 // Across SIPs 2 us apart the switch all-reduce's rows are one step each (up to the switch and
 // the sum back), so no other step paces them: each row's sum is stored rows later, not waited
 // for as soon as it is posted. One row at a time would take a round trip (4 us) per row; with
 // rows in flight the collective takes less than an eighth of that.
 TEST(Collectives, TheSwitchAllReduceAcrossSipsKeepsRowsInFlight) {
-  Simulation sim(Spec::load(spec_path("default.json"))
-                     .with({{"system.sips.count", 2},
-                            {"system.sips.cubes_per_sip", 1},
-                            {"system.inter_sip.topology", "switch"},
-                            {"system.inter_sip.switch_reduction", nlohmann::json::object()},
-                            {"system.inter_sip.latency_ns", 2000}}));
+  Simulation sim(
+      sips_of_one_cube(2).with({{"system.inter_sip.topology", "switch"},
+                                {"system.inter_sip.switch_reduction", nlohmann::json::object()},
+                                {"system.inter_sip.latency_ns", 2000}}));
   const KernelInfo& k = find_kernel("allreduce");
   const Outcome o = k.run(sim, parse_params(k, {"algorithm=switch", "ranks=sips", "buffer=hbm",
                                                 "bytes_per_pe=1048576"}));
@@ -1141,8 +1145,7 @@ TEST(Collectives, TheSwitchAllReduceAcrossSipsKeepsRowsInFlight) {
 // held both for the whole vector and overflowed mid-run, a kernel fault past the harness's
 // SRAM check). Two SIPs of default.json, a rank's vector 5/8 of its PE's 1 MiB.
 TEST(Collectives, ATreeInSramHoldsEachPieceOnceWhileItsSumComesBack) {
-  const Spec spec = Spec::load(spec_path("default.json"))
-                        .with({{"system.sips.count", 2}, {"system.sips.cubes_per_sip", 1}});
+  const Spec spec = sips_of_one_cube(2);
   for (const char* algorithm : {"tree", "dtree"}) {
     Simulation sim(spec);
     const KernelInfo& k = find_kernel("allreduce");
@@ -1156,10 +1159,7 @@ TEST(Collectives, ATreeInSramHoldsEachPieceOnceWhileItsSumComesBack) {
 // The collective's time between 4 SIPs of one cube of default.json whose links take 2 us, as
 // NCCL's ranks (ranks=sips), data in HBM; it must verify.
 double time_across_slow_sips(const std::string& kernel, const std::string& algorithm) {
-  Simulation sim(Spec::load(spec_path("default.json"))
-                     .with({{"system.sips.count", 4},
-                            {"system.sips.cubes_per_sip", 1},
-                            {"system.inter_sip.latency_ns", 2000}}));
+  Simulation sim(sips_of_one_cube(4).with("system.inter_sip.latency_ns", 2000));
   const KernelInfo& k = find_kernel(kernel);
   const Outcome o = k.run(sim, parse_params(k, {"algorithm=" + algorithm, "ranks=sips",
                                                 "buffer=hbm", "bytes_per_pe=1048576"}));
@@ -1181,11 +1181,8 @@ TEST(Collectives, ATreeAcrossSlowLinksKeepsItsRowsInFlight) {
 // added to the row's own loaded block: with too few slots the newer row's input was added
 // to, and the run faulted on a piece without a value.
 TEST(Collectives, LoadsFarAheadOfFewRowsKeepEachRowsValues) {
-  const Spec spec = Spec::load(spec_path("default.json"))
-                        .with({{"system.sips.count", 2},
-                               {"system.sips.cubes_per_sip", 1},
-                               {"system.messages.inter_sip.slots", 2},
-                               {"system.cube.hbm.latency_ns", 300}});
+  const Spec spec = sips_of_one_cube(2).with(
+      {{"system.messages.inter_sip.slots", 2}, {"system.cube.hbm.latency_ns", 300}});
   for (const char* kernel : {"reduce_scatter", "allreduce"}) {
     Simulation sim(spec);
     const KernelInfo& k = find_kernel(kernel);
