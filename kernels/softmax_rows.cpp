@@ -9,6 +9,7 @@
 #include "kernels/harness/grid.hpp"
 #include "kernels/harness/host_array.hpp"
 #include "kernels/harness/params.hpp"
+#include "kernels/harness/placement.hpp"
 #include "kernels/harness/random_inputs.hpp"
 #include "kernels/harness/requirements.hpp"
 #include "kernels/harness/tolerances.hpp"
@@ -161,8 +162,10 @@ Outcome run_softmax_rows(Simulation& sim, const Params& p) {
   // Padded to whole blocks: timing-only runs ignore masks (their tiles carry no values), so
   // there the last block's loads and stores cover all of its rows.
   const std::int64_t padded_rows = (rows + block_rows - 1) / block_rows * block_rows;
-  const Ptr x = alloc_array(sim, dtype, padded_rows * cols),
-            out = alloc_array(sim, dtype, padded_rows * cols);
+  const Placement where = block_placement(
+      sim, p, static_cast<std::uint64_t>(block_rows * cols * size), "softmax_rows", grid.logical);
+  const Ptr x = alloc_array(sim, dtype, padded_rows * cols, where),
+            out = alloc_array(sim, dtype, padded_rows * cols, where);
   const bool timing_only = sim.options().timing_only;
   HostArray x_host{dtype, rows * cols, {}};
   if (!timing_only) x_host = write_input(sim, x, rows, cols, dtype);
@@ -173,11 +176,9 @@ Outcome run_softmax_rows(Simulation& sim, const Params& p) {
   // max, subtract, exp, sum, divide: 5 operations per element.
   o.useful_flops = static_cast<std::uint64_t>(5 * rows * cols);
   o.useful_bytes = static_cast<std::uint64_t>(2 * rows * cols * size);
-  o.details = {{"dtype", dtype_name(dtype)},
-               {"programs", grid.str()},
-               {"block_rows", block_rows},
-               {"blocks", blocks},
-               {"masked_tail_rows", rows % block_rows}};
+  o.details = {{"dtype", dtype_name(dtype)}, {"programs", grid.str()},
+               {"block_rows", block_rows},   {"placement", where.str()},
+               {"blocks", blocks},           {"masked_tail_rows", rows % block_rows}};
   if (timing_only) {
     o.details["verification"] = "skipped (timing-only run)";
     return o;
@@ -204,6 +205,7 @@ KernelInfo softmax_rows_info() {
                         "even share of the rows"),
               dtype_param(DType::f32, {DType::f16, DType::bf16, DType::f32},
                           "element type of x and out (computed in f32)"),
+              placement_param("x and out"),
           },
       .run = run_softmax_rows,
   };

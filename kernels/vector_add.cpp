@@ -7,6 +7,7 @@
 #include "kernels/harness/grid.hpp"
 #include "kernels/harness/host_array.hpp"
 #include "kernels/harness/params.hpp"
+#include "kernels/harness/placement.hpp"
 #include "kernels/harness/random_inputs.hpp"
 #include "kernels/harness/requirements.hpp"
 #include "kernels/harness/tolerances.hpp"
@@ -199,8 +200,10 @@ Outcome run_vector_add(Simulation& sim, const Params& p) {
   // The buffers are padded to whole blocks: timing-only runs ignore masks (their tiles carry no
   // values), so there the tail chunk's loads and stores cover the whole block.
   const std::int64_t padded = (n + block - 1) / block * block;
-  const Ptr x = alloc_array(sim, dtype, padded), y = alloc_array(sim, dtype, padded),
-            out = alloc_array(sim, dtype, padded);
+  const Placement where = block_placement(sim, p, static_cast<std::uint64_t>(block * size),
+                                          "vector_add", v.triton_grid || grid.logical);
+  const Ptr x = alloc_array(sim, dtype, padded, where), y = alloc_array(sim, dtype, padded, where),
+            out = alloc_array(sim, dtype, padded, where);
   const bool timing_only = sim.options().timing_only;
   if (!timing_only) write_inputs(sim, v, x, y);
 
@@ -214,6 +217,7 @@ Outcome run_vector_add(Simulation& sim, const Params& p) {
   o.details = {{"dtype", dtype_name(dtype)},
                {"block", block},
                {"pipeline", v.pipelined ? "double" : "none"},
+               {"placement", where.str()},
                {"chunks", chunks},
                {"programs", grid.str()},
                {"chunks_per_program_max", (chunks + grid.total() - 1) / grid.total()}};
@@ -249,6 +253,7 @@ KernelInfo vector_add_info() {
                            "hardware: one program per PE (or --grid), each looping over chunks; "
                            "triton: cdiv(n, block) programs of one chunk each (block 0 = 1024), "
                            "run in waves by the dispatcher"),
+              placement_param("x, y and out"),
               choice_param("pipeline", "none", {"none", "double"},
                            "none: each chunk is loaded, added and stored in turn; double: the "
                            "next chunk's loads (tl.load_async) and this chunk's store "

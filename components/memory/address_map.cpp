@@ -27,7 +27,10 @@ AddressMap::AddressMap(const SystemConfig& config)
     throw std::invalid_argument(
         "AddressMap: HBM capacity per cube must be a multiple of the "
         "interleave granule");
-  if (kDirectBase + capacity_.value() * cubes_.value() > kInterleavedBase ||
+  if (kDirectBase + capacity_.value() * cubes_.value() > kMappedBase ||
+      capacity_.value() * cubes_.value() > kInterleavedBase - kMappedBase ||
+      capacity_.value() > (std::uint64_t{1} << kCubeShift) ||
+      cubes_.value() >= (std::uint64_t{1} << (64 - kCubeShift)) ||
       capacity_.value() * cubes_.value() > ~std::uint64_t{0} - kInterleavedBase)
     throw std::invalid_argument("AddressMap: total HBM capacity does not fit the address space");
 }
@@ -43,6 +46,45 @@ std::uint64_t AddressMap::direct_address(Location loc) const {
 std::uint64_t AddressMap::interleaved_address(Location loc) const {
   const std::uint64_t granule_index = granule_.quot(loc.offset) * cubes_.value() + loc.global_cube;
   return kInterleavedBase + granule_index * granule_.value() + granule_.rem(loc.offset);
+}
+
+std::uint64_t AddressMap::map_frames(std::span<const Location> frames) {
+  const std::uint64_t first = mapped_end();
+  if ((frames_.size() + frames.size()) * frame_bytes() > kInterleavedBase - kMappedBase)
+    throw std::length_error("AddressMap: the mapped window is full");
+  for (const Location& f : frames) {
+    if (f.global_cube == kNoCube || f.global_cube == kUntouched) {
+      frames_.push_back(f.global_cube == kNoCube ? kNoFrame : kUntouchedFrame);
+      untouched_ += f.global_cube == kUntouched ? 1 : 0;
+      continue;
+    }
+    if (f.global_cube >= cubes_.value() || f.offset >= capacity_.value() ||
+        channel_granule_.rem(f.offset) != 0)
+      throw std::invalid_argument("AddressMap: frame at cube " + std::to_string(f.global_cube) +
+                                  " offset " + hex_address(f.offset) +
+                                  " is not a channel granule of that cube");
+    frames_.push_back((std::uint64_t{f.global_cube} << kCubeShift) | f.offset);
+  }
+  return first;
+}
+
+void AddressMap::place_frame(std::uint64_t frame, Location home) {
+  if (frame >= frames_.size() || frames_[frame] != kUntouchedFrame)
+    throw std::logic_error("AddressMap: frame " + std::to_string(frame) + " is not untouched");
+  if (home.global_cube >= cubes_.value() || home.offset >= capacity_.value() ||
+      channel_granule_.rem(home.offset) != 0)
+    throw std::invalid_argument("AddressMap: no channel granule at cube " +
+                                std::to_string(home.global_cube) + " offset " +
+                                hex_address(home.offset));
+  frames_[frame] = (std::uint64_t{home.global_cube} << kCubeShift) | home.offset;
+  --untouched_;
+}
+
+void AddressMap::throw_unplaced(std::uint64_t addr, std::uint64_t frame) const {
+  if (frame == kNoFrame) throw_unmapped(addr, 1, "access");
+  throw AddressError("the byte at " + hex_address(addr) +
+                     " lies in a first-touch buffer's frame no program has touched yet, so it "
+                     "has no place in HBM");
 }
 
 void AddressMap::for_each_piece(
@@ -64,7 +106,9 @@ std::string AddressMap::describe_ranges() const {
                   hex_address(capacity_.value()) + "), i.e. [" + hex_address(kDirectBase) + ", " +
                   hex_address(kDirectBase + interleaved_size()) + "); the interleaved window is [" +
                   hex_address(kInterleavedBase) + ", " +
-                  hex_address(kInterleavedBase + interleaved_size()) + ")";
+                  hex_address(kInterleavedBase + interleaved_size()) +
+                  "); the mapped window (placements by frame) is [" + hex_address(kMappedBase) +
+                  ", " + hex_address(mapped_end()) + ")";
   return s;
 }
 

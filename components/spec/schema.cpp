@@ -648,7 +648,7 @@ const std::vector<std::string>& cross_field_rules() {
       fmt::format("UCIe links in the system, and inter-SIP links, <= {} each (all-to-all "
                   "grows as n^2).",
                   kMaxLinksPerClass),
-      "Total HBM (`capacity_GiB` * total cubes) < 2^62 bytes, so every address fits the flat "
+      "Total HBM (`capacity_GiB` * total cubes) < 2^60 bytes, so every address fits the flat "
       "64-bit space with room to spare.",
       "Every time converts to whole picoseconds, every rate to a whole, non-zero number of "
       "B/s or Hz (emu/time.hpp).",

@@ -78,6 +78,6 @@ const std::vector<std::string>& cross_field_rules();
 inline constexpr std::uint64_t kMaxTotalPes = 1'048'576;
 inline constexpr std::uint64_t kMaxTotalCubes = 65'536;
 inline constexpr std::uint64_t kMaxLinksPerClass = 1'048'576;
-inline constexpr std::uint64_t kMaxTotalHbmBytes = std::uint64_t{1} << 62;
+inline constexpr std::uint64_t kMaxTotalHbmBytes = std::uint64_t{1} << 60;
 
 }  // namespace cubesim::components::spec

@@ -534,7 +534,7 @@ class Builder {
     const std::uint64_t cubes = c.total_cubes();
     if (c.cube.hbm.capacity_bytes > (kMaxTotalHbmBytes - 1) / cubes) {
       v_.add("/system/cube/hbm/capacity_GiB",
-             fmt::format("{} cubes x {} bytes of HBM reaches 2^62 bytes; the flat address space "
+             fmt::format("{} cubes x {} bytes of HBM reaches 2^60 bytes; the flat address space "
                          "must stay below it, so reduce the capacity or the number of cubes",
                          cubes, c.cube.hbm.capacity_bytes));
     }

@@ -37,6 +37,7 @@ class System {
   bool timing_only() const { return options_.timing_only; }
 
   const AddressMap& address_map() const { return map_; }
+  AddressMap& address_map() { return map_; }  // the allocator maps frames
   Topology& topology() { return topology_; }
   const Topology& topology() const { return topology_; }
   Network& network() { return *network_; }

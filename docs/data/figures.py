@@ -687,6 +687,21 @@ def vector_add_pipeline(ctx):
     return table(["block", "`pipeline=none`", "`pipeline=double`"], rows)
 
 
+def vector_add_placement(ctx):
+    rows = []
+    for spec, label in (("default", "default.json (1 SIP, 4 cubes)"),
+                        ("large", "large.json (4 SIPs, 32 cubes)")):
+        cells = [label]
+        for placement in ("system", "cube", "pe", "first_touch"):
+            r = ctx.report(f"cubesim run specs/{spec}.json vector_add -p n=268435456 "
+                           f"-p placement={placement} --timing-only")
+            peak = r["system"]["bandwidth_GBps"]["hbm_system"] * 1e9
+            rate = r["achieved_bytes_per_second"]
+            cells.append(f"{rate / 1e12:.2f} TB/s ({100 * rate / peak:.0f} % of the HBM peak)")
+        rows.append(cells)
+    return table(["spec", "`system`", "`cube` (auto)", "`pe`", "`first_touch`"], rows)
+
+
 def collective_model_default(ctx):
     worst = 0.0
     for algorithm in ALGORITHMS:
@@ -734,6 +749,7 @@ FIGURES += [
         "chunks a side) {} against {} us",
         "16 KiB slots take the default run from {} to {} us"], ring_attention),
     Block("kernels-vector-add-pipeline", KERNELS, "cheap", vector_add_pipeline),
+    Block("kernels-vector-add-placement", KERNELS, "expensive", vector_add_placement),
 ]
 
 # ---------------------------------------------------------------------------------------------

@@ -85,8 +85,9 @@ double round_to(DType dtype, double value) {
   }
 }
 
-Ptr alloc_array(Simulation& sim, DType dtype, std::int64_t n) {
-  return sim.alloc(static_cast<std::uint64_t>(std::max<std::int64_t>(n, 1)) * dtype_size(dtype));
+Ptr alloc_array(Simulation& sim, DType dtype, std::int64_t n, Placement placement) {
+  return sim.alloc(static_cast<std::uint64_t>(std::max<std::int64_t>(n, 1)) * dtype_size(dtype),
+                   placement);
 }
 
 void write_array(Simulation& sim, Ptr p, const HostArray& a) {

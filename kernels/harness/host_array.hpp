@@ -30,7 +30,7 @@ HostArray make_array(DType dtype, std::span<const double> values);
 double round_to(DType dtype, double value);
 
 // Simulated memory. In timing-only simulations write_array only checks the range.
-Ptr alloc_array(Simulation& sim, DType dtype, std::int64_t n);
+Ptr alloc_array(Simulation& sim, DType dtype, std::int64_t n, Placement placement = {});
 void write_array(Simulation& sim, Ptr p, const HostArray& a);
 HostArray read_array(const Simulation& sim, Ptr p, DType dtype, std::int64_t n);
 double read_element(const Simulation& sim, Ptr base, std::int64_t index, DType dtype);

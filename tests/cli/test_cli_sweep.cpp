@@ -87,13 +87,11 @@ class CliSweep : public CliTest {
   const std::string tiny = spec_file("tiny.json");
   // 3 x 2 = 6 quick timing-only points of vector_add on the tiny system.
   std::vector<std::string> small_sweep(const std::vector<std::string>& extra = {}) const {
-    std::vector<std::string> a = {"sweep",
-                                  tiny,
-                                  "vector_add",
-                                  "--vary",
-                                  "system.ucie.bandwidth_GBps=16:64:x2",
-                                  "--vary",
-                                  "param.n=1000,20000"};
+    std::vector<std::string> a = {"sweep", tiny, "vector_add", "--vary",
+                                  "system.ucie.bandwidth_GBps=16:64:x2", "--vary",
+                                  "param.n=1000,20000",
+                                  // Over every cube, so that the UCIe links carry the data.
+                                  "-p", "placement=system"};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }
@@ -313,7 +311,7 @@ TEST_F(CliSweep, ResumeSkipsFinishedPoints) {
   // One more bandwidth: only its two points run; the others keep their rows.
   const auto wider =
       cubesim({"sweep", tiny, "vector_add", "--vary", "system.ucie.bandwidth_GBps=16:128:x2",
-               "--vary", "param.n=1000,20000", "--out", out});
+               "--vary", "param.n=1000,20000", "-p", "placement=system", "--out", out});
   ASSERT_EQ(wider.code, 0) << show(wider);
   EXPECT_THAT(wider.out, HasSubstr("8 of 8 points (4 x 2) finished; 6 kept from " + out));
   EXPECT_THAT(wider.out, Not(HasSubstr(" given; ")));  // --jobs unset: as many as points left

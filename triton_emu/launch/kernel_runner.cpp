@@ -52,6 +52,7 @@ KernelRunner::KernelRunner(const LaunchResources& parts, const Grid& grid, const
   state_.coords = std::move(plan_.coords);
   state_.waves = plan_.waves;
   state_.pes_used = plan_.queues.size();
+  state_.placement = &parts.placement;
   state_.trace_flows = parts.options.trace_flows;
   state_.start = parts.sched.now();
   state_.dispatcher_free = state_.start;

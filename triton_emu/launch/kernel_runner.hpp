@@ -36,6 +36,7 @@ struct LaunchResources {
   DeferredLoads* deferred;  // nullptr when timing-only
   emu::TraceWriter* trace;  // nullptr without a trace
   const Allocations& allocations;
+  HbmPlacement& placement;
   Messages& messages;
   Atomics& atomics;
   SwitchReductions& reductions;

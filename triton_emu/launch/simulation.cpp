@@ -3,6 +3,8 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <cstring>
+#include <unordered_map>
 
 #include "emu/log.hpp"
 #include "triton_emu/backends/gemm_backend.hpp"
@@ -17,6 +19,23 @@
 namespace cubesim {
 
 namespace detail {
+
+// Placement::pe's slices: each PE's channels are those whose controller is on its router; a
+// PE whose router has none (fewer channels than PEs, or controllers on a few nodes) takes
+// channel pe % channels.
+std::vector<std::vector<std::uint32_t>> pe_slices(const components::System& sys) {
+  const components::Topology& t = sys.topology();
+  const std::uint32_t pes = sys.config().cube.pes, channels = sys.config().cube.hbm.channels;
+  std::vector<std::vector<std::uint32_t>> slices(pes);
+  std::unordered_map<std::uint32_t, std::uint32_t> pe_at;  // node -> PE
+  for (std::uint32_t p = 0; p < pes; ++p) pe_at[t.node_of_pe(p)] = p;
+  for (std::uint32_t c = 0; c < channels; ++c)
+    if (const auto it = pe_at.find(t.hbm_node(c)); it != pe_at.end())
+      slices[it->second].push_back(c);
+  for (std::uint32_t p = 0; p < pes; ++p)
+    if (slices[p].empty()) slices[p].push_back(p % channels);
+  return slices;
+}
 
 struct SimulationImpl {
   SimulationImpl(const Spec& s, SimOptions o)
@@ -95,7 +114,7 @@ struct SimulationImpl {
   std::unique_ptr<DeferredLoads> deferred;  // after gemm: copying may settle held GEMMs
   std::unique_ptr<emu::TraceWriter> trace;
   detail::Allocations allocations;
-  HbmPlacement placement{sys.address_map()};
+  HbmPlacement placement{sys.address_map(), sys.config().cube.pes, pe_slices(sys)};
   std::unique_ptr<Messages> messages;  // tl.send / tl.recv channels, across launches
   std::unique_ptr<Atomics> atomics;
   std::unique_ptr<SwitchReductions> reductions;
@@ -150,10 +169,18 @@ void Simulation::write_bytes(Ptr p, const void* src, std::uint64_t bytes) {
   auto* mem = impl_->memory.get();
   check_host_access(p, bytes, "write");
   try {
-    if (mem)
-      mem->write(p.addr, src, bytes);
-    else
-      impl_->sys.address_map().check_range(p.addr, bytes, "write");
+    if (!mem) return impl_->sys.address_map().check_range(p.addr, bytes, "write");
+    // A first-touch buffer's frames no program has touched hold what is written to them until
+    // they are placed.
+    const auto* in = static_cast<const std::byte*>(src);
+    impl_->placement.host_runs(
+        p.addr, bytes, true,
+        [&](std::uint64_t at, std::uint64_t len, bool placed, std::byte* held) {
+          if (placed)
+            mem->write(at, in + (at - p.addr), len);
+          else
+            std::memcpy(held, in + (at - p.addr), len);
+        });
   } catch (const components::AddressError& e) {
     throw UsageError(e.what());
   }
@@ -164,7 +191,17 @@ void Simulation::read_bytes(Ptr p, void* dst, std::uint64_t bytes) const {
   if (!mem) throw UsageError("read: a timing-only simulation holds no data");
   check_host_access(p, bytes, "read");
   try {
-    mem->read(p.addr, dst, bytes);
+    auto* out = static_cast<std::byte*>(dst);
+    impl_->placement.host_runs(
+        p.addr, bytes, false,
+        [&](std::uint64_t at, std::uint64_t len, bool placed, std::byte* held) {
+          if (placed)
+            mem->read(at, out + (at - p.addr), len);
+          else if (held != nullptr)
+            std::memcpy(out + (at - p.addr), held, len);
+          else
+            std::memset(out + (at - p.addr), 0, len);
+        });
   } catch (const components::AddressError& e) {
     throw UsageError(e.what());
   }
@@ -189,6 +226,7 @@ RunResult Simulation::run(Grid grid, const std::function<void(tl::Context&)>& bo
       .deferred = I.deferred.get(),
       .trace = I.trace.get(),
       .allocations = I.allocations,
+      .placement = I.placement,
       .messages = *I.messages,
       .atomics = *I.atomics,
       .reductions = *I.reductions,

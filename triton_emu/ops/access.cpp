@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "triton_emu/errors.hpp"
 #include "triton_emu/ops/launch_state.hpp"
 
 namespace cubesim::ops {
@@ -103,6 +104,22 @@ void check_access(const detail::Program& program, Ptr ptr, std::uint64_t bytes, 
   }
   if (!program.launch().allocations.contains(ptr.addr, bytes))
     program.fault(program.launch().allocations.describe_miss(ptr.addr, bytes, what));
+  first_touch(program, ptr.addr, bytes);
+}
+
+void first_touch(const detail::Program& program, std::uint64_t addr, std::uint64_t bytes) {
+  detail::LaunchState& launch = program.launch();
+  if (launch.placement == nullptr || !launch.sys.address_map().has_untouched()) return;
+  const components::PeCoord at = program.pe().coord;
+  try {
+    launch.placement->touch(addr, bytes, at.sip * launch.sys.config().cubes_per_sip + at.cube,
+                            [&](std::uint64_t frame, const std::vector<std::byte>& held) {
+                              if (launch.memory != nullptr)
+                                launch.memory->write(frame, held.data(), held.size());
+                            });
+  } catch (const UsageError& e) {
+    program.fault(e.what());
+  }
 }
 
 bool plan_access(detail::Program& program, const char* what, Ptr ptr, const Shape& shape,

@@ -14,6 +14,10 @@ namespace cubesim::ops {
 
 // A fault naming `what` unless the `bytes` at `ptr` are aligned for `dtype`, addressable and
 // inside one allocated buffer.
+// A first-touch buffer's frames in [addr, addr + bytes) that no program touched before go to the
+// program's cube (memory/placement.hpp), with what the host wrote to them; a fault when the cube
+// is full. Every access a program makes passes here once checked.
+void first_touch(const detail::Program& program, std::uint64_t addr, std::uint64_t bytes);
 void check_access(const detail::Program& program, Ptr ptr, std::uint64_t bytes, DType dtype,
                   const char* what);
 

@@ -154,6 +154,7 @@ std::uint64_t atomic_bits(Program& program, AtomicOp op, Ptr ptr, int type, std:
   }
   if (!launch.allocations.contains(ptr.addr, size))
     program.fault(launch.allocations.describe_miss(ptr.addr, size, what));
+  first_touch(program, ptr.addr, size);
   program.segments().assign(1, AccessSegment{ptr.addr, size, 0});
   std::uint64_t old = 0;
   // Values are always known for one word (a timing-only run keeps them in a shadow).

@@ -15,6 +15,7 @@
 #include "triton_emu/backends/gemm_backend.hpp"
 #include "triton_emu/gemm/held_gemms.hpp"
 #include "triton_emu/gemm/operand_cache.hpp"
+#include "triton_emu/ops/access.hpp"
 #include "triton_emu/ops/launch_state.hpp"
 
 namespace cubesim::tl {
@@ -534,6 +535,7 @@ void check_memory_result(const LaunchState& launch, const Program& caller, const
   if (!launch.allocations.contains(out.ptr.addr, static_cast<std::uint64_t>(span)))
     caller.fault(launch.allocations.describe_miss(out.ptr.addr, static_cast<std::uint64_t>(span),
                                                   "composite gemm output"));
+  ops::first_touch(caller, out.ptr.addr, static_cast<std::uint64_t>(span));
 }
 
 // A result in SRAM: the accumulator's tile when the engine can add into it, else a new tile.

@@ -23,6 +23,7 @@
 #include "triton_emu/gemm/operand_cache.hpp"
 #include "triton_emu/memory/allocations.hpp"
 #include "triton_emu/memory/functional_memory.hpp"
+#include "triton_emu/memory/placement.hpp"
 #include "triton_emu/tile/deferred_loads.hpp"
 
 namespace cubesim::backends {
@@ -72,11 +73,12 @@ struct LaunchState {
   FunctionalMemory* memory;  // nullptr in timing-only runs
   GemmResources* gemm;       // nullptr in timing-only runs
   emu::TraceWriter* trace;
-  AccessLog* log;                    // nullptr when not recording
-  DeferredLoads* deferred;           // nullptr in timing-only runs
-  const Allocations& allocations;    // every access must lie inside one buffer
-  Messages* messages = nullptr;      // tl.send / tl.recv channels
-  std::int64_t grid[3] = {1, 1, 1};  // programs per axis
+  AccessLog* log;                     // nullptr when not recording
+  DeferredLoads* deferred;            // nullptr in timing-only runs
+  const Allocations& allocations;     // every access must lie inside one buffer
+  HbmPlacement* placement = nullptr;  // places first-touch frames
+  Messages* messages = nullptr;       // tl.send / tl.recv channels
+  std::int64_t grid[3] = {1, 1, 1};   // programs per axis
   std::vector<ProgramCoord> coords{};
   // A logical grid's programs run in waves: those of later waves start only as earlier ones
   // end, so nothing may wait for a program of another wave (barriers and messages).
