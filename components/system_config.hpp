@@ -173,11 +173,34 @@ struct VectorConfig {
   }();
 };
 
+// How the GEMM engine's compute time follows from a GEMM's shape (components/pe/gemm_timing.hpp).
+enum class GemmModel : std::uint8_t { simple, systolic };
+enum class Dataflow : std::uint8_t { weight_stationary, output_stationary };
+// By name (emu/name_table.hpp): system.pe.gemm.model's and .systolic.dataflow's values.
+inline const emu::NameTable<GemmModel>& gemm_models() {
+  static const emu::NameTable<GemmModel> table(
+      "GEMM engine model", {{"simple", GemmModel::simple}, {"systolic", GemmModel::systolic}});
+  return table;
+}
+inline const emu::NameTable<Dataflow>& dataflows() {
+  static const emu::NameTable<Dataflow> table("systolic dataflow",
+                                              {{"weight_stationary", Dataflow::weight_stationary},
+                                               {"output_stationary", Dataflow::output_stationary}});
+  return table;
+}
+
 struct GemmConfig {
   Tick startup = 0;                              // fixed cost per composite GEMM
   std::array<double, kDTypeCount> peak_flops{};  // per DType (index = static_cast<int>(DType))
   double peak(DType t) const { return peak_flops[static_cast<int>(t)]; }
   double epilogue_elements_per_s = 96e9;  // one epilogue step (scale, bias, activation)
+  GemmModel model = GemmModel::simple;
+  // systolic: an array of rows x cols multiply-add cells at the PE's clock, its dataflow, and
+  // the bytes per second the SRAM feeds it (0: no limit).
+  std::uint32_t rows = 128, cols = 128;
+  Dataflow dataflow = Dataflow::weight_stationary;
+  double sram_feed_bytes_per_s = 0;
+  Frequency clock = Frequency::from_GHz(1.5);  // the PE's
 };
 
 struct DmaConfig {

@@ -84,7 +84,8 @@ void AddressMap::throw_unplaced(std::uint64_t addr, std::uint64_t frame) const {
   if (frame == kNoFrame) throw_unmapped(addr, 1, "access");
   throw AddressError("the byte at " + hex_address(addr) +
                      " lies in a first-touch buffer's frame no program has touched yet, so it "
-                     "has no place in HBM");
+                     "has no place in HBM; a program's load, store, ref or atomic places it "
+                     "(the host's Simulation::write and read do not need it placed)");
 }
 
 void AddressMap::for_each_piece(

@@ -172,7 +172,7 @@ class AddressMap {
     }
     // A direct access may run from one cube's range into the next: the ranges are adjacent and
     // both are real memory, so that is allowed, but it must stay inside the direct window.
-    if (!is_mapped(addr) || !is_mapped(last) || is_interleaved(last))
+    if (!is_mapped(addr) || !is_mapped(last) || is_interleaved(last) || in_frames(last))
       throw_unmapped(addr, bytes, what);
   }
 

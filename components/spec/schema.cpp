@@ -361,6 +361,34 @@ void add_pe(std::vector<SpecField>& s) {
           .desc("Output elements per second, in 10^9, through one step of a composite GEMM's "
                 "epilogue (alpha scale, beta scale of the accumulator, bias, activation); each "
                 "step adds M * N / rate after the compute."));
+  add(choice("system.pe.gemm.model", gemm_models().names())
+          .def("simple")
+          .desc("How a GEMM's compute time follows from its shape. `simple`: 2 M N K at the "
+                "dtype's peak. `systolic`: an array of `systolic.rows` x `systolic.cols` cells "
+                "that cuts the GEMM into folds, each paying its fill and drain, fed from SRAM "
+                "at `systolic.sram_feed_GBps` (docs/hardware-model.md)."));
+  add(object("system.pe.gemm.systolic")
+          .optional()
+          .desc("The array of `model: systolic`. Each cell does peak_TFLOPS(dtype) / (2 rows "
+                "cols clock) multiply-adds of K per cycle."));
+  add(integer("system.pe.gemm.systolic.rows", "cells")
+          .range(1, 65536)
+          .def(128)
+          .desc("Rows of the array: K of a weight-stationary fold, M of an output-stationary "
+                "one."));
+  add(integer("system.pe.gemm.systolic.cols", "cells")
+          .range(1, 65536)
+          .def(128)
+          .desc("Columns of the array: N of a fold."));
+  add(choice("system.pe.gemm.systolic.dataflow", dataflows().names())
+          .def("weight_stationary")
+          .desc("What stays in the cells: B's K x N tile (A's rows stream through), or C's M x "
+                "N tile (K streams through)."));
+  add(number("system.pe.gemm.systolic.sram_feed_GBps", "GB/s")
+          .range(0, kMaxBandwidthGBps)
+          .def(0.0)
+          .desc("Bytes per second, in 10^9, the SRAM feeds the array (operands in, partial "
+                "sums and results out); 0: no limit."));
   add(object("system.pe.dma").optional().desc("The engine that moves data for load/store."));
   add(integer("system.pe.dma.max_outstanding_packets", "packets")
           .range(1, 65536)

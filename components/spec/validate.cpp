@@ -477,6 +477,7 @@ class Builder {
           doc_.contains(ptr) ? num(doc_, p.c_str()) * 1e12 : 0;
     }
     pe.gemm.epilogue_elements_per_s = num(doc_, "/system/pe/gemm/epilogue_Gelem_per_s") * 1e9;
+    build_systolic(pe);
     pe.dma.max_outstanding_packets = u32(doc_, "/system/pe/dma/max_outstanding_packets");
 
     build_ucie(c);
@@ -528,6 +529,36 @@ class Builder {
                       "simulates; reduce sips.count, sips.cubes_per_sip or cube.pes",
                       c.sips, c.cubes_per_sip, u32(doc_, "/system/cube/pes"), pes, kMaxTotalPes));
     }
+  }
+
+  // The GEMM engine's array (system.pe.gemm.systolic), for model systolic. It must not be
+  // larger than the fastest peak allows at one multiply-add per cell per cycle.
+  void build_systolic(PeConfig& pe) {
+    GemmConfig& g = pe.gemm;
+    g.clock = pe.clock;
+    g.model =
+        gemm_models().at(doc_.at(json::json_pointer("/system/pe/gemm/model")).get<std::string>(),
+                         "system.pe.gemm.model");
+    g.rows = u32(doc_, "/system/pe/gemm/systolic/rows");
+    g.cols = u32(doc_, "/system/pe/gemm/systolic/cols");
+    g.dataflow = dataflows().at(
+        doc_.at(json::json_pointer("/system/pe/gemm/systolic/dataflow")).get<std::string>(),
+        "system.pe.gemm.systolic.dataflow");
+    g.sram_feed_bytes_per_s = num(doc_, "/system/pe/gemm/systolic/sram_feed_GBps") * 1e9;
+    if (g.model != GemmModel::systolic) return;
+    double fastest = 0;
+    DType at = DType::f16;
+    for (DType t : kAllDTypes)
+      if (g.peak(t) > fastest) fastest = g.peak(t), at = t;
+    const double one_mac = 2.0 * g.rows * g.cols * static_cast<double>(pe.clock.hz());
+    if (one_mac > fastest * (1 + 1e-9))
+      v_.add("/system/pe/gemm/systolic/rows",
+             fmt::format("a {} x {} array at {} GHz does {:.4g} TFLOP/s at one multiply-add per "
+                         "cell per cycle, more than the fastest peak_TFLOPS ({} = {:.4g}): the "
+                         "array is larger than the peak allows; use fewer rows or columns, or "
+                         "raise the peak",
+                         g.rows, g.cols, static_cast<double>(pe.clock.hz()) / 1e9, one_mac / 1e12,
+                         dtype_name(at), fastest / 1e12));
   }
 
   void check_total_hbm(const SystemConfig& c) {

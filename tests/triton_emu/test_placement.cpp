@@ -140,14 +140,18 @@ TEST(Placement, PlacementsTheSystemLacksAreRefusedAndChangeNothing) {
               ::testing::ThrowsMessage<UsageError>(HasSubstr("does not fit this system")));
   EXPECT_THAT([&] { (void)sim.alloc(64, Placement::distributed(0, 16, 4, 1)); },
               ::testing::ThrowsMessage<UsageError>(HasSubstr("blocks of at least 1 byte")));
-  // More than a PE's slice holds (48 GiB / 16 PEs): refused, and the cube is as it was.
-  const std::uint64_t slice = sim.config().cube.hbm.capacity_bytes / 16;
-  EXPECT_THAT([&] { (void)sim.alloc(slice + kGranule, Placement::on_pe(0, 1, 3)); },
+  // A PE's whole slice (48 GiB / 16 PEs) once a GiB of its cube is taken: its turns run out
+  // part-way, and the request is refused with the cube as it was.
+  const std::uint64_t cube = sim.config().cube.hbm.capacity_bytes, slice = cube / 16;
+  const std::uint64_t gib = std::uint64_t{1} << 30;
+  (void)sim.alloc(gib, Placement::on_cube(0, 1));
+  EXPECT_THAT([&] { (void)sim.alloc(slice, Placement::on_pe(0, 1, 3)); },
               ::testing::ThrowsMessage<UsageError>(HasSubstr("cube (sip 0, cube 1) is full")));
-  const Ptr whole = sim.alloc(slice, Placement::on_pe(0, 1, 3));
-  EXPECT_EQ(where(sim, whole + slice - 1).global_cube, 1u);
-  EXPECT_THROW((void)sim.alloc(kGranule, Placement::on_cube(0, 1)), UsageError)
-      << "the slice's turns took the whole cube";
+  (void)sim.alloc(cube - 2 * gib, Placement::on_cube(0, 1));        // the turns were given back
+  const Ptr part = sim.alloc(gib / 32, Placement::on_pe(0, 1, 3));  // 32 MiB: 512 MiB of turns
+  EXPECT_EQ(where(sim, part + gib / 32 - 1).global_cube, 1u);
+  EXPECT_THROW((void)sim.alloc(gib / 2 + kGranule, Placement::on_cube(0, 1)), UsageError)
+      << "the slice's turns took 16 times its bytes of the cube";
   (void)sim.alloc(kGranule, Placement::on_cube(0, 2));
 }
 
@@ -207,6 +211,28 @@ TEST(Placement, AFirstTouchOnAFullCubeIsAKernelFault) {
     if (tl.program_id(1) == 1) (void)tl.load(ft, {16}, DType::f32);
   });
   EXPECT_EQ(where(sim, ft).global_cube, 1u);
+}
+
+// Requests no placement could hold are refused before any table is built (a placement by frame
+// keeps one entry per frame): more bytes than the placement's HBM, an alignment whose holes
+// would outweigh the buffer. A direct range may not run on into the mapped window.
+TEST(Placement, RequestsBeyondWhatThePlacementReachesAreRefusedAtOnce) {
+  Simulation sim(Spec::load(spec_path("default.json")), {.timing_only = true});
+  const std::uint64_t cube = sim.config().cube.hbm.capacity_bytes, all = 4 * cube;
+  EXPECT_THAT([&] { (void)sim.alloc(~std::uint64_t{0} - 100, Placement::on_pe(0, 0, 0)); },
+              ::testing::ThrowsMessage<UsageError>(HasSubstr("bytes of HBM that placement")));
+  EXPECT_THAT([&] { (void)sim.alloc(cube / 16 + 1, Placement::on_pe(0, 0, 0)); },
+              ::testing::ThrowsMessage<UsageError>(HasSubstr("more than the")));
+  EXPECT_THROW((void)sim.alloc(all + 1, Placement::first_touch()), UsageError);
+  EXPECT_THROW((void)sim.alloc(cube + 1, Placement::distributed(4096, 16, 1, 1)), UsageError);
+  EXPECT_THAT([&] { (void)sim.alloc(64, Placement::on_pe(0, 0, 0), std::uint64_t{1} << 40); },
+              ::testing::ThrowsMessage<UsageError>(HasSubstr("alignment")));
+  const Ptr p = sim.alloc(64, Placement::on_pe(0, 0, 0));
+  const components::AddressMap& map = sim.system().address_map();
+  EXPECT_NO_THROW(map.check_range(p.addr, 64, "read"));
+  EXPECT_THROW(map.check_range(components::AddressMap::kDirectBase,
+                               p.addr + 8 - components::AddressMap::kDirectBase, "read"),
+               components::AddressError);
 }
 
 }  // namespace

@@ -71,7 +71,10 @@ Ptr HbmPlacement::place_interleaved(std::uint64_t bytes, std::uint64_t align) {
       throw UsageError("alloc: " + std::to_string(bytes) +
                        " bytes interleaved do not fit: HBM is full (cube " + std::to_string(c) +
                        " has " + std::to_string(direct_next_[c]) +
-                       " bytes of direct buffers and frames)");
+                       " bytes taken from below by buffers on that cube and by the turns of "
+                       "channels that placements by PE, SIP, distribution or first touch "
+                       "reserve; a turn's granules on other channels stay free for those "
+                       "placements only)");
   interleaved_low_ = low;
   return Ptr{components::AddressMap::kInterleavedBase + low};
 }
@@ -94,9 +97,15 @@ Ptr HbmPlacement::place_on_cube(std::uint64_t bytes, Placement placement, std::u
   const std::uint32_t cube = map_.global_cube({placement.sip, placement.cube});
   const std::uint64_t start = (direct_next_[cube] + align - 1) / align * align;
   if (start + bytes > std::min(map_.capacity_per_cube(), interleaved_floor(interleaved_low_)))
-    throw UsageError("alloc: " + std::to_string(bytes) + " bytes do not fit on cube (sip " +
-                     std::to_string(placement.sip) + ", cube " + std::to_string(placement.cube) +
-                     ")");
+    throw UsageError(
+        "alloc: " + std::to_string(bytes) + " bytes do not fit on cube (sip " +
+        std::to_string(placement.sip) + ", cube " + std::to_string(placement.cube) +
+        "): " + std::to_string(direct_next_[cube]) +
+        " bytes of it are taken by buffers on it and by the turns of channels that "
+        "placements by PE, SIP, distribution or first touch reserve, and " +
+        std::to_string(map_.capacity_per_cube() -
+                       std::min(map_.capacity_per_cube(), interleaved_floor(interleaved_low_))) +
+        " by interleaved buffers");
   direct_next_[cube] = start + bytes;
   return Ptr{map_.direct_address({cube, start})};
 }
@@ -117,13 +126,11 @@ std::uint64_t HbmPlacement::take_frame(std::uint32_t cube, std::uint32_t channel
   return turns[next[channel]++] + std::uint64_t{channel} * map_.frame_bytes();
 }
 
-std::vector<HbmPlacement::Home> HbmPlacement::homes(std::uint64_t bytes,
-                                                    const Placement& placement) const {
-  const std::uint64_t frame = map_.frame_bytes();
-  const std::uint32_t channels = map_.hbm_channels(), sips = map_.cubes() / map_.cubes_per_sip();
-  std::uint64_t programs = 0;
+void HbmPlacement::check_frames(const Placement& placement) const {
+  const std::uint32_t sips = map_.cubes() / map_.cubes_per_sip();
   if (placement.kind == Placement::Kind::distributed) {
-    programs = std::uint64_t{placement.grid_pes} * placement.grid_cubes * placement.grid_sips;
+    const std::uint64_t programs =
+        std::uint64_t{placement.grid_pes} * placement.grid_cubes * placement.grid_sips;
     if (placement.block_bytes == 0 || programs == 0)
       throw UsageError(
           "alloc: a distributed placement needs blocks of at least 1 byte and a "
@@ -140,6 +147,14 @@ std::vector<HbmPlacement::Home> HbmPlacement::homes(std::uint64_t bytes,
   } else if (placement.kind != Placement::Kind::first_touch) {
     check_cube(placement);
   }
+}
+
+std::vector<HbmPlacement::Home> HbmPlacement::homes(std::uint64_t bytes,
+                                                    const Placement& placement) const {
+  const std::uint64_t frame = map_.frame_bytes();
+  const std::uint32_t channels = map_.hbm_channels();
+  const std::uint64_t programs =
+      std::uint64_t{placement.grid_pes} * placement.grid_cubes * placement.grid_sips;
   // Each frame's channel is taken in turn from those the placement allows on its cube (counted
   // per cube for a SIP, per PE otherwise), so that a buffer's frames spread over its channels
   // as the interleaved windows spread theirs.
@@ -185,6 +200,34 @@ std::vector<HbmPlacement::Home> HbmPlacement::homes(std::uint64_t bytes,
 Ptr HbmPlacement::place_frames(std::uint64_t bytes, const Placement& placement,
                                std::uint64_t align) {
   const std::uint64_t frame = map_.frame_bytes();
+  check_frames(placement);
+  // Refused before any table is built: more bytes than the HBM the placement reaches, or an
+  // alignment whose holes would cost more than the buffer (each is a frame of the table).
+  const std::uint64_t channels = map_.hbm_channels(), capacity = map_.capacity_per_cube();
+  std::uint64_t reach = 0;  // bytes of HBM the placement can use, at most
+  switch (placement.kind) {
+    case Placement::Kind::pe:
+      reach = capacity / channels * slices_[placement.pe].size();
+      break;
+    case Placement::Kind::sip:
+      reach = capacity * map_.cubes_per_sip();
+      break;
+    case Placement::Kind::distributed:
+      reach = capacity * std::min<std::uint64_t>(map_.cubes(), std::uint64_t{placement.grid_cubes} *
+                                                                   placement.grid_sips);
+      break;
+    default:
+      reach = capacity * map_.cubes();
+  }
+  if (bytes > reach)
+    throw UsageError("alloc: " + std::to_string(bytes) + " bytes placed " + placement.str() +
+                     " are more than the " + std::to_string(reach) +
+                     " bytes of HBM that placement reaches");
+  if (align > std::max(frame, kMaxFrameAlign))
+    throw UsageError("alloc: alignment " + std::to_string(align) + " of a buffer placed " +
+                     placement.str() + " is above " + std::to_string(kMaxFrameAlign) +
+                     " bytes; align to at most that (buffers on one cube or interleaved over the "
+                     "system take any alignment)");
   const std::vector<Home> want = homes(bytes, placement);
   // Holes first, so that the buffer's first frame is aligned as asked (frames and alignments
   // are powers of two).

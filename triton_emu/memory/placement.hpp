@@ -95,8 +95,9 @@ class HbmPlacement {
   Ptr place_interleaved(std::uint64_t bytes, std::uint64_t align);
   Ptr place_on_cube(std::uint64_t bytes, Placement placement, std::uint64_t align);
   Ptr place_frames(std::uint64_t bytes, const Placement& placement, std::uint64_t align);
-  // Where each frame of a buffer placed by frame goes (UsageError for a placement that names
-  // what the system lacks).
+  // UsageError for a placement by frame that names what the system lacks.
+  void check_frames(const Placement& placement) const;
+  // Where each frame of a buffer placed by frame goes (placement checked).
   struct Home {
     std::uint32_t cube, channel;
   };
@@ -107,6 +108,7 @@ class HbmPlacement {
   // The offset of the next free frame of `channel` on global cube `cube`, a turn reserved when
   // none is left; kFull, changing nothing, when the cube has no room for a turn.
   static constexpr std::uint64_t kFull = ~std::uint64_t{0};
+  static constexpr std::uint64_t kMaxFrameAlign = std::uint64_t{1} << 30;  // placements by frame
   std::uint64_t take_frame(std::uint32_t cube, std::uint32_t channel);
 
   components::AddressMap& map_;

@@ -15,6 +15,7 @@
 
 using namespace cubesim::components;
 using nlohmann::json;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
@@ -129,6 +130,24 @@ TEST(SpecRules, TheGemmEngineHasARateForEveryGemmDtypeButBool) {
     EXPECT_NO_THROW(
         Spec::from_json(set(tiny(), std::string("/system/pe/gemm/peak_TFLOPS/") + t, 2), "t.json"))
         << t;
+}
+
+// A systolic array may not be larger than the fastest peak allows at one multiply-add per cell
+// per cycle; one that fits gives its model to the GEMM engine's config.
+TEST(SpecRules, ASystolicArrayLargerThanThePeakAllowsIsRefused) {
+  json doc = set(tiny(), "/system/pe/gemm/model", "systolic");
+  doc = set(doc, "/system/pe/gemm/systolic/rows", 4096);
+  EXPECT_THAT(issue_at(doc, "/system/pe/gemm/systolic/rows"),
+              AllOf(HasSubstr("a 4096 x 128 array"), HasSubstr("larger than the peak allows")));
+  doc = set(doc, "/system/pe/gemm/systolic/rows", 4);
+  doc = set(doc, "/system/pe/gemm/systolic/cols", 8);
+  doc = set(doc, "/system/pe/gemm/systolic/dataflow", "output_stationary");
+  const Spec s = Spec::from_json(doc, "t.json");
+  EXPECT_EQ(s.config().pe.gemm.model, GemmModel::systolic);
+  EXPECT_EQ(s.config().pe.gemm.rows, 4u);
+  EXPECT_EQ(s.config().pe.gemm.cols, 8u);
+  EXPECT_EQ(s.config().pe.gemm.dataflow, Dataflow::output_stationary);
+  EXPECT_EQ(s.config().pe.gemm.clock.hz(), s.config().pe.clock.hz());
 }
 
 TEST(SpecRules, UnknownTopLevelKey) {

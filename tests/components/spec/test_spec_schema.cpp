@@ -27,6 +27,8 @@ TEST(SpecSchema, ChoiceFieldsListTheirTablesNames) {
       {"system.dispatch.policy", dispatch_policies().names()},
       {"system.messages.memory", slot_memories().names()},
       {"system.cube.noc.router.allocation", router_allocations().names()},
+      {"system.pe.gemm.model", gemm_models().names()},
+      {"system.pe.gemm.systolic.dataflow", dataflows().names()},
   };
   for (const SpecField& f : spec_schema()) {
     if (f.type != FieldType::choice) continue;
@@ -100,6 +102,14 @@ const std::map<std::string, Member>& members() {
         {"system.pe.gemm.startup_ns", [](auto& c) { return json(c.pe.gemm.startup); }},
         {"system.pe.gemm.epilogue_Gelem_per_s",
          [](auto& c) { return json(c.pe.gemm.epilogue_elements_per_s); }},
+        {"system.pe.gemm.model",
+         [](auto& c) { return json(gemm_models().name_of(c.pe.gemm.model)); }},
+        {"system.pe.gemm.systolic.rows", [](auto& c) { return json(c.pe.gemm.rows); }},
+        {"system.pe.gemm.systolic.cols", [](auto& c) { return json(c.pe.gemm.cols); }},
+        {"system.pe.gemm.systolic.dataflow",
+         [](auto& c) { return json(dataflows().name_of(c.pe.gemm.dataflow)); }},
+        {"system.pe.gemm.systolic.sram_feed_GBps",
+         [](auto& c) { return json(c.pe.gemm.sram_feed_bytes_per_s); }},
         {"system.pe.dma.max_outstanding_packets",
          [](auto& c) { return json(c.pe.dma.max_outstanding_packets); }},
         {"system.ucie.topology", [](auto& c) { return json(to_string(c.ucie.topology)); }},
