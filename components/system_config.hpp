@@ -104,10 +104,32 @@ inline std::uint64_t hbm_slot_stride(const HbmConfig& hbm, std::uint64_t slot_by
   return slot_bytes + std::max(granule, turn / slots / granule * granule);
 }
 
+// A cube's shared cache in front of its HBM (components/cache/cube_cache.hpp), sliced by
+// HBM channel: every access to the cube's memory, from any PE of the system, goes through the
+// slice of its channel.
+enum class CacheModel : std::uint8_t { none, lru };
+// By name (emu/name_table.hpp): system.cube.cache.model's values.
+inline const emu::NameTable<CacheModel>& cache_models() {
+  static const emu::NameTable<CacheModel> table(
+      "cube cache model", {{"none", CacheModel::none}, {"lru", CacheModel::lru}});
+  return table;
+}
+
+struct CacheConfig {
+  CacheModel model = CacheModel::none;
+  std::uint64_t size_bytes = 32ULL << 20;  // per cube
+  std::uint32_t ways = 16;
+  std::uint32_t line_bytes = 128;                    // divides the HBM channel granule
+  Tick hit_latency = 20'000;                         // a hit's access, instead of the HBM's (20 ns)
+  Bandwidth bandwidth = Bandwidth::from_GBps(4000);  // per cube, split evenly over its slices
+  bool enabled() const { return model != CacheModel::none; }
+};
+
 struct CubeConfig {
   std::uint32_t pes = 16;  // == mesh_x * mesh_y (one PE per node)
   NocConfig noc;
   HbmConfig hbm;
+  CacheConfig cache;
 };
 
 // Classes of vector-unit operation, each with its own issue cost (cycles per element per lane;

@@ -64,7 +64,8 @@ void FlowNetwork::add_route(const Route& r, std::uint64_t bytes, std::size_t ski
 
 void FlowNetwork::add_pieces(TransferKind kind, std::uint32_t pe, std::uint64_t addr,
                              std::uint64_t bytes) {
-  if (bytes <= kFewPieces * packet_bytes_) {  // a few pieces: their routes, cached
+  // A cache hit's pieces take that way too: hits come in runs of lines, rarely long.
+  if (bytes <= kFewPieces * packet_bytes_ || kind == TransferKind::cache_read) {
     while (bytes > 0) {
       const auto piece = map_.first_piece(addr, bytes, packet_bytes_);
       add_route(routes_.get(kind, pe, 0, piece.loc, map_.channel(piece.loc)), piece.len);
@@ -456,7 +457,8 @@ emu::Tick FlowNetwork::credit_limited(TransferKind kind, LinkId id, std::uint64_
   // An HBM channel's link holds no latency of its own (it serves reads and writes alike): read
   // from, it ends at its controller's router, whose pipeline the packet goes through first.
   const emu::Tick into_router =
-      l.latency + (l.kind == LinkKind::hbm_channel ? topology_.router_delay() : 0);
+      l.latency +
+      (l.kind == LinkKind::hbm_channel || l.kind == LinkKind::cache ? topology_.router_delay() : 0);
   const emu::Tick loop = into_router + l.full_packet_time + buffers_.credit_latency(id);
   // And each channel of the class passes a packet per turn of the router's pipeline at most
   // (packet_network.hpp): its serialisation onward and the turnaround, or the whole pipeline.

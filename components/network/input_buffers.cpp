@@ -8,13 +8,14 @@ namespace cubesim::components {
 namespace {
 
 // The buffers at the far end of a link of this kind, or nullptr for a sink. An HBM channel
-// feeds its controller's router port when read from (and is the last hop, a sink, when
-// written to: the packet model never asks for a buffer beyond a route's last link).
+// (or a cache slice) feeds its controller's router port when read from (and is the last hop, a
+// sink, when written to: the packet model never asks for a buffer beyond a route's last link).
 const BufferConfig* far_end(const SystemConfig& c, LinkKind kind) {
   switch (kind) {
     case LinkKind::noc:
     case LinkKind::inject:
     case LinkKind::hbm_channel:
+    case LinkKind::cache:
       return &c.cube.noc.router;
     case LinkKind::ucie:
       return &c.ucie.buffers;

@@ -1,6 +1,7 @@
 #pragma once
 // A directed, contended resource that packets cross one after another: a NOC link, a PE's
-// injection or ejection port, a UCIe or inter-SIP link, or an HBM channel. A link serialises a
+// injection or ejection port, a UCIe or inter-SIP link, an HBM channel, or the slice of the
+// cube's cache in front of a channel (what a hit is served from). A link serialises a
 // packet in bytes / bandwidth and is busy until the packet's tail has left it.
 
 #include <cstdint>
@@ -11,7 +12,7 @@ namespace cubesim::components {
 
 using LinkId = std::uint32_t;  // index into Topology::links()
 
-enum class LinkKind : std::uint8_t { noc, inject, eject, ucie, inter_sip, hbm_channel };
+enum class LinkKind : std::uint8_t { noc, inject, eject, ucie, inter_sip, hbm_channel, cache };
 
 inline constexpr const char* link_kind_name(LinkKind k) {
   switch (k) {
@@ -27,6 +28,8 @@ inline constexpr const char* link_kind_name(LinkKind k) {
       return "inter_sip";
     case LinkKind::hbm_channel:
       return "hbm";
+    case LinkKind::cache:
+      return "cache";
   }
   return "?";
 }
@@ -51,6 +54,8 @@ inline constexpr const char* link_bandwidth_field(LinkKind k) {
       return "system.inter_sip.bandwidth_GBps";
     case LinkKind::hbm_channel:
       return "system.cube.hbm.bandwidth_GBps";
+    case LinkKind::cache:
+      return "system.cube.cache.bandwidth_GBps";
   }
   return "?";
 }

@@ -12,13 +12,14 @@
 #include <string_view>
 #include <vector>
 
+#include "components/cache/cube_cache.hpp"
 #include "components/network/link.hpp"
 #include "components/network/topology.hpp"
 #include "emu/time.hpp"
 
 namespace cubesim::components {
 
-inline constexpr std::size_t kLinkKinds = static_cast<std::size_t>(LinkKind::hbm_channel) + 1;
+inline constexpr std::size_t kLinkKinds = static_cast<std::size_t>(LinkKind::cache) + 1;
 
 struct LinkRecord {
   std::string name;  // Topology::link_name
@@ -43,6 +44,8 @@ struct LinkStats {
   // equals); none when no link was busy, or no packet waited.
   std::optional<std::size_t> busiest;
   std::optional<std::size_t> most_held_back;
+  // What the cubes' caches did (system.cube.cache); none without a cache.
+  std::optional<CacheStats> cache;
 
   // Bytes carried by links of one kind (bytes x links crossed).
   std::uint64_t bytes(LinkKind kind) const { return bytes_by_kind[static_cast<std::size_t>(kind)]; }

@@ -18,6 +18,7 @@ double spec_GBps(const SystemConfig& c, LinkKind kind) {
   if (kind == LinkKind::ucie) b = c.ucie.bandwidth;
   if (kind == LinkKind::inter_sip) b = c.inter_sip.bandwidth;
   if (kind == LinkKind::hbm_channel) b = c.cube.hbm.bandwidth;
+  if (kind == LinkKind::cache) b = c.cube.cache.bandwidth;
   return static_cast<double>(b.bytes_per_s()) / 1e9;
 }
 }  // namespace
@@ -66,16 +67,66 @@ Network::Network(NetworkModel model, emu::Scheduler& scheduler, Topology& topolo
       packet_bytes_(topology.config().cube.noc.packet_bytes),
       window_(topology.config().pe.dma.max_outstanding_packets),
       buffers_(topology),
-      tracer_(topology) {}
+      tracer_(topology) {
+  if (topology.has_cache())
+    cache_ = std::make_unique<CubeCaches>(topology.config().cube.cache, topology.cubes());
+}
 
 void Network::read(std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes, Done done) {
   map_.check_range(addr, bytes, "read");
+  if (cache_ && bytes > 0) {
+    read_cached(pe, addr, bytes, std::move(done));
+    return;
+  }
   begin(TransferKind::read, pe, 0, addr, bytes, std::move(done));
 }
 
 void Network::write(std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes, Done done) {
   map_.check_range(addr, bytes, "write");
+  if (cache_) write_cached(addr, bytes);
   begin(TransferKind::write, pe, 0, addr, bytes, std::move(done));
+}
+
+void Network::read_cached(std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes, Done done) {
+  // Lines lie in one channel granule (the spec checks), so a piece cut at lines is one line of
+  // one cube, and the runs' transfers are cut into packets as any read is.
+  const std::uint64_t line = cache_->line_bytes();
+  runs_.clear();
+  while (bytes > 0) {
+    const auto piece = map_.first_piece(addr, bytes, line);
+    const bool hit = cache_->read(piece.loc.global_cube, piece.loc.offset / line);
+    const TransferKind kind = hit ? TransferKind::cache_read : TransferKind::read;
+    if (!runs_.empty() && runs_.back().kind == kind)
+      runs_.back().bytes += piece.len;
+    else
+      runs_.push_back({kind, addr, piece.len});
+    addr += piece.len;
+    bytes -= piece.len;
+  }
+  if (runs_.size() == 1) {
+    begin(runs_[0].kind, pe, 0, runs_[0].addr, runs_[0].bytes, std::move(done));
+    return;
+  }
+  struct Join {
+    std::size_t left;
+    Done done;
+  };
+  auto join = std::make_shared<Join>(Join{runs_.size(), std::move(done)});
+  const std::vector<Run> runs = runs_;  // begin() may read through the cache again
+  for (const Run& r : runs)
+    begin(r.kind, pe, 0, r.addr, r.bytes, [join] {
+      if (--join->left == 0 && join->done) join->done();
+    });
+}
+
+void Network::write_cached(std::uint64_t addr, std::uint64_t bytes) {
+  const std::uint64_t line = cache_->line_bytes();
+  while (bytes > 0) {
+    const auto piece = map_.first_piece(addr, bytes, line);
+    cache_->write(piece.loc.global_cube, piece.loc.offset / line, piece.len == line);
+    addr += piece.len;
+    bytes -= piece.len;
+  }
 }
 
 void Network::send(std::uint32_t src_pe, std::uint32_t dst_pe, std::uint64_t bytes, Done done) {
@@ -153,6 +204,7 @@ void Network::reset_stats() {
     l.packets = 0;
   }
   packets_ = packet_hops_ = transfers_ = 0;
+  if (cache_) cache_->reset_stats();
 }
 
 void Network::abandon_in_flight() {
@@ -212,6 +264,7 @@ LinkStats Network::link_stats(emu::Tick elapsed) const {
   s.transfers = transfers_;
   s.packets = packets_;
   s.packet_hops = packet_hops_;
+  if (cache_) s.cache = cache_->stats();
   return s;
 }
 

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "components/cache/cube_cache.hpp"
 #include "components/memory/address_map.hpp"
 #include "components/network/input_buffers.hpp"
 #include "components/network/link_stats.hpp"
@@ -54,7 +55,10 @@ class Network {
 
   // `done` runs (as a simulation callback) when the last byte has arrived. PEs are global
   // indices (global_cube * pes_per_cube + PE within the cube). Address ranges are checked
-  // first (AddressError). A transfer of zero bytes completes at once.
+  // first (AddressError). A transfer of zero bytes completes at once. With a cube cache
+  // (system.cube.cache), a read's lines are looked up as it is asked for: each run of hits is
+  // served by the cache slices, each run of misses by HBM, and `done` runs when all are in; a
+  // write goes through to HBM and allocates the lines it covers whole (cube_cache.hpp).
   void read(std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes, Done done);
   void write(std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes, Done done);
   void send(std::uint32_t src_pe, std::uint32_t dst_pe, std::uint64_t bytes, Done done);
@@ -84,6 +88,12 @@ class Network {
   void abandon_in_flight();
 
   NetworkModel model() const { return model_; }
+  // The cubes' caches; null when the spec has none.
+  const CubeCaches* cache() const { return cache_.get(); }
+  // Empties every cube's cache (a cold start).
+  void clear_cache() {
+    if (cache_) cache_->clear();
+  }
   Topology& topology() { return topology_; }
   const Topology& topology() const { return topology_; }
   // In the flow model: packets the transfers would have been cut into, and link reservations.
@@ -131,6 +141,16 @@ class Network {
   void begin(TransferKind kind, std::uint32_t pe, std::uint32_t peer, std::uint64_t addr,
              std::uint64_t bytes, Done done);
   Transfer* new_transfer();
+  // A read through the cube cache: one transfer per run of hits or misses.
+  void read_cached(std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes, Done done);
+  void write_cached(std::uint64_t addr, std::uint64_t bytes);
+
+  struct Run {
+    TransferKind kind;
+    std::uint64_t addr, bytes;
+  };
+  std::unique_ptr<CubeCaches> cache_;
+  std::vector<Run> runs_;
 
   std::deque<Transfer> transfer_store_;
   Transfer* free_transfers_ = nullptr;

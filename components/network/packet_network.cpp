@@ -71,6 +71,10 @@ RouteCursor PacketNetwork::packet_route(const Transfer& t, std::uint32_t* bytes,
   *bytes = static_cast<std::uint32_t>(piece.len);
   const std::uint32_t cube = piece.loc.global_cube, channel = map_.channel(piece.loc);
   if (t.kind == TransferKind::write) return topology_.start_pe_to_memory(t.pe, cube, channel);
+  if (t.kind == TransferKind::cache_read) {
+    *delay = topology_.cache_request_delay(t.pe, cube, channel);
+    return topology_.start_cache_to_pe(cube, channel, t.pe);
+  }
   *delay = topology_.read_request_delay(t.pe, cube, channel);
   return topology_.start_memory_to_pe(cube, channel, t.pe);
 }

@@ -33,12 +33,13 @@ const Route& RouteCache::get(TransferKind kind, std::uint32_t pe, std::uint32_t 
     auto it = routes_.find(k);
     if (it == routes_.end()) {
       const auto level = static_cast<SwitchLevel>(peer);
-      Route route = kind == TransferKind::send          ? topology_.pe_to_pe(pe, peer)
-                    : kind == TransferKind::to_switch   ? topology_.pe_to_switch(pe, level)
-                    : kind == TransferKind::from_switch ? topology_.switch_to_pe(level, channel, pe)
-                    : kind == TransferKind::read
-                        ? topology_.memory_to_pe(loc.global_cube, channel, pe)
-                        : topology_.pe_to_memory(pe, loc.global_cube, channel);
+      Route route =
+          kind == TransferKind::send          ? topology_.pe_to_pe(pe, peer)
+          : kind == TransferKind::to_switch   ? topology_.pe_to_switch(pe, level)
+          : kind == TransferKind::from_switch ? topology_.switch_to_pe(level, channel, pe)
+          : kind == TransferKind::read        ? topology_.memory_to_pe(loc.global_cube, channel, pe)
+          : kind == TransferKind::cache_read  ? topology_.cache_to_pe(loc.global_cube, channel, pe)
+                                             : topology_.pe_to_memory(pe, loc.global_cube, channel);
       it = routes_.emplace(k, std::move(route)).first;  // nodes are stable: pointers stay valid
     }
     slot.key = k;

@@ -61,6 +61,14 @@ Topology::Topology(const SystemConfig& config)
   for (std::uint32_t c = 0; c < cubes_; ++c)
     for (std::uint32_t ch = 0; ch < channels_; ++ch)
       add_link(LinkKind::hbm_channel, hbm_->channel_bandwidth(), 0, c, ch, ch);
+  cache_base_ = static_cast<LinkId>(links_.size());
+  if (has_cache()) {
+    const Bandwidth slice =
+        Bandwidth::from_bytes_per_s(config.cube.cache.bandwidth.bytes_per_s() / channels_);
+    for (std::uint32_t c = 0; c < cubes_; ++c)
+      for (std::uint32_t ch = 0; ch < channels_; ++ch)
+        add_link(LinkKind::cache, slice, 0, c, ch, ch);
+  }
 
   const auto& u = config.ucie;
   cube_graph_ = std::make_unique<Graph>(u.topology, cubes_per_sip_, u.mesh_x, u.mesh_y);
@@ -349,18 +357,38 @@ RouteCursor Topology::start_pe_to_memory(std::uint32_t pe, std::uint32_t cube,
                 hbm_channel(cube, channel), hbm_->access_latency());
 }
 
-RouteCursor Topology::start_memory_to_pe(std::uint32_t cube, std::uint32_t channel,
-                                         std::uint32_t pe) const {
-  return ported(hbm_channel(cube, channel), router_delay(),
+RouteCursor Topology::from_controller(LinkId port, std::uint32_t cube, std::uint32_t channel,
+                                      std::uint32_t pe) const {
+  return ported(port, router_delay(),
                 between(cube, hbm_node(channel), pe / pes_, node_of_pe(pe % pes_)), eject_port(pe),
                 0);
 }
 
-Tick Topology::read_request_delay(std::uint32_t pe, std::uint32_t cube,
-                                  std::uint32_t channel) const {
+Tick Topology::request_delay(std::uint32_t pe, std::uint32_t cube, std::uint32_t channel,
+                             Tick access) const {
   // The request travels the reverse way first; it is small, so it costs latency only.
   return router_delay() + route_latency(pe / pes_, node_of_pe(pe % pes_), cube, hbm_node(channel)) +
-         hbm_->access_latency();
+         access;
+}
+
+RouteCursor Topology::start_memory_to_pe(std::uint32_t cube, std::uint32_t channel,
+                                         std::uint32_t pe) const {
+  return from_controller(hbm_channel(cube, channel), cube, channel, pe);
+}
+
+Tick Topology::read_request_delay(std::uint32_t pe, std::uint32_t cube,
+                                  std::uint32_t channel) const {
+  return request_delay(pe, cube, channel, hbm_->access_latency());
+}
+
+RouteCursor Topology::start_cache_to_pe(std::uint32_t cube, std::uint32_t channel,
+                                        std::uint32_t pe) const {
+  return from_controller(cache_slice(cube, channel), cube, channel, pe);
+}
+
+Tick Topology::cache_request_delay(std::uint32_t pe, std::uint32_t cube,
+                                   std::uint32_t channel) const {
+  return request_delay(pe, cube, channel, config_.cube.cache.hit_latency);
 }
 
 std::uint32_t Topology::switch_connection(std::uint32_t pe, SwitchLevel level) const {
@@ -434,6 +462,12 @@ Route Topology::memory_to_pe(std::uint32_t cube, std::uint32_t channel, std::uin
   return r;
 }
 
+Route Topology::cache_to_pe(std::uint32_t cube, std::uint32_t channel, std::uint32_t pe) const {
+  Route r = listed(*this, start_cache_to_pe(cube, channel, pe));
+  r.pre_delay = cache_request_delay(pe, cube, channel);
+  return r;
+}
+
 Route Topology::pe_to_switch(std::uint32_t pe, SwitchLevel level) const {
   return listed(*this, start_pe_to_switch(pe, level));
 }
@@ -478,6 +512,8 @@ std::string Topology::link_name(LinkId id) const {
       return cube_name(l.owner) + ".pe" + std::to_string(l.from) + ".eject";
     case LinkKind::hbm_channel:
       return cube_name(l.owner) + ".hbm.ch" + std::to_string(l.from);
+    case LinkKind::cache:
+      return cube_name(l.owner) + ".cache.ch" + std::to_string(l.from);
     case LinkKind::ucie: {
       const auto end = [&](std::uint32_t c) {
         return c == cubes_per_sip_ ? std::string("switch") : "cube" + std::to_string(c);

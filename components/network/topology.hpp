@@ -111,6 +111,13 @@ class Topology {
   LinkId hbm_channel(std::uint32_t global_cube, std::uint32_t channel) const {
     return channel_base_ + global_cube * channels_ + channel;
   }
+  // The slice of the cube's cache in front of HBM channel `channel` (system.cube.cache): a hit
+  // leaves from it as a read from the channel would, at the slice's share of the cache's
+  // bandwidth and after its hit latency. Only when the spec has a cache.
+  bool has_cache() const { return config_.cube.cache.enabled(); }
+  LinkId cache_slice(std::uint32_t global_cube, std::uint32_t channel) const {
+    return cache_base_ + global_cube * channels_ + channel;
+  }
 
   // Appends to `r` the hops from a node of one cube to a node of another (or the same) cube.
   void route_nodes(std::uint32_t src_cube, std::uint32_t src_node, std::uint32_t dst_cube,
@@ -123,12 +130,16 @@ class Topology {
   Route pe_to_memory(std::uint32_t pe, std::uint32_t cube, std::uint32_t channel) const;
   // Data from memory to the PE; pre_delay holds the request's way there and the HBM access.
   Route memory_to_pe(std::uint32_t cube, std::uint32_t channel, std::uint32_t pe) const;
+  // A hit in the cube's cache: from the channel's cache slice, after the hit latency.
+  Route cache_to_pe(std::uint32_t cube, std::uint32_t channel, std::uint32_t pe) const;
   // The same paths hop by hop: the cursor is on their first hop. A read's request latency
   // (memory_to_pe's pre_delay) is read_request_delay.
   RouteCursor start_pe_to_pe(std::uint32_t src_pe, std::uint32_t dst_pe) const;
   RouteCursor start_pe_to_memory(std::uint32_t pe, std::uint32_t cube, std::uint32_t channel) const;
   RouteCursor start_memory_to_pe(std::uint32_t cube, std::uint32_t channel, std::uint32_t pe) const;
   Tick read_request_delay(std::uint32_t pe, std::uint32_t cube, std::uint32_t channel) const;
+  RouteCursor start_cache_to_pe(std::uint32_t cube, std::uint32_t channel, std::uint32_t pe) const;
+  Tick cache_request_delay(std::uint32_t pe, std::uint32_t cube, std::uint32_t channel) const;
   // In-network reduction through the switch of `level` (which must be a switch): the
   // connection a crossing from `pe` takes, the way up to the switch over it (ending with the
   // link up) and the way down from the switch to `pe` over `connection` (starting with the
@@ -179,6 +190,12 @@ class Topology {
   void plan(RouteCursor& c) const;
   // One hop of the walk between nodes: false when the walk has reached its destination node.
   bool step(RouteCursor& c) const;
+  // Data leaving an HBM controller's node from `port` (a channel or its cache slice) to a PE,
+  // and the latency of the request that asks for it, with `access` at the far end.
+  RouteCursor from_controller(LinkId port, std::uint32_t cube, std::uint32_t channel,
+                              std::uint32_t pe) const;
+  Tick request_delay(std::uint32_t pe, std::uint32_t cube, std::uint32_t channel,
+                     Tick access) const;
   // A route from a port, through the nodes, to a port.
   RouteCursor ported(LinkId first, Tick first_latency, RouteCursor walk, LinkId last,
                      Tick last_latency) const;
@@ -204,7 +221,7 @@ class Topology {
   std::vector<Link> links_;
   std::vector<LinkId> mesh_ids_;  // [(cube * nodes + node) * 4 + direction]
   std::vector<std::uint32_t> hbm_node_of_channel_;
-  LinkId mesh_base_ = 0, inject_base_ = 0, eject_base_ = 0, channel_base_ = 0;
+  LinkId mesh_base_ = 0, inject_base_ = 0, eject_base_ = 0, channel_base_ = 0, cache_base_ = 0;
   std::unique_ptr<Graph> cube_graph_, sip_graph_;  // routes over the cubes of a SIP, the SIPs
   std::vector<GraphLinks> ucie_;                   // per SIP
   GraphLinks inter_sip_;

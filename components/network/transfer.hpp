@@ -12,7 +12,8 @@ namespace cubesim::components {
 // to_switch / from_switch: in-network reduction's ways up to a switch and down from it
 // (Topology::start_pe_to_switch); `peer` holds the SwitchLevel, a from_switch's `addr` its
 // connection, and its `pe` the PE it goes to (the switch sends it: no PE's DMA window).
-enum class TransferKind : std::uint8_t { read, write, send, to_switch, from_switch };
+// cache_read: a read of lines the cube's cache holds, served by the cache slice of their channel.
+enum class TransferKind : std::uint8_t { read, write, send, to_switch, from_switch, cache_read };
 
 struct Transfer {
   using Done = std::function<void()>;

@@ -71,6 +71,7 @@ SpecField& SpecField::desc(std::string text) {
 namespace {
 
 constexpr std::uint64_t kKiB = 1024;
+constexpr std::uint64_t kMiB = 1024 * 1024;
 constexpr std::uint64_t kGiB = 1024 * 1024 * 1024;
 // Mesh coordinates are bounded by the largest mesh; the real mesh is checked across fields.
 constexpr double kMaxMeshDim = 64;
@@ -308,6 +309,39 @@ void add_hbm(std::vector<SpecField>& s) {
           .def("simple")
           .desc("How the channels serve requests. `simple`: each channel serves `bandwidth_GBps` "
                 "/ `channels` after `latency_ns` per request, whatever the address."));
+}
+
+// A cube's shared cache in front of its HBM.
+void add_cache(std::vector<SpecField>& s) {
+  const auto add = [&s](SpecField& f) { s.push_back(std::move(f)); };
+  add(object("system.cube.cache")
+          .optional()
+          .desc("A cache shared by the cube in front of its HBM, one slice per HBM channel, that "
+                "every access to the cube's memory passes through (a GPU's L2): reads allocate "
+                "on a miss, writes go through to HBM and allocate the lines they cover whole "
+                "(docs/hardware-model.md)."));
+  add(choice("system.cube.cache.model", cache_models().names())
+          .def("none")
+          .desc("`none`: no cache. `lru`: set-associative, least recently used line replaced."));
+  add(size("system.cube.cache.size_MiB", "MiB", kMiB)
+          .above(0, 1 << 20)
+          .def(32)
+          .desc("Capacity per cube; whole sets of `ways` x `line_bytes`, at most the cube's "
+                "HBM."));
+  add(integer("system.cube.cache.ways", "lines").range(1, 1024).def(16).desc("Lines per set."));
+  add(integer("system.cube.cache.line_bytes", "bytes")
+          .range(32, 1 << 20)
+          .pow2()
+          .def(128)
+          .desc("Line size: the unit looked up, allocated and replaced; a power of two, at most "
+                "`hbm.channel_interleave_bytes` (a line lies in one channel)."));
+  add(latency("system.cube.cache.hit_latency_ns")
+          .def(20.0)
+          .desc("A hit's access, in place of `hbm.latency_ns`; a miss pays the HBM's."));
+  add(bandwidth("system.cube.cache.bandwidth_GBps")
+          .def(4000.0)
+          .desc("What the cube's slices serve together, split evenly over them (one per HBM "
+                "channel)."));
 }
 
 // Every PE: clock, SRAM, vector unit, GEMM engine, DMA.
@@ -612,6 +646,7 @@ std::vector<SpecField> build_schema() {
   add_document_and_sips(s);
   add_cube(s);
   add_hbm(s);
+  add_cache(s);
   add_pe(s);
   add_links(s);
   add_dispatch_and_messages(s);

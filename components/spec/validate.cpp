@@ -459,6 +459,7 @@ class Builder {
         doc_.at(json::json_pointer("/system/cube/hbm/channel_interleave_bytes"))
             .get<std::uint64_t>();
     hbm.model = doc_.at(json::json_pointer("/system/cube/hbm/model")).get<std::string>();
+    build_cache(cube);
 
     PeConfig& pe = c.pe;
     pe.clock = frequency("/system/pe/clock_GHz");
@@ -529,6 +530,43 @@ class Builder {
                       "simulates; reduce sips.count, sips.cubes_per_sip or cube.pes",
                       c.sips, c.cubes_per_sip, u32(doc_, "/system/cube/pes"), pes, kMaxTotalPes));
     }
+  }
+
+  // The cube's cache (system.cube.cache): whole sets of whole lines, each line inside one HBM
+  // channel granule, no larger than the memory it caches.
+  void build_cache(CubeConfig& cube) {
+    CacheConfig& k = cube.cache;
+    k.model = cache_models().at(
+        doc_.at(json::json_pointer("/system/cube/cache/model")).get<std::string>(),
+        "system.cube.cache.model");
+    k.size_bytes = size_bytes("/system/cube/cache/size_MiB");
+    k.ways = u32(doc_, "/system/cube/cache/ways");
+    k.line_bytes = u32(doc_, "/system/cube/cache/line_bytes");
+    k.hit_latency = ticks("/system/cube/cache/hit_latency_ns");
+    k.bandwidth = bandwidth("/system/cube/cache/bandwidth_GBps");
+    if (!k.enabled()) return;
+    const std::uint64_t set = std::uint64_t{k.ways} * k.line_bytes;
+    if (k.size_bytes % set != 0)
+      v_.add("/system/cube/cache/size_MiB",
+             fmt::format("{} bytes is not a whole number of sets of {} ways x {} bytes = {} "
+                         "bytes; make the size a multiple of it, or change ways or line_bytes",
+                         k.size_bytes, k.ways, k.line_bytes, set));
+    if (k.size_bytes > cube.hbm.capacity_bytes)
+      v_.add("/system/cube/cache/size_MiB",
+             fmt::format("a {}-byte cache is larger than the {} bytes of HBM it caches "
+                         "(/system/cube/hbm/capacity_GiB); make it smaller",
+                         k.size_bytes, cube.hbm.capacity_bytes));
+    if (k.line_bytes > cube.hbm.channel_interleave_bytes)
+      v_.add("/system/cube/cache/line_bytes",
+             fmt::format("a {}-byte line spans several HBM channels ({}-byte granules, "
+                         "/system/cube/hbm/channel_interleave_bytes); use lines of at most the "
+                         "granule",
+                         k.line_bytes, cube.hbm.channel_interleave_bytes));
+    if (k.bandwidth.bytes_per_s() < cube.hbm.channels)
+      v_.add("/system/cube/cache/bandwidth_GBps",
+             fmt::format("{} B/s over {} slices (one per HBM channel) is less than 1 B/s each; "
+                         "raise the bandwidth",
+                         k.bandwidth.bytes_per_s(), cube.hbm.channels));
   }
 
   // The GEMM engine's array (system.pe.gemm.systolic), for model systolic. It must not be

@@ -175,6 +175,26 @@ FIGURES.append(Values("hw-hbm-sink", HW, "cheap", [
     "staging (the loads before it and the stores after it) takes {} us against {} us unbounded"],
     hbm_sink))
 
+# docs/hardware-model.md: the cube cache on a kernel whose programs share their operands.
+
+
+def cube_cache(ctx):
+    rows = []
+    for model in ("none", "lru"):
+        r = ctx.report("cubesim run default gemm_2d --timing-only "
+                       f"--set system.cube.cache.model={model}")
+        st = r["stats"]
+        hit = f"{100 * st['cache']['hit_rate']:.0f} %" if "cache" in st else "-"
+        served = f"{st['cache']['bytes'] / 2**20:.1f} MiB" if "cache" in st else "-"
+        rows.append([f"`{model}`", f"{us(r['sim_time_ps'], 2)} us", hit,
+                     f"{st['hbm_bytes'] / 2**20:.1f} MiB", served,
+                     f"{st['ucie_bytes'] / 2**20:.1f} MiB"])
+    return table(["`cube.cache.model`", "simulated", "lines read that hit", "HBM carried",
+                  "cache served", "UCIe carried"], rows)
+
+
+FIGURES.append(Block("hw-cube-cache", HW, "cheap", cube_cache))
+
 # docs/hardware-model.md: each class's message window against its credit loop, as info says.
 
 WINDOWS = "cubesim info specs/large.json"

@@ -14,6 +14,7 @@ RunResult sum_runs(std::vector<RunResult> runs) {
   sum.network.bytes_by_kind = {};
   sum.messages = {};
   sum.launches.clear();
+  components::CacheStats cache;
   for (const auto& r : runs) {
     sum.sim_time_ps += r.stats.sim_time_ps;
     sum.flops += r.stats.flops;
@@ -22,8 +23,10 @@ RunResult sum_runs(std::vector<RunResult> runs) {
     sum.messages += r.stats.messages;
     for (std::size_t k = 0; k < components::kLinkKinds; ++k)
       sum.network.bytes_by_kind[k] += r.stats.network.bytes_by_kind[k];
+    if (r.stats.network.cache) cache += *r.stats.network.cache;
     sum.launches.push_back(r.stats);
   }
+  if (sum.network.cache) sum.network.cache = cache;
   total.sim_time_ps = sum.sim_time_ps;
   total.report = run_report(sum);
   return total;

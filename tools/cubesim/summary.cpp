@@ -159,6 +159,10 @@ void print_summary(std::ostream& out, const json& r, const RunStats& stats,
        "HBM " + carried(components::LinkKind::hbm_channel) + " | NOC " +
            carried(components::LinkKind::noc) + " | UCIe " + carried(components::LinkKind::ucie) +
            " | inter-SIP " + carried(components::LinkKind::inter_sip));
+  if (const auto& c = network.cache)
+    line(out, "cache",
+         format_percent(c->hit_rate()) + " of " + format_count(static_cast<double>(c->reads())) +
+             " lines read hit, " + carried(components::LinkKind::cache) + " served from it");
   if (const MessageTotals& m = stats.messages; m.messages > 0) {
     const double programs = static_cast<double>(std::max<std::size_t>(stats.pes.size(), 1));
     line(out, "messages",

@@ -50,6 +50,7 @@ void fill_metrics(json& row, const RunStats& stats, const json& report) {
   row["noc_bytes"] = network.bytes(LinkKind::noc);
   row["ucie_bytes"] = network.bytes(LinkKind::ucie);
   row["inter_sip_bytes"] = network.bytes(LinkKind::inter_sip);
+  row["cache_hit_rate"] = network.cache ? json(network.cache->hit_rate()) : json(nullptr);
   row["messages"] = stats.messages.messages;
   row["message_bytes"] = stats.messages.bytes;
   row["events"] = stats.events;
@@ -69,13 +70,25 @@ void fill_metrics(json& row, const RunStats& stats, const json& report) {
 }  // namespace
 
 const std::vector<std::string>& metric_columns() {
-  static const std::vector<std::string> columns = {
-      "sim_time_ps",     "useful_flops",  "achieved_flops_per_second",
-      "peak_fraction",   "useful_bytes",  "achieved_bytes_per_second",
-      "hbm_bytes",       "noc_bytes",     "ucie_bytes",
-      "inter_sip_bytes", "messages",      "message_bytes",
-      "events",          "busiest_link",  "busiest_link_utilisation",
-      "verified",        "max_rel_error", "wall_seconds"};
+  static const std::vector<std::string> columns = {"sim_time_ps",
+                                                   "useful_flops",
+                                                   "achieved_flops_per_second",
+                                                   "peak_fraction",
+                                                   "useful_bytes",
+                                                   "achieved_bytes_per_second",
+                                                   "hbm_bytes",
+                                                   "noc_bytes",
+                                                   "ucie_bytes",
+                                                   "inter_sip_bytes",
+                                                   "cache_hit_rate",
+                                                   "messages",
+                                                   "message_bytes",
+                                                   "events",
+                                                   "busiest_link",
+                                                   "busiest_link_utilisation",
+                                                   "verified",
+                                                   "max_rel_error",
+                                                   "wall_seconds"};
   return columns;
 }
 

@@ -52,6 +52,11 @@ json stats_section(const RunStats& r) {
         {"name", b->name}, {"busy_ps", b->busy_ps}, {"utilisation", n.utilisation(*b)}};
   if (const components::LinkRecord* h = n.most_held_back_link())
     stats["most_held_back"] = {{"name", h->name}, {"credit_wait_ps", h->credit_wait_ps}};
+  if (const auto& c = n.cache)
+    stats["cache"] = {{"read_hits", c->read_hits},        {"read_misses", c->read_misses},
+                      {"hit_rate", c->hit_rate()},        {"write_hits", c->write_hits},
+                      {"write_misses", c->write_misses},  {"evictions", c->evictions},
+                      {"bytes", n.bytes(LinkKind::cache)}};
   return stats;
 }
 

@@ -99,7 +99,7 @@ TEST(SpecSchema, UnitsAreInTheNamesOfMeasuredFields) {
     if (f.type == spec::FieldType::number || f.type == spec::FieldType::size) {
       const std::string_view key = f.key();
       const bool named = key.ends_with("_ns") || key.ends_with("_GBps") || key.ends_with("_GHz") ||
-                         key.ends_with("_KiB") || key.ends_with("_GiB") ||
+                         key.ends_with("_KiB") || key.ends_with("_MiB") || key.ends_with("_GiB") ||
                          key.ends_with("_Gelem_per_s") || f.parent_path().ends_with("_TFLOPS");
       EXPECT_TRUE(named) << "a measured field says its unit in its name";
     }

@@ -150,6 +150,39 @@ TEST(SpecRules, ASystolicArrayLargerThanThePeakAllowsIsRefused) {
   EXPECT_EQ(s.config().pe.gemm.clock.hz(), s.config().pe.clock.hz());
 }
 
+// A cube cache must be whole sets of lines that each lie in one HBM channel, no larger than the
+// memory it caches; one that is gives the network its geometry.
+TEST(SpecRules, ACubeCacheMustBeWholeSetsOfLinesInsideTheHbm) {
+  json doc = set(tiny(), "/system/cube/cache/model", "lru");
+  doc = set(doc, "/system/cube/cache/size_MiB", 512);  // tiny's cubes have 256 MiB
+  EXPECT_THAT(issue_at(doc, "/system/cube/cache/size_MiB"),
+              AllOf(HasSubstr("larger than the 268435456 bytes of HBM"),
+                    HasSubstr("/system/cube/hbm/capacity_GiB")));
+  doc = set(doc, "/system/cube/cache/size_MiB", 1);
+  doc = set(doc, "/system/cube/cache/ways", 3);
+  doc = set(doc, "/system/cube/cache/line_bytes", 512);
+  EXPECT_THAT(issue_at(doc, "/system/cube/cache/size_MiB"),
+              HasSubstr("not a whole number of sets of 3 ways x 512 bytes"));
+  doc = set(doc, "/system/cube/cache/size_MiB", 1.5);
+  doc = set(doc, "/system/cube/cache/ways", 4);
+  doc = set(doc, "/system/cube/cache/line_bytes", 2048);  // tiny's granule: 1024 bytes
+  EXPECT_THAT(issue_at(doc, "/system/cube/cache/line_bytes"),
+              AllOf(HasSubstr("spans several HBM channels"),
+                    HasSubstr("/system/cube/hbm/channel_interleave_bytes")));
+  doc = set(doc, "/system/cube/cache/line_bytes", 64);
+  doc = set(doc, "/system/cube/cache/hit_latency_ns", 7);
+  const Spec s = Spec::from_json(doc, "t.json");
+  const CacheConfig& k = s.config().cube.cache;
+  EXPECT_EQ(k.model, CacheModel::lru);
+  EXPECT_EQ(k.size_bytes, 3u << 19);
+  EXPECT_EQ(k.ways, 4u);
+  EXPECT_EQ(k.line_bytes, 64u);
+  EXPECT_EQ(k.hit_latency, cubesim::emu::ns(7));
+  // Without a model the geometry is not checked: there is no cache.
+  doc = set(set(doc, "/system/cube/cache/model", "none"), "/system/cube/cache/size_MiB", 512);
+  EXPECT_FALSE(Spec::from_json(doc, "t.json").config().cube.cache.enabled());
+}
+
 TEST(SpecRules, UnknownTopLevelKey) {
   EXPECT_THAT(issue_at(set(tiny(), "/author", "me"), "/author"),
               HasSubstr("allowed keys at the top level: name, description, extends, system"));

@@ -22,6 +22,7 @@ using nlohmann::json;
 TEST(SpecSchema, ChoiceFieldsListTheirTablesNames) {
   const std::map<std::string, std::vector<std::string>> tables = {
       {"system.cube.hbm.model", hbm_models().names()},
+      {"system.cube.cache.model", cache_models().names()},
       {"system.ucie.topology", graph_kinds().names()},
       {"system.inter_sip.topology", graph_kinds().names()},
       {"system.dispatch.policy", dispatch_policies().names()},
@@ -96,6 +97,15 @@ const std::map<std::string, Member>& members() {
         {"system.cube.hbm.channel_interleave_bytes",
          [](auto& c) { return json(c.cube.hbm.channel_interleave_bytes); }},
         {"system.cube.hbm.model", [](auto& c) { return json(c.cube.hbm.model); }},
+        {"system.cube.cache.model",
+         [](auto& c) { return json(cache_models().name_of(c.cube.cache.model)); }},
+        {"system.cube.cache.size_MiB", [](auto& c) { return json(c.cube.cache.size_bytes); }},
+        {"system.cube.cache.ways", [](auto& c) { return json(c.cube.cache.ways); }},
+        {"system.cube.cache.line_bytes", [](auto& c) { return json(c.cube.cache.line_bytes); }},
+        {"system.cube.cache.hit_latency_ns",
+         [](auto& c) { return json(c.cube.cache.hit_latency); }},
+        {"system.cube.cache.bandwidth_GBps",
+         [](auto& c) { return json(c.cube.cache.bandwidth.bytes_per_s()); }},
         {"system.pe.vector.lanes", [](auto& c) { return json(c.pe.vector.lanes); }},
         {"system.pe.vector.latency_cycles",
          [](auto& c) { return json(c.pe.vector.latency_cycles); }},
