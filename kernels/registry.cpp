@@ -8,6 +8,7 @@
 #include "kernels/attention_similarity.hpp"
 #include "kernels/collectives/collective.hpp"
 #include "kernels/gemm_2d.hpp"
+#include "kernels/matmul.hpp"
 #include "kernels/ring_attention.hpp"
 #include "kernels/sharded_gemm.hpp"
 #include "kernels/softmax_rows.hpp"
@@ -19,7 +20,7 @@ namespace cubesim::kernels {
 
 void register_shipped_kernels(Registry& registry) {
   for (auto info :
-       {sharded_gemm_info, gemm_2d_info, vector_add_info, softmax_rows_info,
+       {sharded_gemm_info, gemm_2d_info, matmul_info, vector_add_info, softmax_rows_info,
         attention_similarity_info, ring_attention_info, collectives::allreduce_info,
         collectives::reduce_scatter_info, collectives::allgather_info, collectives::broadcast_info,
         collectives::alltoall_info, tp_linear_info, splitk_gemm_info})

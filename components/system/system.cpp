@@ -93,6 +93,21 @@ nlohmann::json messages_json(const SystemConfig& c) {
 
 }  // namespace
 
+namespace {
+
+// The cube cache (system.cube.cache); null without one.
+nlohmann::json cache_json(const CacheConfig& k) {
+  if (!k.enabled()) return nullptr;
+  return {{"model", cache_models().name_of(k.model)},
+          {"size_bytes", k.size_bytes},
+          {"ways", k.ways},
+          {"line_bytes", k.line_bytes},
+          {"hit_latency_ns", static_cast<double>(k.hit_latency) / 1e3},
+          {"bandwidth_GBps", static_cast<double>(k.bandwidth.bytes_per_s()) / 1e9}};
+}
+
+}  // namespace
+
 nlohmann::json System::describe() const {
   const auto& c = config_;
   nlohmann::json peak = nlohmann::json::object();
@@ -137,6 +152,7 @@ nlohmann::json System::describe() const {
       {"hbm_capacity_bytes",
        {{"per_cube", c.cube.hbm.capacity_bytes},
         {"system", c.cube.hbm.capacity_bytes * c.total_cubes()}}},
+      {"cache", cache_json(c.cube.cache)},
       {"sram_bytes_per_pe", c.pe.sram_bytes},
       {"clock_hz", c.pe.clock.hz()},
       {"buffers", buffers_json(c)},

@@ -992,6 +992,51 @@ def nccl_table(ctx):
 FIGURES += [Block("validation-nccl", "docs/validation.md", "expensive", nccl_table)]
 
 
+# docs/validation.md: an H200's GEMMs (cuBLAS) against cubesim's matmul on specs/h200.json, the
+# fastest of the autotuner's tiles per shape (tools/validate_gpu_gemm.py writes the CSV and plot).
+
+def gemm_h200_predictions(ctx):
+    from validate_gpu_gemm import command, measured, outcome, tiles_for
+    rows = []
+    for (group, dtype, m, k, n), seconds in measured().items():
+        runs = {t: outcome(ctx.report(command(dtype, m, k, n, t))) for t in tiles_for(m, n)}
+        tile = min(runs, key=lambda t: runs[t][0])
+        rows.append({"group": group, "dtype": dtype, "shape": (m, k, n), "measured_s": seconds,
+                     "predicted_s": runs[tile][0], "tile": tile, "waves": runs[tile][1]})
+    return rows
+
+
+def gemm_h200_table(ctx):
+    rows = gemm_h200_predictions(ctx)
+    bf16 = {r["shape"]: r for r in rows if r["dtype"] == "bf16"}
+    out = []
+    for r in (r for r in rows if r["dtype"] == "f16"):
+        b = bf16[r["shape"]]
+        err = lambda x: f"{100 * (x['predicted_s'] / x['measured_s'] - 1):+.0f} %"
+        out.append([r["group"], " x ".join(str(v) for v in r["shape"]),
+                    f"{us(r['measured_s'] * 1e12, 1)} / {us(b['measured_s'] * 1e12, 1)}",
+                    f"{us(r['predicted_s'] * 1e12, 1)}", f"{err(r)} / {err(b)}",
+                    f"{r['tile'][0]} x {r['tile'][1]}", str(r["waves"])])
+    return table(["shape", "M x K x N", "cuBLAS f16 / bf16 (us)", "cubesim (us)",
+                  "error f16 / bf16", "tile", "waves"], out)
+
+
+def gemm_h200_geomeans(ctx):
+    from validate_gpu_gemm import geomean_error
+    rows = gemm_h200_predictions(ctx)
+    long = [r for r in rows if r["measured_s"] > 1e-4]
+    return [(f"{100 * geomean_error(long):.1f}", str(len(long)), f"{100 * geomean_error(rows):.1f}",
+             str(len(rows)))]
+
+
+FIGURES += [
+    Block("validation-gemm-h200", "docs/validation.md", "expensive", gemm_h200_table),
+    Values("validation-gemm-h200-geomean", "docs/validation.md", "expensive", [
+        "geometric-mean error is {} % over the {} GEMMs measured above 0.1 ms and {} % over all "
+        "{}"], gemm_h200_geomeans),
+]
+
+
 # Study 5: in-network reduction. 8 SIPs of one cube of default.json on an inter-SIP switch that
 # reduces, data in HBM; and four H200s (h200x4-nvlink) as NCCL runs them, ring against the
 # switch (NVLS, which the GPU machine may not measure: multicast stays off there).

@@ -283,7 +283,7 @@ TEST_F(CliPlugins, SpecNamesResolveInTheSpecFoldersAndUnknownOnesListThem) {
   EXPECT_EQ(r.code, 0) << show(r);
   expect_usage_error({"info", "tinyy"},
                      "no spec file or spec named \"tinyy\"; the named specs are: default, "
-                     "default-fast-ucie, h200x4-nvlink, large, tiny; looked in ");
+                     "default-fast-ucie, h200, h200x4-nvlink, large, tiny; looked in ");
   // $CUBESIM_SPECS_DIR comes first.
   fs::create_directories(path("specs"));
   fs::copy_file(spec_file("tiny.json"), path("specs") / "mine.json");

@@ -25,7 +25,7 @@ TEST(KernelRegistry, ListsEveryBenchmarkKernelOnce) {
     if (kernel_registry().origin(k.name) == "cubesim") names.insert(k.name);
   EXPECT_EQ(names, (std::multiset<std::string>{
                        "allgather", "allreduce", "alltoall", "attention_similarity", "broadcast",
-                       "gemm_2d", "reduce_scatter", "ring_attention", "sharded_gemm",
+                       "gemm_2d", "matmul", "reduce_scatter", "ring_attention", "sharded_gemm",
                        "softmax_rows", "splitk_gemm", "tp_linear", "vector_add"}));
 }
 

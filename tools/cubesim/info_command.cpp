@@ -204,6 +204,12 @@ int info(const InfoArgs& a) {
   row("HBM", gbps("hbm_per_cube") + " per cube, " + gbps("hbm_system") + " system; " +
                  format_bytes(num(d, "hbm_capacity_bytes", "per_cube")) + " per cube, " +
                  format_bytes(num(d, "hbm_capacity_bytes", "system")) + " system");
+  if (const auto& k = d["cache"]; k.is_object())
+    row("cache",
+        format_bytes(num(k, "size_bytes")) + " per cube (" + k["model"].get<std::string>() + ", " +
+            k["ways"].dump() + " ways of " + k["line_bytes"].dump() + "-byte lines), " +
+            format_si(num(k, "bandwidth_GBps") * 1e9, "B/s") + ", " +
+            format_duration_ps(static_cast<emu::Tick>(num(k, "hit_latency_ns") * 1e3)) + " a hit");
   // The spec holds UCIe and inter-SIP links even when there is nothing for them to join.
   const bool one_cube = num(d, "cubes_per_sip") == 1, one_sip = num(d, "sips") == 1;
   std::string ucie_shape, sip_shape;

@@ -59,6 +59,11 @@ std::uint64_t cgroup_number(const std::string& file) {
   }
 }
 
+// A cube cache's tags: a line's tag and its last use, 8 bytes each (components/cache/).
+std::uint64_t cache_tag_bytes(const components::CacheConfig& c) {
+  return c.enabled() ? c.size_bytes / c.line_bytes * 16 : 0;
+}
+
 }  // namespace
 
 HostMemoryEstimate estimate_host_memory(const components::SystemConfig& config,
@@ -67,11 +72,13 @@ HostMemoryEstimate estimate_host_memory(const components::SystemConfig& config,
   e.pes = config.total_pes();
   e.cubes = config.total_cubes();
   const std::uint64_t x = config.cube.noc.mesh_x, y = config.cube.noc.mesh_y;
-  const std::uint64_t links_per_cube = 2 * (2 * x * y - x - y) +
-                                       2 * std::uint64_t{config.cube.pes} +
-                                       config.cube.hbm.channels + 2 * config.cubes_per_sip + 2;
+  const components::CacheConfig& cache = config.cube.cache;
+  const std::uint64_t slices = cache.enabled() ? config.cube.hbm.channels : 0;
+  const std::uint64_t links_per_cube =
+      2 * (2 * x * y - x - y) + 2 * std::uint64_t{config.cube.pes} + config.cube.hbm.channels +
+      slices + 2 * config.cubes_per_sip + 2;
   e.per_pe = kPerPe;
-  e.per_cube = kPerCube + kPerLink * links_per_cube;
+  e.per_cube = kPerCube + kPerLink * links_per_cube + cache_tag_bytes(cache);
   e.fixed = kFixed;
   e.bytes = e.fixed + e.pes * e.per_pe + e.cubes * e.per_cube;
   const std::uint64_t page = 4096;
@@ -93,9 +100,14 @@ HostMemoryLimit host_memory_limit(std::uint64_t limit) {
 void check_host_memory(const components::SystemConfig& config, std::uint64_t stack_size,
                        std::uint64_t limit) {
   const HostMemoryEstimate e = estimate_host_memory(config, stack_size);
-  const std::string fields = fmt::format(
+  std::string fields = fmt::format(
       "reduce system.sips.count ({}), system.sips.cubes_per_sip ({}) or system.cube.pes ({})",
       config.sips, config.cubes_per_sip, config.cube.pes);
+  if (const std::uint64_t tags = cache_tag_bytes(config.cube.cache); tags > 0)
+    fields += fmt::format(
+        ", or the cube cache's tags ({} per cube): reduce system.cube.cache.size_MiB or raise "
+        "its line_bytes",
+        size_text(tags));
   if (e.stack_reservation > kStackAddressSpace)
     throw UsageError(fmt::format(
         "this system's {} programs would reserve {} of address space for fiber stacks of {} "

@@ -89,7 +89,7 @@ TEST_F(SpecPaths, AnUnknownNameListsTheSpecsAndTheFoldersSearched) {
     EXPECT_THAT(
         e.what(),
         HasSubstr("no spec file or spec named \"tinyy\"; the named specs are: "
-                  "default, default-fast-ucie, h200x4-nvlink, large, mine, tiny; looked in " +
+                  "default, default-fast-ucie, h200, h200x4-nvlink, large, mine, tiny; looked in " +
                   (root_ / "specs").generic_string() + " ($CUBESIM_SPECS_DIR)"));
     EXPECT_THAT(e.what(), HasSubstr(kSourceSpecs.generic_string() + " (source tree)"));
     EXPECT_THAT(e.what(), HasSubstr("set CUBESIM_SPECS_DIR"));
