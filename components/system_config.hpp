@@ -372,6 +372,22 @@ struct DispatchConfig {
   Tick cost = 0;  // per program dispatched
 };
 
+// Energy per action (system.energy; components/energy/energy_model.hpp): what each byte a
+// link, HBM, the cube cache or SRAM moves, each GEMM FLOP and each vector element-op costs, and
+// each PE's static power. Absent from the spec: nothing is accounted.
+struct EnergyConfig {
+  bool on = false;
+  double noc_pj_per_byte = 0;        // per byte per NOC link or PE port crossed
+  double ucie_pj_per_byte = 0;       // per byte per UCIe link crossed
+  double inter_sip_pj_per_byte = 0;  // per byte per inter-SIP link crossed
+  double hbm_pj_per_byte = 0;        // per byte read from or written to HBM
+  double cache_pj_per_byte = 0;      // per byte the cube cache serves or fills
+  double sram_pj_per_byte = 0;       // per byte written into or read out of PE SRAM by transfers
+  double vector_pj_per_element = 0;  // per element of a vector-unit operation
+  std::array<double, kDTypeCount> gemm_pj_per_flop{};  // per dtype of the inputs
+  double static_w_per_pe = 0;
+};
+
 struct SystemConfig {
   std::string name;
   std::string description;
@@ -384,6 +400,7 @@ struct SystemConfig {
   MemoryConfig memory;
   MessagesConfig messages;
   DispatchConfig dispatch;
+  EnergyConfig energy;
 
   std::uint64_t total_cubes() const { return std::uint64_t{sips} * cubes_per_sip; }
   std::uint64_t total_pes() const { return total_cubes() * cube.pes; }

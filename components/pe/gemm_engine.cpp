@@ -49,7 +49,9 @@ void GemmEngine::arrive(Job& job) {
 void GemmEngine::finish(Job& job) {
   const Tick end = scheduler_.now();
   busy_ += end - job.started_;
-  flops_ += GemmTimingModel::flops(job.m, job.n, job.k);
+  const std::uint64_t flops = GemmTimingModel::flops(job.m, job.n, job.k);
+  flops_ += flops;
+  flops_by_dtype_[static_cast<int>(job.dtype)] += flops;
   job.on_finish(job.started_, end);
   queue_.pop_front();  // frees the job
   if (!queue_.empty()) start(*queue_.front());

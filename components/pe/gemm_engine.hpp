@@ -8,6 +8,7 @@
 // What a job computes and where its values come from is its owner's business: the owner
 // subclasses Job and hears when the engine takes the job up and when it is done.
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -69,7 +70,12 @@ class GemmEngine {
 
   Tick busy() const { return busy_; }  // the jobs' times, start to end, since reset_stats()
   std::uint64_t flops() const { return flops_; }  // the FLOPs of those jobs
-  void reset_stats() { busy_ = flops_ = 0; }
+  // The same by the jobs' input dtype (index: static_cast<int>(DType)).
+  const std::array<std::uint64_t, kDTypeCount>& flops_by_dtype() const { return flops_by_dtype_; }
+  void reset_stats() {
+    busy_ = flops_ = 0;
+    flops_by_dtype_ = {};
+  }
   // Forgets every queued and running job without finishing it, as on a new engine. For a run
   // that stopped early, once the scheduler has dropped the events those jobs waited for.
   void abandon() { queue_.clear(); }
@@ -87,6 +93,7 @@ class GemmEngine {
   std::deque<std::unique_ptr<Job>> queue_;  // front: running
   Tick busy_ = 0;
   std::uint64_t flops_ = 0;
+  std::array<std::uint64_t, kDTypeCount> flops_by_dtype_{};
 };
 
 }  // namespace cubesim::components

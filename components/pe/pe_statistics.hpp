@@ -34,6 +34,7 @@ struct PeStatistics {
   std::uint64_t messages_received = 0;
   std::uint64_t bytes_received = 0;
   std::uint64_t sram_peak_bytes = 0;
+  std::uint64_t vector_elements = 0;
 };
 
 struct PeStatistic {
@@ -72,6 +73,8 @@ inline constexpr PeStatistic kPeStatistics[] = {
     {"bytes_received", &PeStatistics::bytes_received, "bytes", "payload bytes of those messages"},
     {"sram_peak_bytes", &PeStatistics::sram_peak_bytes, "bytes",
      "the most SRAM held at once during the launch"},
+    {"vector_elements", &PeStatistics::vector_elements, "elements",
+     "elements its vector unit processed (tile math), summed over operations"},
 };
 
 // Every member has its row, and no row names a member twice.

@@ -641,6 +641,47 @@ void add_memory(std::vector<SpecField>& s) {
                 "it."));
 }
 
+// Energy per action and static power.
+void add_energy(std::vector<SpecField>& s) {
+  const auto add = [&s](SpecField& f) { s.push_back(std::move(f)); };
+  add(object("system.energy")
+          .optional()
+          .desc("Energy per action and static power: with any figure above 0, a run reports its "
+                "energy and average power per part (docs/hardware-model.md, \"Energy\"); "
+                "without, none."));
+  const auto per = [&](const char* key, const char* unit, const char* what) {
+    add(number(fmt::format("system.energy.{}", key), unit).range(0, 1e6).def(0.0).desc(what));
+  };
+  per("noc_pJ_per_byte", "pJ/B",
+      "Per byte per NOC link or PE port crossed (a router traversal and its wire).");
+  per("ucie_pJ_per_byte", "pJ/B", "Per byte per UCIe link crossed.");
+  per("inter_sip_pJ_per_byte", "pJ/B", "Per byte per inter-SIP link crossed.");
+  per("hbm_pJ_per_byte", "pJ/B", "Per byte read from or written to HBM (through a channel).");
+  per("cache_pJ_per_byte", "pJ/B",
+      "Per byte the cube cache serves (hits) or takes in (lines filled by read misses).");
+  per("sram_pJ_per_byte", "pJ/B",
+      "Per byte a transfer writes into a PE's SRAM or reads out of it (loads, stores, messages "
+      "sent and received).");
+  per("vector_pJ_per_element", "pJ/element",
+      "Per element of a vector-unit operation, its operands' SRAM accesses included.");
+  add(object("system.energy.gemm_pJ_per_flop")
+          .optional()
+          .desc("Per FLOP of a composite GEMM, by input dtype, its operands' feed included; a "
+                "dtype left out costs nothing."));
+  for (DType t : kAllDTypes) {
+    if (t == DType::boolean) continue;
+    add(number(fmt::format("system.energy.gemm_pJ_per_flop.{}", dtype_name(t)), "pJ/FLOP")
+            .range(0, 1e6)
+            .def(0.0)
+            .desc(fmt::format("Per FLOP of a GEMM with {} inputs.", dtype_name(t))));
+  }
+  add(number("system.energy.static_W_per_pe", "W")
+          .range(0, 1e6)
+          .def(0.0)
+          .desc("Static (leakage and idle) power of every PE of the system, over the whole run, "
+                "busy or not; a cube's shared parts folded in."));
+}
+
 std::vector<SpecField> build_schema() {
   std::vector<SpecField> s;
   add_document_and_sips(s);
@@ -651,6 +692,7 @@ std::vector<SpecField> build_schema() {
   add_links(s);
   add_dispatch_and_messages(s);
   add_memory(s);
+  add_energy(s);
   return s;
 }
 

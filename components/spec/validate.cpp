@@ -487,6 +487,7 @@ class Builder {
 
     build_messages(c);
     build_dispatch(c);
+    build_energy(c);
 
     c.memory.interleave_bytes = size_bytes("/system/memory/interleave_KiB");
     c.memory.page_bytes = size_bytes("/system/memory/page_KiB");
@@ -530,6 +531,30 @@ class Builder {
                       "simulates; reduce sips.count, sips.cubes_per_sip or cube.pes",
                       c.sips, c.cubes_per_sip, u32(doc_, "/system/cube/pes"), pes, kMaxTotalPes));
     }
+  }
+
+  // Energy per action (system.energy): accounted when any figure of it is above 0 (the
+  // section's defaults are all 0, so one left out accounts nothing).
+  void build_energy(SystemConfig& c) {
+    EnergyConfig& e = c.energy;
+    e.noc_pj_per_byte = num(doc_, "/system/energy/noc_pJ_per_byte");
+    e.ucie_pj_per_byte = num(doc_, "/system/energy/ucie_pJ_per_byte");
+    e.inter_sip_pj_per_byte = num(doc_, "/system/energy/inter_sip_pJ_per_byte");
+    e.hbm_pj_per_byte = num(doc_, "/system/energy/hbm_pJ_per_byte");
+    e.cache_pj_per_byte = num(doc_, "/system/energy/cache_pJ_per_byte");
+    e.sram_pj_per_byte = num(doc_, "/system/energy/sram_pJ_per_byte");
+    e.vector_pj_per_element = num(doc_, "/system/energy/vector_pJ_per_element");
+    e.static_w_per_pe = num(doc_, "/system/energy/static_W_per_pe");
+    for (DType t : kAllDTypes) {
+      const auto ptr =
+          json::json_pointer(fmt::format("/system/energy/gemm_pJ_per_flop/{}", dtype_name(t)));
+      e.gemm_pj_per_flop[static_cast<int>(t)] = doc_.contains(ptr) ? doc_.at(ptr).get<double>() : 0;
+    }
+    e.on = e.noc_pj_per_byte > 0 || e.ucie_pj_per_byte > 0 || e.inter_sip_pj_per_byte > 0 ||
+           e.hbm_pj_per_byte > 0 || e.cache_pj_per_byte > 0 || e.sram_pj_per_byte > 0 ||
+           e.vector_pj_per_element > 0 || e.static_w_per_pe > 0 ||
+           std::any_of(e.gemm_pj_per_flop.begin(), e.gemm_pj_per_flop.end(),
+                       [](double v) { return v > 0; });
   }
 
   // The cube's cache (system.cube.cache): whole sets of whole lines, each line inside one HBM

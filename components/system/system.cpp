@@ -106,6 +106,24 @@ nlohmann::json cache_json(const CacheConfig& k) {
           {"bandwidth_GBps", static_cast<double>(k.bandwidth.bytes_per_s()) / 1e9}};
 }
 
+// The energy figures (system.energy); null without any.
+nlohmann::json energy_json(const EnergyConfig& e) {
+  if (!e.on) return nullptr;
+  nlohmann::json flops = nlohmann::json::object();
+  for (DType t : kAllDTypes)
+    if (const double v = e.gemm_pj_per_flop[static_cast<int>(t)]; v > 0)
+      flops[std::string(dtype_name(t))] = v;
+  return {{"noc_pJ_per_byte", e.noc_pj_per_byte},
+          {"ucie_pJ_per_byte", e.ucie_pj_per_byte},
+          {"inter_sip_pJ_per_byte", e.inter_sip_pj_per_byte},
+          {"hbm_pJ_per_byte", e.hbm_pj_per_byte},
+          {"cache_pJ_per_byte", e.cache_pj_per_byte},
+          {"sram_pJ_per_byte", e.sram_pj_per_byte},
+          {"vector_pJ_per_element", e.vector_pj_per_element},
+          {"gemm_pJ_per_flop", flops},
+          {"static_W_per_pe", e.static_w_per_pe}};
+}
+
 }  // namespace
 
 nlohmann::json System::describe() const {
@@ -153,6 +171,7 @@ nlohmann::json System::describe() const {
        {{"per_cube", c.cube.hbm.capacity_bytes},
         {"system", c.cube.hbm.capacity_bytes * c.total_cubes()}}},
       {"cache", cache_json(c.cube.cache)},
+      {"energy", energy_json(c.energy)},
       {"sram_bytes_per_pe", c.pe.sram_bytes},
       {"clock_hz", c.pe.clock.hz()},
       {"buffers", buffers_json(c)},

@@ -34,6 +34,11 @@ TEST(CliFormat, Rates) {
   EXPECT_EQ(format_si(8.7e13, "FLOP/s"), "87.0 TFLOP/s");
   EXPECT_EQ(format_si(999'900, "B/s"), "1.00 MB/s");
   EXPECT_EQ(format_si(5, "FLOP"), "5.00 FLOP");
+  EXPECT_EQ(format_si_small(7.1e-3, "J"), "7.10 mJ");
+  EXPECT_EQ(format_si_small(9.52e-4, "J"), "952 uJ");
+  EXPECT_EQ(format_si_small(3.2e-13, "J"), "0.32 pJ");
+  EXPECT_EQ(format_si_small(379, "W"), "379 W");
+  EXPECT_EQ(format_si_small(1960, "W"), "1.96 kW");
   EXPECT_EQ(format_count(76), "76");
   EXPECT_EQ(format_count(324'000), "324 k");
   EXPECT_EQ(format_percent(0.923), "92.3%");

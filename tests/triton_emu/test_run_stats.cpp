@@ -187,7 +187,8 @@ TEST(RunReport, PerPeFigures) {
                           {"bytes_sent", 3072},
                           {"messages_received", 2},
                           {"bytes_received", 512},
-                          {"sram_peak_bytes", 65536}}));
+                          {"sram_peak_bytes", 65536},
+                          {"vector_elements", 0}}));
   EXPECT_EQ(pes[1]["pe"], "sip0.cube0.pe1");
   EXPECT_EQ(pes[1]["flops"], 2'000'000u);
 }

@@ -3,6 +3,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 namespace cubesim::cli {
 
@@ -59,6 +60,16 @@ std::string format_seconds(double seconds) {
 
 std::string format_si(double value, std::string_view unit) {
   return scaled(value, 1000.0, {"", "k", "M", "G", "T", "P", "E"}, unit);
+}
+
+std::string format_si_small(double value, std::string_view unit) {
+  if (value == 0 || std::abs(value) >= 1.0) return format_si(value, unit);
+  static constexpr std::pair<double, const char*> kSmall[] = {
+      {1e-3, "m"}, {1e-6, "u"}, {1e-9, "n"}, {1e-12, "p"}};
+  for (const auto& [scale, prefix] : kSmall)
+    if (std::abs(value) >= scale || scale == 1e-12)
+      return format_si(value / scale, std::string(prefix) + std::string(unit));
+  return format_si(value, unit);
 }
 
 std::string format_count(double value) {

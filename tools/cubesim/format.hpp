@@ -14,6 +14,8 @@ std::string format_duration_ps(std::uint64_t ps);
 std::string format_seconds(double seconds);
 // 8.7e13, "FLOP/s" -> "87.0 TFLOP/s"; decimal prefixes k M G T P E.
 std::string format_si(double value, std::string_view unit);
+// The same with the prefixes below 1 too (m, u, n, p): "1.23 mJ", "4.56 uJ".
+std::string format_si_small(double value, std::string_view unit);
 // 4.5e6 -> "4.50 M", 512 -> "512": a count with a decimal prefix.
 std::string format_count(double value);
 // 13107200 -> "12.5 MiB"; binary prefixes. Exact below 1 KiB ("512 B").

@@ -271,6 +271,20 @@ int info(const InfoArgs& a) {
                     "; input speedup " + std::to_string(router["input_speedup"].get<int>()) +
                     "; allocation " + router["allocation"].get<std::string>());
   row("SRAM", format_bytes(num(d, "sram_bytes_per_pe")) + " per PE");
+  if (const auto& e = d["energy"]; e.is_object()) {
+    const auto pj = [&e](const char* key) { return format_number(num(e, key)); };
+    std::string flops;
+    for (const auto& [t, v] : e["gemm_pJ_per_flop"].items())
+      flops += (flops.empty() ? "" : ", ") + t + " " + format_number(v.get<double>());
+    row("energy",
+        "pJ per byte: NOC " + pj("noc_pJ_per_byte") + ", UCIe " + pj("ucie_pJ_per_byte") +
+            ", inter-SIP " + pj("inter_sip_pJ_per_byte") + ", HBM " + pj("hbm_pJ_per_byte") +
+            ", cache " + pj("cache_pJ_per_byte") + ", SRAM " + pj("sram_pJ_per_byte") + "; " +
+            pj("vector_pJ_per_element") +
+            " pJ per vector element; GEMM pJ per FLOP: " + (flops.empty() ? "none" : flops) +
+            "; static " + format_si(num(e, "static_W_per_pe"), "W") + " per PE (" +
+            format_si(num(e, "static_W_per_pe") * num(d, "total_pes"), "W") + " system)");
+  }
   print_messages(d);
   row("links", std::to_string(static_cast<long long>(num(d, "links"))) + " modelled links");
   print_port_capacities(ports);

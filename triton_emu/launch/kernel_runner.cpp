@@ -282,8 +282,26 @@ RunResult KernelRunner::result(double wall_seconds, std::uint64_t events) const 
   s.wall_seconds = wall_seconds;
   for (const auto* pe : used_) s.add_pe(pe->name, pe->hw.statistics());
   s.network = parts_.sys.network().link_stats(r.sim_time_ps);
+  if (cfg.energy.on) s.energy = components::energy_of(cfg.energy, activity(s));
   r.report = run_report(s);
   return r;
+}
+
+components::EnergyActivity KernelRunner::activity(const RunStats& s) const {
+  components::EnergyActivity a;
+  a.link_bytes = s.network.bytes_by_kind;
+  if (s.network.cache)
+    a.cache_fill_bytes = s.network.cache->read_misses * parts_.spec.config().cube.cache.line_bytes;
+  for (const auto* pe : used_) {
+    const components::PeStatistics p = pe->hw.statistics();
+    a.sram_bytes += p.bytes_loaded + p.bytes_stored + p.bytes_sent + p.bytes_received;
+    a.vector_elements += p.vector_elements;
+    const auto& flops = pe->hw.gemm().flops_by_dtype();
+    for (std::size_t t = 0; t < flops.size(); ++t) a.gemm_flops[t] += flops[t];
+  }
+  a.pes = parts_.spec.config().total_pes();
+  a.elapsed = s.sim_time_ps;
+  return a;
 }
 
 }  // namespace cubesim::detail

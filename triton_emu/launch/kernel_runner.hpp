@@ -72,6 +72,8 @@ class KernelRunner {
   void settle();
   void recover();
   RunResult result(double wall_seconds, std::uint64_t events) const;
+  // What the launch did that costs energy (system.energy), for RunStats::energy.
+  components::EnergyActivity activity(const RunStats& s) const;
 
   const LaunchResources& parts_;
   const Body& body_;

@@ -27,6 +27,15 @@ json links_json(const components::LinkStats& s) {
   return links;
 }
 
+json energy_json(const components::EnergyReport& e) {
+  json parts = json::object();
+  for (std::size_t i = 0; i < components::kEnergyParts; ++i) {
+    const auto p = static_cast<components::EnergyPart>(i);
+    parts[std::string(components::energy_part_name(p))] = {{"J", e.of(p)}, {"W", e.watts(p)}};
+  }
+  return {{"total_J", e.total()}, {"average_W", e.average_watts()}, {"parts", std::move(parts)}};
+}
+
 json stats_section(const RunStats& r) {
   using components::LinkKind;
   const components::LinkStats& n = r.network;
@@ -52,6 +61,7 @@ json stats_section(const RunStats& r) {
         {"name", b->name}, {"busy_ps", b->busy_ps}, {"utilisation", n.utilisation(*b)}};
   if (const components::LinkRecord* h = n.most_held_back_link())
     stats["most_held_back"] = {{"name", h->name}, {"credit_wait_ps", h->credit_wait_ps}};
+  if (const auto& e = r.energy) stats["energy"] = energy_json(*e);
   if (const auto& c = n.cache)
     stats["cache"] = {{"read_hits", c->read_hits},        {"read_misses", c->read_misses},
                       {"hit_rate", c->hit_rate()},        {"write_hits", c->write_hits},

@@ -7,9 +7,11 @@
 #include <array>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "components/energy/energy_model.hpp"
 #include "components/network/link_stats.hpp"
 #include "components/network/network.hpp"
 #include "components/pe/pe_statistics.hpp"
@@ -62,10 +64,12 @@ struct RunStats {
   emu::Tick sim_time_ps = 0;
   std::uint64_t flops = 0;
   std::uint64_t events = 0;
-  double wall_seconds = 0;         // host time the simulation took
-  std::vector<PeStats> pes;        // the PEs of the launch's programs, in program order
-  MessageTotals messages;          // over every launch summed into this one
-  components::LinkStats network;   // utilisation over sim_time_ps
+  double wall_seconds = 0;        // host time the simulation took
+  std::vector<PeStats> pes;       // the PEs of the launch's programs, in program order
+  MessageTotals messages;         // over every launch summed into this one
+  components::LinkStats network;  // utilisation over sim_time_ps
+  // What it cost, with energy figures in the spec (system.energy); none without.
+  std::optional<components::EnergyReport> energy;
   std::vector<RunStats> launches;  // the launches summed into this one, if several
 
   // A PE of the launch, after those added before: its statistics, its FLOPs and its messages

@@ -30,6 +30,7 @@ void Program::sync() {
   const auto [t, elements, ops] = take_pending();
   const emu::Tick start = launch_.sched.now();
   pe_.hw.counters().vector_busy_ps += t;
+  pe_.hw.counters().vector_elements += elements;
   launch_.sched.wait_for(t);
   if (launch_.tracing(pe_)) {
     // The work paid for since the last sync: its elements and the kinds of op among them.

@@ -100,7 +100,10 @@ TEST(SpecSchema, UnitsAreInTheNamesOfMeasuredFields) {
       const std::string_view key = f.key();
       const bool named = key.ends_with("_ns") || key.ends_with("_GBps") || key.ends_with("_GHz") ||
                          key.ends_with("_KiB") || key.ends_with("_MiB") || key.ends_with("_GiB") ||
-                         key.ends_with("_Gelem_per_s") || f.parent_path().ends_with("_TFLOPS");
+                         key.ends_with("_Gelem_per_s") || key.ends_with("_pJ_per_byte") ||
+                         key.ends_with("_pJ_per_element") || key.ends_with("_W_per_pe") ||
+                         f.parent_path().ends_with("_TFLOPS") ||
+                         f.parent_path().ends_with("_pJ_per_flop");
       EXPECT_TRUE(named) << "a measured field says its unit in its name";
     }
   }

@@ -97,6 +97,17 @@ const std::map<std::string, Member>& members() {
         {"system.cube.hbm.channel_interleave_bytes",
          [](auto& c) { return json(c.cube.hbm.channel_interleave_bytes); }},
         {"system.cube.hbm.model", [](auto& c) { return json(c.cube.hbm.model); }},
+        {"system.energy.noc_pJ_per_byte", [](auto& c) { return json(c.energy.noc_pj_per_byte); }},
+        {"system.energy.ucie_pJ_per_byte", [](auto& c) { return json(c.energy.ucie_pj_per_byte); }},
+        {"system.energy.inter_sip_pJ_per_byte",
+         [](auto& c) { return json(c.energy.inter_sip_pj_per_byte); }},
+        {"system.energy.hbm_pJ_per_byte", [](auto& c) { return json(c.energy.hbm_pj_per_byte); }},
+        {"system.energy.cache_pJ_per_byte",
+         [](auto& c) { return json(c.energy.cache_pj_per_byte); }},
+        {"system.energy.sram_pJ_per_byte", [](auto& c) { return json(c.energy.sram_pj_per_byte); }},
+        {"system.energy.vector_pJ_per_element",
+         [](auto& c) { return json(c.energy.vector_pj_per_element); }},
+        {"system.energy.static_W_per_pe", [](auto& c) { return json(c.energy.static_w_per_pe); }},
         {"system.cube.cache.model",
          [](auto& c) { return json(cache_models().name_of(c.cube.cache.model)); }},
         {"system.cube.cache.size_MiB", [](auto& c) { return json(c.cube.cache.size_bytes); }},
@@ -153,6 +164,11 @@ const std::map<std::string, Member>& members() {
         {"system.memory.interleave_KiB", [](auto& c) { return json(c.memory.interleave_bytes); }},
         {"system.memory.page_KiB", [](auto& c) { return json(c.memory.page_bytes); }},
     };
+    for (DType d : kAllDTypes)
+      t.emplace("system.energy.gemm_pJ_per_flop." + std::string(dtype_name(d)),
+                [d](const SystemConfig& c) {
+                  return json(c.energy.gemm_pj_per_flop[static_cast<int>(d)]);
+                });
     for (VectorOp op : kAllVectorOps)
       t.emplace("system.pe.vector.op_cycles." + std::string(vector_op_name(op)),
                 [op](const SystemConfig& c) {
