@@ -369,7 +369,8 @@ inline const char* dispatch_policy_name(DispatchPolicy p) {
 
 struct DispatchConfig {
   DispatchPolicy policy = DispatchPolicy::round_robin;
-  Tick cost = 0;  // per program dispatched
+  Tick cost = 0;    // per program dispatched
+  Tick launch = 0;  // per launch, before its first program (any grid)
 };
 
 // Energy per action (system.energy; components/energy/energy_model.hpp): what each byte a

@@ -152,7 +152,7 @@ def plot(rows, path):
         ax2.plot([r["N"] for r in pts], [r["predicted_s"] * 1e6 for r in pts], "x--",
                  color=colour, label=f"cubesim {dtype}", ms=4)
     ax2.set(xlabel="N (M = 1536, K = 4096)", ylabel="time (us)",
-            title="Waves: 12 rows of 128, N from 8 to 24 columns of 128 (cubesim: f16 = bf16)")
+            title="Waves: 12 x 8 to 12 x 24 tiles of 128 (cubesim: f16 = bf16)")
     ax2.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

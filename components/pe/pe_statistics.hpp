@@ -60,7 +60,8 @@ inline constexpr PeStatistic kPeStatistics[] = {
     {"recv_wait_ps", &PeStatistics::recv_wait_ps, "ps",
      "time blocked receiving: the message not yet readable"},
     {"dispatch_wait_ps", &PeStatistics::dispatch_wait_ps, "ps",
-     "on a logical grid: time waiting for the dispatcher to start a program"},
+     "time waiting for the launch (system.dispatch.launch_ns) and, on a logical grid, for the "
+     "dispatcher to start a program"},
     {"programs", &PeStatistics::programs, "programs",
      "programs it ran (one; several on a logical grid of several waves)"},
     {"flops", &PeStatistics::flops, "FLOP", "FLOPs its GEMM engine executed"},

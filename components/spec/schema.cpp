@@ -535,8 +535,9 @@ void add_dispatch_and_messages(std::vector<SpecField>& s) {
   const auto add = [&s](SpecField& f) { s.push_back(std::move(f)); };
   add(object("system.dispatch")
           .optional()
-          .desc("The dispatcher that places the programs of a logical grid (larger than the "
-                "hardware, or launched as logical) on PEs, in waves."));
+          .desc("How a launch starts its programs: its launch time, and the dispatcher that "
+                "places the programs of a logical grid (larger than the hardware, or launched as "
+                "logical) on PEs, in waves."));
   add(choice("system.dispatch.policy", dispatch_policies().names())
           .def("round_robin")
           .desc("Where program i (axis 0 fastest) runs. `round_robin`: consecutive programs on "
@@ -548,6 +549,12 @@ void add_dispatch_and_messages(std::vector<SpecField>& s) {
           .def(0.0)
           .desc("Time the dispatcher takes to start one program on a PE; it starts one at a "
                 "time, so a wave of n programs takes n times this to start."));
+  add(latency("system.dispatch.launch_ns")
+          .def(0.0)
+          .desc("A kernel launch's own time, on any grid: from the host's launch call until "
+                "programs may start (the driver, the command's way to the device, its fan-out "
+                "to the PEs). Every launch pays it once, before its first program; the "
+                "simulated time includes it."));
 
   add(object("system.messages")
           .optional()

@@ -807,6 +807,7 @@ class Builder {
         doc_.at(json::json_pointer("/system/dispatch/policy")).get<std::string>();
     c.dispatch.policy = dispatch_policies().at(policy, "system.dispatch.policy");
     c.dispatch.cost = ticks("/system/dispatch/cost_ns");
+    c.dispatch.launch = ticks("/system/dispatch/launch_ns");
   }
 
   void build_buffers(SystemConfig& c) {

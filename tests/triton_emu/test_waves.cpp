@@ -170,6 +170,24 @@ TEST(Dispatch, EmptyProgramsAreBoundByTheDispatcher) {
   EXPECT_EQ(r.sim_time_ps, 100u * 3'000u);
 }
 
+// A launch's own time (system.dispatch.launch_ns) comes once before its first program, on the
+// hardware grid and on a logical one (before the dispatcher's first start), and counts as
+// dispatch wait.
+TEST(Dispatch, TheLaunchTimeComesOnceBeforeTheFirstProgram) {
+  const emu::Tick launch = 2'500'000, c = 3'000;
+  const Spec spec = tiny_dispatch("round_robin", 3.0).with("system.dispatch.launch_ns", 2500.0);
+  Simulation sim(spec, {.timing_only = true});
+  const emu::Tick d = sim.system().vector_unit().time(1024);
+  const auto body = [](tl::Context& tl) { tl.full({1024}, 1.0, DType::f32); };
+  const RunResult hw = sim.launch(body);  // tiny's 8 PEs at once
+  EXPECT_EQ(hw.sim_time_ps, launch + d);
+  for (const PeStats& pe : hw.stats.pes) EXPECT_EQ(pe.dispatch_wait_ps, launch) << pe.pe;
+  // 100 empty programs: the launch, then one start every c.
+  EXPECT_EQ(sim.launch_on(Grid::logical(100), [](tl::Context&) {}).sim_time_ps, launch + 100 * c);
+  // A second launch pays it again.
+  EXPECT_EQ(sim.launch(body).sim_time_ps, launch + d);
+}
+
 TEST(Dispatch, WaveQuantisationOneProgramPastAFullWaveCostsAWholeWave) {
   Simulation sim(tiny_dispatch("round_robin"), {.timing_only = true});
   const emu::Tick d = sim.system().vector_unit().time(1024);

@@ -55,7 +55,8 @@ KernelRunner::KernelRunner(const LaunchResources& parts, const Grid& grid, const
   state_.placement = &parts.placement;
   state_.trace_flows = parts.options.trace_flows;
   state_.start = parts.sched.now();
-  state_.dispatcher_free = state_.start;
+  // The launch's own time (system.dispatch.launch) passes before the dispatcher starts any.
+  state_.dispatcher_free = state_.start + parts.spec.config().dispatch.launch;
   state_.trace_calls = emu::log().should_log(spdlog::level::trace);
   used_.reserve(plan_.queues.size());
   for (const auto& q : plan_.queues) {
@@ -128,14 +129,25 @@ void KernelRunner::spawn() {
   for (std::size_t q = 0; q < plan_.queues.size(); ++q) {
     PeState* pe = used_[q];
     parts_.sched.spawn(pe->name, [this, pe, programs = std::move(plan_.queues[q].programs)] {
+      if (!plan_.dispatched) wait_for_launch(*pe);
       for (const std::uint32_t program : programs) run_program(*pe, program);
       pe->hw.counters().finish_ps = parts_.sched.now() - state_.start;
     });
   }
 }
 
+// On the hardware grid every program starts once the launch's own time has passed.
+void KernelRunner::wait_for_launch(PeState& pe) {
+  const emu::Tick launch = parts_.spec.config().dispatch.launch;
+  if (launch == 0) return;
+  const emu::Tick now = parts_.sched.now();
+  parts_.sched.wait_for(launch);
+  pe.hw.counters().dispatch_wait_ps += launch;
+  state_.trace_slice(pe, false, "launch", now, now + launch);
+}
+
 // On a logical grid the dispatcher starts one program at a time, each `dispatch.cost` after
-// the one before.
+// the one before (the first after the launch's own time).
 void KernelRunner::wait_for_dispatcher(PeState& pe) {
   const emu::Tick now = parts_.sched.now();
   const emu::Tick start =

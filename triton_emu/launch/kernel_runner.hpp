@@ -68,6 +68,7 @@ class KernelRunner {
   void spawn();
   void run_program(PeState& pe, std::uint32_t program);
   void wait_for_dispatcher(PeState& pe);
+  void wait_for_launch(PeState& pe);
   void run_to_end();
   void settle();
   void recover();

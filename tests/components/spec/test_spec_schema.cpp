@@ -142,6 +142,7 @@ const std::map<std::string, Member>& members() {
         {"system.dispatch.policy",
          [](auto& c) { return json(dispatch_policies().name_of(c.dispatch.policy)); }},
         {"system.dispatch.cost_ns", [](auto& c) { return json(c.dispatch.cost); }},
+        {"system.dispatch.launch_ns", [](auto& c) { return json(c.dispatch.launch); }},
         {"system.messages.slot_KiB",
          [](auto& c) { return json(c.messages.window(ChannelClass::mesh).slot_bytes); }},
         {"system.messages.memory",
