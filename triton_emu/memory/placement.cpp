@@ -23,7 +23,7 @@ std::string Placement::str() const {
       return "first touch";
     case Kind::distributed:
       return "distributed (" + std::to_string(block_bytes) + "-byte blocks over " +
-             std::to_string(std::uint64_t{grid_pes} * grid_cubes * grid_sips) + " programs, " +
+             std::to_string(programs()) + " programs, " +
              (spread == Spread::slice ? "each on its PE's channels)" : "each over its cube)");
   }
   return "?";
@@ -129,8 +129,7 @@ std::uint64_t HbmPlacement::take_frame(std::uint32_t cube, std::uint32_t channel
 void HbmPlacement::check_frames(const Placement& placement) const {
   const std::uint32_t sips = map_.cubes() / map_.cubes_per_sip();
   if (placement.kind == Placement::Kind::distributed) {
-    const std::uint64_t programs =
-        std::uint64_t{placement.grid_pes} * placement.grid_cubes * placement.grid_sips;
+    const std::uint64_t programs = placement.programs();
     if (placement.block_bytes == 0 || programs == 0)
       throw UsageError(
           "alloc: a distributed placement needs blocks of at least 1 byte and a "
@@ -153,8 +152,7 @@ std::vector<HbmPlacement::Home> HbmPlacement::homes(std::uint64_t bytes,
                                                     const Placement& placement) const {
   const std::uint64_t frame = map_.frame_bytes();
   const std::uint32_t channels = map_.hbm_channels();
-  const std::uint64_t programs =
-      std::uint64_t{placement.grid_pes} * placement.grid_cubes * placement.grid_sips;
+  const std::uint64_t programs = placement.programs();
   // Each frame's channel is taken in turn from those the placement allows on its cube (counted
   // per cube for a SIP, per PE otherwise), so that a buffer's frames spread over its channels
   // as the interleaved windows spread theirs.

@@ -65,6 +65,8 @@ struct Placement {
   }
   static Placement first_touch() { return {.kind = Kind::first_touch}; }
   std::string str() const;  // e.g. "pe (sip 0, cube 1, pe 5)"
+  // distributed: the programs of its grid, that blocks go to in turn.
+  std::uint64_t programs() const { return std::uint64_t{grid_pes} * grid_cubes * grid_sips; }
 };
 
 namespace detail {
