@@ -14,6 +14,7 @@
 //    the fill is on its way hits, as it would merge with the miss in hardware, but is served at
 //    the hit latency rather than when the fill arrives.
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -44,8 +45,12 @@ struct CacheStats {
 
 class CubeCaches {
  public:
-  // std::invalid_argument when the geometry is not whole sets of whole lines.
-  CubeCaches(const CacheConfig& config, std::uint32_t cubes);
+  // Caches of `cube_bytes` of memory each; std::invalid_argument when the geometry is not
+  // whole sets of whole lines, or a set's tags would need more than 32 bits (kMaxTag).
+  CubeCaches(const CacheConfig& config, std::uint32_t cubes, std::uint64_t cube_bytes);
+  // The most lines of memory per set a cache can tell apart: a tag is 32 bits (a set's 16
+  // tags fill one host cache line, what a lookup waits for).
+  static constexpr std::uint64_t kMaxTag = 0xFFFF'FFFEULL;
 
   std::uint32_t line_bytes() const { return line_bytes_; }
   std::uint64_t sets() const { return sets_.value(); }
@@ -60,19 +65,29 @@ class CubeCaches {
   void reset_stats() { stats_ = {}; }
   // Forgets every line (an empty cache, as after power-on).
   void clear();
+  // Moves a cube's stamp clock on to `last` (no earlier than now), as a run of that many
+  // accesses would: for testing what happens when stamps run out.
+  void advance_clock(std::uint32_t cube, std::uint32_t last) {
+    clock_[cube] = std::max(clock_[cube], last);
+  }
 
  private:
-  // The way holding `line` in its set, or -1; touches it when found.
-  int find(std::uint32_t cube, std::uint64_t set, std::uint64_t line);
-  void allocate(std::uint32_t cube, std::uint64_t set, std::uint64_t line);
-  std::uint64_t* tags(std::uint32_t cube, std::uint64_t set);
+  // The way holding tag `tag` (a line's index over the sets, plus one) in its set, or -1;
+  // touches it when found.
+  int find(std::uint32_t cube, std::uint64_t set, std::uint32_t tag);
+  void allocate(std::uint32_t cube, std::uint64_t set, std::uint32_t tag);
+  std::uint32_t* tags(std::uint32_t cube, std::uint64_t set);
 
   std::uint32_t ways_, line_bytes_;
   Divisor sets_;
-  // Per cube, allocated on first use: ways tags per set (line + 1; 0 = empty) and the stamp of
-  // each way's last use.
-  std::vector<std::vector<std::uint64_t>> tags_, used_;
-  std::vector<std::uint64_t> clock_;  // per cube: stamps handed out
+  // Per cube, allocated on first use: ways tags per set (line / sets + 1; 0 = empty) and the
+  // stamp of each way's last use.
+  std::vector<std::vector<std::uint32_t>> tags_;
+  std::vector<std::vector<std::uint32_t>> used_;
+  std::vector<std::uint32_t> clock_;  // per cube: the last stamp handed out
+  // The next stamp of a cube; when they run out, every set's stamps are renumbered 1..ways in
+  // the same order first (the order is all LRU needs).
+  std::uint32_t stamp(std::uint32_t cube);
   CacheStats stats_;
 };
 

@@ -64,8 +64,7 @@ void FlowNetwork::add_route(const Route& r, std::uint64_t bytes, std::size_t ski
 
 void FlowNetwork::add_pieces(TransferKind kind, std::uint32_t pe, std::uint64_t addr,
                              std::uint64_t bytes) {
-  // A cache hit's pieces take that way too: hits come in runs of lines, rarely long.
-  if (bytes <= kFewPieces * packet_bytes_ || kind == TransferKind::cache_read) {
+  if (bytes <= kFewPieces * packet_bytes_) {  // a few pieces: their routes, cached
     while (bytes > 0) {
       const auto piece = map_.first_piece(addr, bytes, packet_bytes_);
       add_route(routes_.get(kind, pe, 0, piece.loc, map_.channel(piece.loc)), piece.len);
@@ -78,10 +77,11 @@ void FlowNetwork::add_pieces(TransferKind kind, std::uint32_t pe, std::uint64_t 
   // Channels behind one controller node share the rest of their route, so one route is
   // followed per (cube, node), and the channel links are added one by one. (Caching every
   // (PE, cube, channel) route instead would take GiBs on a rack-scale spec.)
-  const RangeLayout& layout = range_layout(addr, bytes);
+  const bool cached = kind == TransferKind::cache_read;
+  const RangeLayout& layout = range_layout(addr, bytes, cached);
   for (const ChannelGroup& group : layout.groups) {
-    if (kind == TransferKind::read) {
-      add_read_group(pe, layout, group);
+    if (kind == TransferKind::read || cached) {
+      add_read_group(pe, layout, group, cached);
       continue;
     }
     const Route r = topology_.pe_to_memory(pe, group.cube, group.channel);
@@ -94,8 +94,9 @@ void FlowNetwork::add_pieces(TransferKind kind, std::uint32_t pe, std::uint64_t 
   add_read_tails(pe);
 }
 
-const FlowNetwork::RangeLayout& FlowNetwork::range_layout(std::uint64_t addr, std::uint64_t bytes) {
-  const RangeKey key{addr, bytes};
+const FlowNetwork::RangeLayout& FlowNetwork::range_layout(std::uint64_t addr, std::uint64_t bytes,
+                                                          bool cached) {
+  const RangeKey key{addr, bytes, cached};
   if (layouts_.empty()) layouts_.resize(kLayoutSlots);
   CachedLayout& slot = layouts_[layout_slot(addr, bytes)];
   if (slot.key == key) return slot.layout;
@@ -129,7 +130,8 @@ const FlowNetwork::RangeLayout& FlowNetwork::range_layout(std::uint64_t addr, st
         const std::size_t i = touched_[k];
         const auto c = static_cast<std::uint32_t>(i % channels);
         if (channel_bytes_[i] == 0 || topology_.hbm_node(c) != node) continue;
-        layout.links.push_back(topology_.hbm_channel(cube, c));
+        layout.links.push_back(cached ? topology_.cache_slice(cube, c)
+                                      : topology_.hbm_channel(cube, c));
         layout.bytes.push_back(channel_bytes_[i]);
         g.bytes += channel_bytes_[i];
         channel_bytes_[i] = 0;
@@ -258,11 +260,19 @@ void FlowNetwork::merge_prefix(std::uint32_t dst_cube, Segment& prefix) {
 }
 
 void FlowNetwork::add_read_group(std::uint32_t pe, const RangeLayout& layout,
-                                 const ChannelGroup& group) {
+                                 const ChannelGroup& group, bool cached) {
   // The same loads as add_route(memory_to_pe(cube, ch, pe)) for each channel ch behind `node`:
   // [channel] + prefix + suffix + [eject], after the request and the HBM access. Prefixes in a
-  // forest and suffixes are added once per transfer, in add_read_tails.
-  const ReadGroup& g = read_group(pe, group.cube, group.node, group.channel);
+  // forest and suffixes are added once per transfer, in add_read_tails. A cache hit's way is
+  // the same from the channel's cache slice on, after the hit latency instead of the access.
+  ReadGroup g = read_group(pe, group.cube, group.node, group.channel);
+  if (cached) {
+    const emu::Tick pre =
+        g.pre - topology_.hbm().access_latency() + topology_.config().cube.cache.hit_latency;
+    g.total = g.total - g.pre + pre;
+    g.arrival = g.arrival - g.pre + pre;
+    g.pre = pre;
+  }
   add_channels(layout, group, g.pre, g.total - g.pre);  // channel, eject: no latency
   // A prefix has a leaf only once forests_ exists (merge_prefix).
   if (g.leaf >= 0 && forests_[pe / topology_.pes_per_cube()].valid) {

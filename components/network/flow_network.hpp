@@ -88,12 +88,13 @@ class FlowNetwork final : public Network {
     std::uint64_t bytes;
   };
   struct RangeLayout {
-    std::vector<LinkId> links;  // channel links
+    std::vector<LinkId> links;  // channel links (or their cache slices)
     std::vector<std::uint64_t> bytes;
     std::vector<ChannelGroup> groups;
   };
   struct RangeKey {
     std::uint64_t addr, bytes;
+    bool cached = false;
     bool operator==(const RangeKey&) const = default;
   };
   struct ReadGroup {  // what a read from one (cube, controller) to one PE needs
@@ -121,11 +122,13 @@ class FlowNetwork final : public Network {
   // Adds a route's links (all but hop `skip`) carrying `bytes`.
   void add_route(const Route& r, std::uint64_t bytes, std::size_t skip = ~std::size_t{0});
   void add_pieces(TransferKind kind, std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes);
-  const RangeLayout& range_layout(std::uint64_t addr, std::uint64_t bytes);
+  // cached: the links are the channels' cache slices (a cache hit's way), not the channels.
+  const RangeLayout& range_layout(std::uint64_t addr, std::uint64_t bytes, bool cached);
   // Adds a group's channel links with their bytes.
   void add_channels(const RangeLayout& layout, const ChannelGroup& group, emu::Tick lead,
                     emu::Tick tail);
-  void add_read_group(std::uint32_t pe, const RangeLayout& layout, const ChannelGroup& group);
+  void add_read_group(std::uint32_t pe, const RangeLayout& layout, const ChannelGroup& group,
+                      bool cached);
   void add_read_tails(std::uint32_t pe);
   void add_tail(const Segment* suffix, std::uint64_t bytes, emu::Tick lead);
   void merge_prefix(std::uint32_t dst_cube, Segment& prefix);

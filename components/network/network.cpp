@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "components/network/flow_network.hpp"
@@ -69,7 +70,8 @@ Network::Network(NetworkModel model, emu::Scheduler& scheduler, Topology& topolo
       buffers_(topology),
       tracer_(topology) {
   if (topology.has_cache())
-    cache_ = std::make_unique<CubeCaches>(topology.config().cube.cache, topology.cubes());
+    cache_ = std::make_unique<CubeCaches>(topology.config().cube.cache, topology.cubes(),
+                                          topology.config().cube.hbm.capacity_bytes);
 }
 
 void Network::read(std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes, Done done) {
@@ -93,14 +95,21 @@ void Network::read_cached(std::uint32_t pe, std::uint64_t addr, std::uint64_t by
   const std::uint64_t line = cache_->line_bytes();
   runs_.clear();
   while (bytes > 0) {
-    const auto piece = map_.first_piece(addr, bytes, line);
-    const bool hit = cache_->read(piece.loc.global_cube, piece.loc.offset / line);
-    const TransferKind kind = hit ? TransferKind::cache_read : TransferKind::read;
-    if (!runs_.empty() && runs_.back().kind == kind)
-      runs_.back().bytes += piece.len;
-    else
-      runs_.push_back({kind, addr, piece.len});
-    addr += piece.len;
+    // A piece is contiguous in one cube's memory: its lines follow one another there.
+    const auto piece = map_.first_piece(addr, bytes, map_.frame_bytes());
+    std::uint64_t offset = piece.loc.offset;
+    const std::uint64_t end = offset + piece.len;
+    while (offset < end) {
+      const std::uint64_t len = std::min(end - offset, line - offset % line);
+      const bool hit = cache_->read(piece.loc.global_cube, offset / line);
+      const TransferKind kind = hit ? TransferKind::cache_read : TransferKind::read;
+      if (!runs_.empty() && runs_.back().kind == kind)
+        runs_.back().bytes += len;
+      else
+        runs_.push_back({kind, addr, len});
+      addr += len;
+      offset += len;
+    }
     bytes -= piece.len;
   }
   if (runs_.size() == 1) {
@@ -122,8 +131,12 @@ void Network::read_cached(std::uint32_t pe, std::uint64_t addr, std::uint64_t by
 void Network::write_cached(std::uint64_t addr, std::uint64_t bytes) {
   const std::uint64_t line = cache_->line_bytes();
   while (bytes > 0) {
-    const auto piece = map_.first_piece(addr, bytes, line);
-    cache_->write(piece.loc.global_cube, piece.loc.offset / line, piece.len == line);
+    const auto piece = map_.first_piece(addr, bytes, map_.frame_bytes());
+    for (std::uint64_t offset = piece.loc.offset, end = offset + piece.len; offset < end;) {
+      const std::uint64_t len = std::min(end - offset, line - offset % line);
+      cache_->write(piece.loc.global_cube, offset / line, len == line);
+      offset += len;
+    }
     addr += piece.len;
     bytes -= piece.len;
   }

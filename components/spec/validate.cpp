@@ -11,6 +11,7 @@
 #include <set>
 #include <tuple>
 
+#include "components/cache/cube_cache.hpp"
 #include "components/network/message_window.hpp"
 #include "components/network/virtual_channels.hpp"
 #include "components/spec/spec.hpp"
@@ -581,6 +582,12 @@ class Builder {
              fmt::format("a {}-byte cache is larger than the {} bytes of HBM it caches "
                          "(/system/cube/hbm/capacity_GiB); make it smaller",
                          k.size_bytes, cube.hbm.capacity_bytes));
+    if (k.size_bytes % set == 0 && k.size_bytes >= set &&
+        cube.hbm.capacity_bytes / k.line_bytes / (k.size_bytes / set) > CubeCaches::kMaxTag)
+      v_.add("/system/cube/cache/size_MiB",
+             fmt::format("{} sets of {}-byte lines over {} bytes of HBM give each set more than "
+                         "2^32 - 2 lines to tell apart; make the cache larger or its lines longer",
+                         k.size_bytes / set, k.line_bytes, cube.hbm.capacity_bytes));
     if (k.line_bytes > cube.hbm.channel_interleave_bytes)
       v_.add("/system/cube/cache/line_bytes",
              fmt::format("a {}-byte line spans several HBM channels ({}-byte granules, "

@@ -12,6 +12,8 @@
 namespace cubesim::components {
 namespace {
 
+constexpr std::uint64_t kMemory = std::uint64_t{1} << 30;  // per cube
+
 CacheConfig geometry(std::uint64_t bytes, std::uint32_t ways, std::uint32_t line) {
   CacheConfig c;
   c.model = CacheModel::lru;
@@ -22,7 +24,7 @@ CacheConfig geometry(std::uint64_t bytes, std::uint32_t ways, std::uint32_t line
 }
 
 TEST(CubeCache, TheLeastRecentlyUsedLineOfASetIsReplaced) {
-  CubeCaches c(geometry(4 * 128 * 2, 2, 128), 1);  // 4 sets of 2 ways
+  CubeCaches c(geometry(4 * 128 * 2, 2, 128), 1, kMemory);  // 4 sets of 2 ways
   ASSERT_EQ(c.sets(), 4u);
   // Lines 1, 5, 9 share set 1.
   EXPECT_FALSE(c.read(0, 1));
@@ -46,7 +48,7 @@ TEST(CubeCache, AWorkingSetThatFitsHitsOnItsSecondPassAndOneSetTooManyThrashes) 
   const CacheConfig g = geometry(64 * 1024, 4, 128);
   const std::uint64_t lines = g.size_bytes / g.line_bytes;
   for (const std::uint64_t extra : {std::uint64_t{0}, std::uint64_t{128}}) {
-    CubeCaches c(g, 1);
+    CubeCaches c(g, 1, kMemory);
     for (int pass = 0; pass < 2; ++pass)
       for (std::uint64_t l = 0; l < lines + extra; ++l) (void)c.read(0, l);
     // Fits: the second pass hits every line. One line more per set, read in a cycle: LRU
@@ -57,7 +59,7 @@ TEST(CubeCache, AWorkingSetThatFitsHitsOnItsSecondPassAndOneSetTooManyThrashes) 
 }
 
 TEST(CubeCache, WholeLineWritesAllocateAndPartialOnesOnlyRefresh) {
-  CubeCaches c(geometry(4 * 128 * 2, 2, 128), 1);
+  CubeCaches c(geometry(4 * 128 * 2, 2, 128), 1, kMemory);
   c.write(0, 3, /*whole=*/false);
   EXPECT_FALSE(c.read(0, 3));  // a partial write fetched nothing; the read allocates
   c.write(0, 6, /*whole=*/true);
@@ -72,7 +74,7 @@ TEST(CubeCache, WholeLineWritesAllocateAndPartialOnesOnlyRefresh) {
 }
 
 TEST(CubeCache, EachCubeCachesItsOwnLines) {
-  CubeCaches c(geometry(4 * 128, 1, 128), 2);
+  CubeCaches c(geometry(4 * 128, 1, 128), 2, kMemory);
   EXPECT_FALSE(c.read(0, 5));
   EXPECT_FALSE(c.read(1, 5));
   EXPECT_TRUE(c.read(0, 5));
@@ -81,9 +83,27 @@ TEST(CubeCache, EachCubeCachesItsOwnLines) {
   EXPECT_FALSE(c.read(0, 5));
 }
 
+// Stamps are 32 bits: when a cube's run out, each set's are renumbered in the same order, and
+// replacement goes on choosing the least recently used.
+TEST(CubeCache, WhenStampsRunOutTheOrderOfUseIsKept) {
+  CubeCaches c(geometry(4 * 128 * 2, 2, 128), 1, kMemory);  // 4 sets of 2 ways
+  EXPECT_FALSE(c.read(0, 1));
+  EXPECT_FALSE(c.read(0, 5));
+  c.advance_clock(0, UINT32_MAX - 1);
+  EXPECT_TRUE(c.read(0, 1));   // the last stamp: 5 is the least recent
+  EXPECT_FALSE(c.read(0, 2));  // another set, after the renumbering
+  EXPECT_FALSE(c.read(0, 9));  // replaces 5
+  EXPECT_TRUE(c.read(0, 1));
+  EXPECT_FALSE(c.read(0, 5));  // replaces 9
+  EXPECT_TRUE(c.read(0, 1));
+}
+
 TEST(CubeCache, AGeometryOfPartSetsIsRefused) {
-  EXPECT_THROW(CubeCaches(geometry(1000, 2, 128), 1), std::invalid_argument);
-  EXPECT_THROW(CubeCaches(geometry(128, 2, 128), 1), std::invalid_argument);
+  EXPECT_THROW(CubeCaches(geometry(1000, 2, 128), 1, kMemory), std::invalid_argument);
+  EXPECT_THROW(CubeCaches(geometry(128, 2, 128), 1, kMemory), std::invalid_argument);
+  // One set of one 32-byte line over 2^37 bytes: 2^32 lines a tag must tell apart.
+  EXPECT_THROW(CubeCaches(geometry(32, 1, 32), 1, std::uint64_t{1} << 37), std::invalid_argument);
+  EXPECT_NO_THROW(CubeCaches(geometry(32, 1, 32), 1, (std::uint64_t{1} << 37) - 64));
 }
 
 SystemConfig cached_config() {

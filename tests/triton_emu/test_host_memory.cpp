@@ -52,7 +52,7 @@ TEST(HostMemory, ASystemOverTheLimitIsRefusedBeforeItIsBuilt) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
 }
 
-// A cube cache's tags (16 bytes a line) count per cube, and a cache too large for the host names
+// A cube cache's tags (8 bytes a line) count per cube, and a cache too large for the host names
 // its size and line fields.
 TEST(HostMemory, ACubeCachesTagsCountAndTooLargeACacheIsRefused) {
   const Spec plain = Spec::load(spec_path("default.json"));
@@ -63,15 +63,15 @@ TEST(HostMemory, ACubeCachesTagsCountAndTooLargeACacheIsRefused) {
   const std::uint64_t lines = (std::uint64_t{32} << 30) / 64;
   const std::uint64_t channels = plain.config().cube.hbm.channels;
   EXPECT_EQ(estimate_host_memory(cached.config(), options.stack_size).per_cube,
-            estimate_host_memory(plain.config(), options.stack_size).per_cube + 16 * lines +
+            estimate_host_memory(plain.config(), options.stack_size).per_cube + 8 * lines +
                 128 * channels);  // the tags, and a link per slice
   options.timing_only = true;
-  options.host_memory_limit = std::uint64_t{4} << 30;  // 4 cubes x 8 GiB of tags do not fit
+  options.host_memory_limit = std::uint64_t{4} << 30;  // 4 cubes x 4 GiB of tags do not fit
   try {
     Simulation sim(cached, options);
     FAIL() << "a cache needing 32 GiB of tags was built under a 4 GiB limit";
   } catch (const UsageError& err) {
-    EXPECT_THAT(err.what(), AllOf(HasSubstr("the cube cache's tags (8.0 GiB per cube)"),
+    EXPECT_THAT(err.what(), AllOf(HasSubstr("the cube cache's tags (4.0 GiB per cube)"),
                                   HasSubstr("system.cube.cache.size_MiB")));
   }
 }

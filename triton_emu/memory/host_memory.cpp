@@ -59,9 +59,9 @@ std::uint64_t cgroup_number(const std::string& file) {
   }
 }
 
-// A cube cache's tags: a line's tag and its last use, 8 bytes each (components/cache/).
+// A cube cache's tags: a line's tag and its last use, 4 bytes each (components/cache/).
 std::uint64_t cache_tag_bytes(const components::CacheConfig& c) {
-  return c.enabled() ? c.size_bytes / c.line_bytes * 16 : 0;
+  return c.enabled() ? c.size_bytes / c.line_bytes * 8 : 0;
 }
 
 }  // namespace

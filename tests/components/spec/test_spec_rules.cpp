@@ -163,6 +163,16 @@ TEST(SpecRules, ACubeCacheMustBeWholeSetsOfLinesInsideTheHbm) {
   doc = set(doc, "/system/cube/cache/line_bytes", 512);
   EXPECT_THAT(issue_at(doc, "/system/cube/cache/size_MiB"),
               HasSubstr("not a whole number of sets of 3 ways x 512 bytes"));
+  // One set of one 32-byte line over tiny's 256 MiB: 2^23 lines, tags tell them apart; over
+  // 256 GiB (2^33 lines) they could not.
+  doc = set(doc, "/system/cube/cache/size_MiB", 1.0 / 32768);
+  doc = set(doc, "/system/cube/cache/ways", 1);
+  doc = set(doc, "/system/cube/cache/line_bytes", 32);
+  EXPECT_NO_THROW(Spec::from_json(doc, "t.json"));
+  EXPECT_THAT(
+      issue_at(set(set(doc, "/system/cube/hbm/capacity_GiB", 256), "/system/memory/page_KiB", 64),
+               "/system/cube/cache/size_MiB"),
+      HasSubstr("more than 2^32 - 2 lines to tell apart"));
   doc = set(doc, "/system/cube/cache/size_MiB", 1.5);
   doc = set(doc, "/system/cube/cache/ways", 4);
   doc = set(doc, "/system/cube/cache/line_bytes", 2048);  // tiny's granule: 1024 bytes
