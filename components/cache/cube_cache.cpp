@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 #include <stdexcept>
+#include <utility>
 
 namespace cubesim::components {
 
@@ -20,6 +21,11 @@ std::uint64_t set_count(const CacheConfig& c, std::uint64_t cube_bytes) {
         "CubeCaches: more than 2^32 - 2 lines of memory per set; make "
         "system.cube.cache.size_MiB larger or its line_bytes longer");
   return sets;
+}
+
+// A line's set, and its tag there (its index over the sets, plus one: 0 marks an empty way).
+std::pair<std::uint64_t, std::uint32_t> place(const Divisor& sets, std::uint64_t line) {
+  return {sets.rem(line), static_cast<std::uint32_t>(sets.quot(line) + 1)};
 }
 
 }  // namespace
@@ -63,8 +69,7 @@ void CubeCaches::allocate(std::uint32_t cube, std::uint64_t set, std::uint32_t t
 }
 
 bool CubeCaches::read(std::uint32_t cube, std::uint64_t line) {
-  const std::uint64_t set = sets_.rem(line);
-  const auto tag = static_cast<std::uint32_t>(sets_.quot(line) + 1);
+  const auto [set, tag] = place(sets_, line);
   if (find(cube, set, tag) >= 0) {
     ++stats_.read_hits;
     return true;
@@ -75,8 +80,7 @@ bool CubeCaches::read(std::uint32_t cube, std::uint64_t line) {
 }
 
 void CubeCaches::write(std::uint32_t cube, std::uint64_t line, bool whole) {
-  const std::uint64_t set = sets_.rem(line);
-  const auto tag = static_cast<std::uint32_t>(sets_.quot(line) + 1);
+  const auto [set, tag] = place(sets_, line);
   if (find(cube, set, tag) >= 0) {
     ++stats_.write_hits;
     return;
