@@ -81,6 +81,39 @@ struct NocConfig {
   RouterTiming router_timing;
 };
 
+// The banked HBM model's DRAM (system.cube.hbm.banked; components/hbm/banked_hbm.hpp): every
+// channel of the cube is an independent pseudo-channel with its own data bus, bank groups and
+// banks. The defaults are HBM3-class figures (the HBM3 preset).
+enum class RowPolicy : std::uint8_t { open, closed };
+// By name (emu/name_table.hpp): system.cube.hbm.banked.row_policy's values.
+inline const emu::NameTable<RowPolicy>& row_policies() {
+  static const emu::NameTable<RowPolicy> table(
+      "row policy", {{"open", RowPolicy::open}, {"closed", RowPolicy::closed}});
+  return table;
+}
+
+struct DramTiming {
+  RowPolicy row_policy = RowPolicy::open;
+  std::uint32_t bank_groups = 4;
+  std::uint32_t banks_per_group = 4;
+  std::uint32_t row_bytes = 1024;             // a bank's row (page)
+  std::uint32_t burst_bytes = 32;             // one column access's data
+  std::uint32_t queue_depth = 64;             // requests the scheduler chooses among
+  Tick trcd = 14'000;                         // activate to column command
+  Tick tcl = 14'000;                          // read command to data
+  Tick tcwl = 6'000;                          // write command to data
+  Tick trp = 14'000;                          // precharge to activate
+  Tick tras = 33'000;                         // activate to precharge
+  Tick twr = 16'000;                          // end of write data to precharge
+  Tick trfc = 350'000;                        // an all-bank refresh
+  Tick trefi = 3'900'000;                     // from one refresh to the next
+  std::uint32_t max_postponed_refreshes = 8;  // refreshes a busy channel may owe
+  Tick twtr = 8'000;                          // end of write data to a read command
+  Tick trtw = 4'000;                          // end of read data to write data (bus turnaround)
+  Tick tccd_l = 1'500;                        // column commands to one bank group
+  Tick trrd = 2'000;                          // activates in one channel
+};
+
 struct HbmConfig {
   std::uint64_t capacity_bytes = 0;                  // per cube
   Bandwidth bandwidth = Bandwidth::from_GBps(1000);  // per cube, all channels together
@@ -89,6 +122,7 @@ struct HbmConfig {
   Tick atomic_time = 2'000;  // a channel's atomic unit, per read-modify-write request (2 ns)
   std::uint64_t channel_interleave_bytes = 4096;  // consecutive granules go to the next channel
   std::string model = "simple";                   // the HbmModel, by name (components/hbm/)
+  DramTiming banked;                              // for model banked
 };
 
 // Where a channel's slots lie in HBM (system.messages.memory=hbm), `slots` of `slot_bytes`

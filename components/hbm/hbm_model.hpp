@@ -6,7 +6,11 @@
 //
 // The spec picks the implementation by name (system.cube.hbm.model):
 //   simple  every channel serves bandwidth_GBps / channels, after a fixed latency_ns
-//   (simple_hbm.hpp)
+//           (simple_hbm.hpp)
+//   banked  latency_ns is the controller's and PHY's share; each channel's banks, rows,
+//           refresh and bus turnaround are scheduled FR-FCFS by a DramChannel per channel
+//           (banked_hbm.hpp) in the packet model; the flow model streams at the rate and
+//           first-access latency those timings allow a long sequential access
 
 #include <memory>
 #include <string>
@@ -25,7 +29,21 @@ class HbmModel {
   // (the network keeps routes and their latencies).
   virtual Bandwidth channel_bandwidth() const = 0;
   virtual Tick access_latency() const = 0;
+
+  // Whether a packet network schedules each channel's requests itself (DramChannel); false:
+  // a channel is a link at channel_bandwidth() and nothing more.
+  virtual bool scheduled() const { return false; }
+  // What the flow model, which moves whole flows, charges a channel instead: the rate a long
+  // sequential stream sustains (refresh, bank-group spacing) and the latency its first
+  // access adds to access_latency() (opening a row, the read latency).
+  virtual Bandwidth stream_bandwidth() const { return channel_bandwidth(); }
+  virtual Tick stream_latency() const { return 0; }
 };
+
+// bandwidth / channels, rounded down to whole bytes per second: what every model's channel
+// carries at most. std::invalid_argument when there are no channels or a channel would get less
+// than 1 B/s.
+Bandwidth channel_share(const HbmConfig& config);
 
 // The models by name (emu/name_table.hpp); their names are system.cube.hbm.model's allowed
 // values, in the order the spec reference lists them.

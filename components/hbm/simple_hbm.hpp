@@ -8,8 +8,7 @@ namespace cubesim::components {
 
 class SimpleHbm final : public HbmModel {
  public:
-  // bandwidth / channels, rounded down to whole bytes per second; std::invalid_argument when
-  // there are no channels or a channel would get less than 1 B/s.
+  // Each channel its channel_share() (hbm_model.hpp).
   explicit SimpleHbm(const HbmConfig& config);
 
   Bandwidth channel_bandwidth() const override { return channel_bandwidth_; }

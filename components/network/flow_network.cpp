@@ -30,7 +30,10 @@ FlowNetwork::FlowNetwork(emu::Scheduler& scheduler, Topology& topology, const Ad
       routes_(topology),
       free_at_(topology.total_pes(), 0),
       slot_(links_.size(), kNoSlot),
-      busy_(links_.size()) {}
+      busy_(links_.size()),
+      dram_stream_(topology.hbm().scheduled()),
+      stream_bandwidth_(topology.hbm().stream_bandwidth()),
+      stream_latency_(topology.hbm().stream_latency()) {}
 
 void FlowNetwork::forget_in_flight() {
   std::fill(free_at_.begin(), free_at_.end(), 0);
@@ -390,7 +393,10 @@ void FlowNetwork::start(Transfer& t) {
   if (!std::is_sorted(loads_.begin(), loads_.end(), by_lead))
     std::sort(loads_.begin(), loads_.end(), by_lead);  // no allocation, unlike stable_sort
   const emu::Tick t0 = from_switch ? sched_.now() : std::max(sched_.now(), free_at_[pe]);
-  emu::Tick done_at = t0, latency = 0, packet_time = 0, delay = 0;
+  // A read from banked HBM: its stream's first access opens a row and waits out the read
+  // latency before any of its data moves.
+  emu::Tick done_at = t0, latency = 0, packet_time = 0,
+            delay = kind == TransferKind::read ? stream_latency_ : 0;
   // The links are scattered over the system's link table (~10^3 per transfer on rack-scale
   // specs, most not in cache): fetch a few ahead.
   constexpr std::size_t kAhead = 16;
@@ -518,6 +524,9 @@ void FlowNetwork::hold_for_back_pressure(TransferKind kind, std::uint64_t bytes,
 
 emu::Tick FlowNetwork::flow_serialisation(LinkId id, std::uint64_t bytes) const {
   try {
+    // A banked HBM channel serves a flow at the rate a long stream sustains.
+    if (dram_stream_ && links_[id].kind == LinkKind::hbm_channel)
+      return stream_bandwidth_.transfer_time(bytes);
     return links_[id].bandwidth.transfer_time(bytes);
   } catch (const emu::TimeOverflow&) {
     busy_overflow(id, bytes, 0);

@@ -147,6 +147,11 @@ class FlowNetwork final : public Network {
   std::vector<LinkLoad> loads_;
   std::vector<std::uint32_t> slot_;
   std::vector<LinkCalendar> busy_;  // per link: when the flows booked on it hold it
+  // The banked HBM: a channel serves flows at a long stream's rate, and a read waits its
+  // stream's first access (HbmModel::stream_bandwidth, stream_latency).
+  bool dram_stream_;
+  emu::Bandwidth stream_bandwidth_;
+  emu::Tick stream_latency_;
   std::vector<std::uint64_t> channel_bytes_;
   std::vector<std::size_t> touched_;
   struct CachedLayout {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "components/cache/cube_cache.hpp"
+#include "components/hbm/banked_hbm.hpp"
 #include "components/network/link.hpp"
 #include "components/network/topology.hpp"
 #include "emu/time.hpp"
@@ -46,6 +47,9 @@ struct LinkStats {
   std::optional<std::size_t> most_held_back;
   // What the cubes' caches did (system.cube.cache); none without a cache.
   std::optional<CacheStats> cache;
+  // What the HBM channels' controllers did (the banked model in the packet model); none
+  // otherwise.
+  std::optional<DramStats> dram;
 
   // Bytes carried by links of one kind (bytes x links crossed).
   std::uint64_t bytes(LinkKind kind) const { return bytes_by_kind[static_cast<std::size_t>(kind)]; }

@@ -218,6 +218,7 @@ void Network::reset_stats() {
   }
   packets_ = packet_hops_ = transfers_ = 0;
   if (cache_) cache_->reset_stats();
+  reset_dram_stats();
 }
 
 void Network::abandon_in_flight() {
@@ -278,6 +279,7 @@ LinkStats Network::link_stats(emu::Tick elapsed) const {
   s.packets = packets_;
   s.packet_hops = packet_hops_;
   if (cache_) s.cache = cache_->stats();
+  s.dram = dram_stats();
   return s;
 }
 

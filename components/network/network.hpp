@@ -15,6 +15,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,10 @@ class Network {
   virtual void forget_in_flight() = 0;
   // Whether link statistics include credit waits (the packet model with bounded buffers).
   virtual bool counts_credit_waits() const { return false; }
+  // What the HBM channels' controllers did (the banked model, where the network schedules
+  // them); none otherwise. reset_stats() zeroes it through reset_dram_stats().
+  virtual std::optional<DramStats> dram_stats() const { return std::nullopt; }
+  virtual void reset_dram_stats() {}
   // The last byte is delivered: recycles the record, then calls its Done.
   void complete(Transfer& t);
 

@@ -24,6 +24,18 @@ PacketNetwork::PacketNetwork(emu::Scheduler& scheduler, Topology& topology, cons
     link_waiters_.assign(links_.size(), 0);
     if (allocation_ == RouterAllocation::round_robin) last_input_.assign(links_.size(), 0);
   }
+  if (topology.hbm().scheduled()) {
+    const auto& hbm = dynamic_cast<const BankedHbm&>(topology.hbm());
+    const std::uint32_t channels = map.hbm_channels();
+    dram_of_link_.assign(links_.size(), InputBuffers::kNone);
+    for (std::uint32_t cube = 0; cube < topology.cubes(); ++cube)
+      for (std::uint32_t ch = 0; ch < channels; ++ch) {
+        dram_of_link_[topology.hbm_channel(cube, ch)] = static_cast<std::uint32_t>(dram_.size());
+        dram_.push_back(hbm.make_channel(ch, channels));
+      }
+    dram_wake_.assign(dram_.size(), emu::kTickMax);
+    dram_latency_ = hbm.access_latency();
+  }
 }
 
 void PacketNetwork::start(Transfer& t) {
@@ -52,8 +64,8 @@ void PacketNetwork::pump(std::uint32_t pe) {
   }
 }
 
-RouteCursor PacketNetwork::packet_route(const Transfer& t, std::uint32_t* bytes,
-                                        emu::Tick* delay) const {
+RouteCursor PacketNetwork::packet_route(const Transfer& t, std::uint32_t* bytes, emu::Tick* delay,
+                                        std::uint64_t* dram_addr) const {
   const std::uint64_t left = t.bytes - t.issued;
   *delay = 0;
   if (t.kind == TransferKind::send || t.kind == TransferKind::to_switch ||
@@ -70,6 +82,12 @@ RouteCursor PacketNetwork::packet_route(const Transfer& t, std::uint32_t* bytes,
   const auto piece = map_.first_piece(t.addr + t.issued, left, packet_bytes_);
   *bytes = static_cast<std::uint32_t>(piece.len);
   const std::uint32_t cube = piece.loc.global_cube, channel = map_.channel(piece.loc);
+  if (!dram_.empty()) {
+    // The channel's own address: its granules laid end to end.
+    const std::uint64_t granule = map_.channel_interleave_bytes();
+    const std::uint64_t turn = granule * map_.hbm_channels();
+    *dram_addr = piece.loc.offset / turn * granule + piece.loc.offset % granule;
+  }
   if (t.kind == TransferKind::write) return topology_.start_pe_to_memory(t.pe, cube, channel);
   if (t.kind == TransferKind::cache_read) {
     *delay = topology_.cache_request_delay(t.pe, cube, channel);
@@ -83,7 +101,9 @@ void PacketNetwork::issue_packet(Transfer& t) {
   Packet& p = *new_packet();
   p.transfer = &t;
   emu::Tick delay = 0;
-  p.route = packet_route(t, &p.bytes, &delay);
+  std::uint64_t dram_addr = 0;
+  p.route = packet_route(t, &p.bytes, &delay, &dram_addr);
+  p.set_dram_addr(dram_addr);
   if (delay > emu::kTickMax - sched_.now()) [[unlikely]]
     request_overflow(t.pe, sched_.now(), delay);
   p.tail = sched_.now() + delay;
@@ -92,11 +112,22 @@ void PacketNetwork::issue_packet(Transfer& t) {
   // The packet holds a slot of its PE's window until delivered (not the switch's).
   if (t.kind != TransferKind::from_switch) dma_[t.pe].sent();
   ++packets_;
+  const bool to_controller = t.kind == TransferKind::read && !dram_.empty();
   if (credits_) {
     p.held_channel = InputBuffers::kNone;
     p.in_line = false;
     p.vc_class = 0;
     p.waiting_since = emu::kTickMax;
+  }
+  if (to_controller) {  // the request reaches the channel's controller after `delay`
+    if (delay == 0)
+      to_dram(p);
+    else
+      sched_.schedule_in(
+          delay, [this, &p] { to_dram(p); }, 0, "hbm request");
+    return;
+  }
+  if (credits_) {
     if (delay == 0)
       arrive(p);
     else
@@ -436,6 +467,12 @@ void PacketNetwork::order_waiting(LinkId id, std::vector<Waiting>& list) const {
 
 bool PacketNetwork::move_on(Packet& p, emu::Tick end) {
   const emu::Tick arrival = end + p.route.latency;
+  if (p.route.last && !dram_.empty() && links_[p.route.link].kind == LinkKind::hbm_channel) {
+    // A write's data is at its channel's controller once its tail has crossed.
+    sched_.schedule_at(
+        end, [this, &p] { to_dram(p); }, 0, "hbm request");
+    return false;
+  }
   if (p.route.last) {
     sched_.schedule_at(
         arrival, [this, &p] { delivered(p); }, 0, "noc delivery");
@@ -444,6 +481,77 @@ bool PacketNetwork::move_on(Packet& p, emu::Tick end) {
   topology_.next(p.route);
   p.tail = arrival;
   return true;
+}
+
+void PacketNetwork::to_dram(Packet& p) {
+  const std::uint32_t c = dram_of_link_[p.route.link];
+  const bool write = p.transfer->kind == TransferKind::write;
+  dram_[c].push({p.dram_addr(), p.bytes, write, sched_.now(), &p});
+  dram_schedule(c);
+}
+
+void PacketNetwork::dram_schedule(std::uint32_t c) {
+  // The controller decides when its bus frees, after the requests of that instant have come.
+  const emu::Tick at = std::max(sched_.now(), dram_[c].bus_free());
+  if (at >= dram_wake_[c]) return;
+  dram_wake_[c] = at;
+  sched_.schedule_at(
+      at,
+      [this, c] {
+        if (dram_wake_[c] != sched_.now()) return;  // replaced by an earlier one
+        dram_wake_[c] = emu::kTickMax;
+        dram_serve(c);
+      },
+      1, "hbm controller");
+}
+
+void PacketNetwork::dram_serve(std::uint32_t c) {
+  DramChannel& ch = dram_[c];
+  if (ch.empty()) return;
+  if (ch.bus_free() > sched_.now()) {  // a refresh came first
+    dram_schedule(c);
+    return;
+  }
+  const DramChannel::Served s = ch.serve(sched_.now());
+  Packet& p = *static_cast<Packet*>(s.tag);
+  if (!ch.empty()) dram_schedule(c);
+  if (p.transfer->kind == TransferKind::write) {
+    sched_.schedule_at(
+        s.end + dram_latency_, [this, &p] { delivered(p); }, 0, "noc delivery");
+    return;
+  }
+  // A read's data leaves the channel link as the bus delivers it: the link's statistics count
+  // its serialisation, and its head goes on once the packet's last serialisation has begun.
+  const LinkId id = p.route.link;
+  Link& l = links_[id];
+  const emu::Tick ser =
+      p.bytes == packet_bytes_ ? l.full_packet_time : l.bandwidth.transfer_time(p.bytes);
+  const emu::Tick start = std::max(s.start, s.end > ser ? s.end - ser : 0);
+  l.free_at = std::max(l.free_at, s.end);
+  l.busy += ser;
+  l.bytes += p.bytes;
+  ++l.packets;
+  ++packet_hops_;
+  if (tracer_.on()) tracer_.busy(id, start, s.end, p.bytes, *p.transfer);
+  const emu::Tick lat = p.route.latency;
+  if (!move_on(p, s.end)) return;
+  if (credits_)
+    sched_.schedule_at(
+        start + lat, [this, &p] { arrive(p); }, 0, "noc packet");
+  else
+    sched_.schedule_at(
+        start + lat, [this, &p] { advance(p); }, 0, "noc packet");
+}
+
+std::optional<DramStats> PacketNetwork::dram_stats() const {
+  if (dram_.empty()) return std::nullopt;
+  DramStats total;
+  for (const DramChannel& ch : dram_) total += ch.stats();
+  return total;
+}
+
+void PacketNetwork::reset_dram_stats() {
+  for (DramChannel& ch : dram_) ch.reset_stats();
 }
 
 void PacketNetwork::delivered(Packet& p) {
@@ -478,6 +586,8 @@ void PacketNetwork::forget_in_flight() {
   std::fill(listed_.begin(), listed_.end(), 0);
   pending_.clear();
   requesting_ = false;
+  for (DramChannel& ch : dram_) ch.drop_requests();
+  std::fill(dram_wake_.begin(), dram_wake_.end(), emu::kTickMax);
   free_packets_ = nullptr;
   for (Packet& p : packet_store_) {
     p.next = free_packets_;

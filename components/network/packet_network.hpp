@@ -40,8 +40,10 @@
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <vector>
 
+#include "components/hbm/banked_hbm.hpp"
 #include "components/network/dma_engine.hpp"
 #include "components/network/network.hpp"
 
@@ -55,6 +57,15 @@ class PacketNetwork final : public Network {
   // Two cache lines: what a hop reads first (and Place::next, which also links free packets),
   // then the route.
   struct alignas(64) Packet : InputBuffers::Place {
+    // To or from HBM with the banked model: where it lies in its channel (DramChannel), 48
+    // bits kept in the tail padding of Place (the Itanium C++ ABI reuses it).
+    std::uint16_t dram_hi = 0;
+    std::uint32_t dram_lo = 0;
+    std::uint64_t dram_addr() const { return std::uint64_t{dram_hi} << 32 | dram_lo; }
+    void set_dram_addr(std::uint64_t a) {
+      dram_hi = static_cast<std::uint16_t>(a >> 32);
+      dram_lo = static_cast<std::uint32_t>(a);
+    }
     Transfer* transfer;
     emu::Tick tail;  // when the tail is available at the current hop's input
     std::uint32_t bytes;
@@ -107,7 +118,9 @@ class PacketNetwork final : public Network {
   void issue_packet(Transfer& t);
   // The next packet of `t`: its route, bytes and the delay before its first hop (a read's
   // request and the HBM access).
-  RouteCursor packet_route(const Transfer& t, std::uint32_t* bytes, emu::Tick* delay) const;
+  // And, to or from HBM with the banked model, where it lies in its channel.
+  RouteCursor packet_route(const Transfer& t, std::uint32_t* bytes, emu::Tick* delay,
+                           std::uint64_t* dram_addr) const;
   void advance(Packet& p);  // the head reached its hop's input at now()
   // With credits, instead of advance: the head reached its hop's input at now().
   void arrive(Packet& p);
@@ -143,6 +156,15 @@ class PacketNetwork final : public Network {
   bool move_on(Packet& p, emu::Tick end);
   void delivered(Packet& p);
   Packet* new_packet();
+
+  // The banked HBM (HbmModel::scheduled()): a read's request or a write's data reaches its
+  // channel's controller now; the controller serves a request when its bus frees (dram_serve).
+  // A read's data then leaves the channel as from a source; a write is delivered when written.
+  void to_dram(Packet& p);
+  void dram_serve(std::uint32_t channel);
+  void dram_schedule(std::uint32_t channel);
+  std::optional<DramStats> dram_stats() const override;
+  void reset_dram_stats() override;
 
   bool credits_;  // bounded buffers somewhere
   // The routers (system.cube.noc.router): a channel's turnaround, crossbar ports per input, the
@@ -181,6 +203,13 @@ class PacketNetwork final : public Network {
   bool requesting_ = false;       // request() is taking them
   std::deque<Packet> packet_store_;
   Packet* free_packets_ = nullptr;
+  // The banked HBM: a controller per channel (cube x channels + channel), the controller of
+  // each HBM channel link (kNone for other links), and when each one's next decision is
+  // scheduled (kTickMax: none).
+  std::vector<DramChannel> dram_;
+  std::vector<std::uint32_t> dram_of_link_;
+  std::vector<emu::Tick> dram_wake_;
+  emu::Tick dram_latency_ = 0;  // the controller's and PHY's share (HbmModel::access_latency)
 };
 
 }  // namespace cubesim::components

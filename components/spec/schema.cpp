@@ -308,7 +308,62 @@ void add_hbm(std::vector<SpecField>& s) {
   add(choice("system.cube.hbm.model", hbm_models().names())
           .def("simple")
           .desc("How the channels serve requests. `simple`: each channel serves `bandwidth_GBps` "
-                "/ `channels` after `latency_ns` per request, whatever the address."));
+                "/ `channels` after `latency_ns` per request, whatever the address. `banked`: "
+                "each channel is a pseudo-channel with the banks, rows, refresh and bus "
+                "turnaround of `banked`, its requests scheduled first-ready first-come "
+                "(FR-FCFS) in the packet model; `latency_ns` is then the controller's and PHY's "
+                "share (docs/hardware-model.md, \"Banked HBM\")."));
+  add(object("system.cube.hbm.banked")
+          .optional()
+          .desc("The DRAM of every channel for `model` banked. The defaults are an HBM3-class "
+                "preset: 4 bank groups of 4 banks, 1 KiB rows, 32-byte bursts, all-bank "
+                "refresh."));
+  add(choice("system.cube.hbm.banked.row_policy", row_policies().names())
+          .def("open")
+          .desc("`open`: a row stays open after an access (the next access to it hits). "
+                "`closed`: every access precharges its banks after it."));
+  add(integer("system.cube.hbm.banked.bank_groups", "groups")
+          .range(1, 64)
+          .def(4)
+          .desc("Bank groups per channel; consecutive bursts rotate over them."));
+  add(integer("system.cube.hbm.banked.banks_per_group", "banks")
+          .range(1, 64)
+          .def(4)
+          .desc("Banks per bank group."));
+  add(integer("system.cube.hbm.banked.row_bytes", "bytes")
+          .range(32, 1 << 20)
+          .pow2()
+          .def(1024)
+          .desc("A bank's row (page); a whole number of bursts."));
+  add(integer("system.cube.hbm.banked.burst_bytes", "bytes")
+          .range(1, 4096)
+          .pow2()
+          .def(32)
+          .desc("The data of one column access; a power of two."));
+  add(integer("system.cube.hbm.banked.queue_depth", "requests")
+          .range(1, 4096)
+          .def(64)
+          .desc("Requests the scheduler chooses among; later ones wait in order behind them."));
+  const auto timing = [&](const char* name, double def, const char* what) {
+    add(latency(std::string("system.cube.hbm.banked.") + name).def(def).desc(what));
+  };
+  timing("trcd_ns", 14.0, "tRCD: activate to a column command of that row.");
+  timing("tcl_ns", 14.0, "tCL: a read command to its data.");
+  timing("tcwl_ns", 6.0, "tCWL: a write command to its data.");
+  timing("trp_ns", 14.0, "tRP: precharge to the next activate of the bank.");
+  timing("tras_ns", 33.0, "tRAS: activate to precharge of the bank.");
+  timing("twr_ns", 16.0, "tWR: end of a bank's write data to its precharge.");
+  timing("trfc_ns", 350.0, "tRFC: an all-bank refresh, during which the channel serves nothing.");
+  timing("trefi_ns", 3900.0, "tREFI: from one refresh to the next; longer than `trfc_ns`.");
+  add(integer("system.cube.hbm.banked.max_postponed_refreshes", "refreshes")
+          .range(0, 64)
+          .def(8)
+          .desc("Refreshes a busy channel may put off (JEDEC DRAMs allow 8): it does them in "
+                "idle time, or before serving once it owes more."));
+  timing("twtr_ns", 8.0, "tWTR: end of write data to the next read command.");
+  timing("trtw_ns", 4.0, "Read to write: end of read data to write data (bus turnaround).");
+  timing("tccd_l_ns", 1.5, "tCCD_L: column commands to one bank group.");
+  timing("trrd_ns", 2.0, "tRRD: activates in one channel.");
 }
 
 // A cube's shared cache in front of its HBM.

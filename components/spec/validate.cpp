@@ -460,6 +460,7 @@ class Builder {
         doc_.at(json::json_pointer("/system/cube/hbm/channel_interleave_bytes"))
             .get<std::uint64_t>();
     hbm.model = doc_.at(json::json_pointer("/system/cube/hbm/model")).get<std::string>();
+    build_banked(hbm);
     build_cache(cube);
 
     PeConfig& pe = c.pe;
@@ -556,6 +557,53 @@ class Builder {
            e.vector_pj_per_element > 0 || e.static_w_per_pe > 0 ||
            std::any_of(e.gemm_pj_per_flop.begin(), e.gemm_pj_per_flop.end(),
                        [](double v) { return v > 0; });
+  }
+
+  // The banked HBM's DRAM (system.cube.hbm.banked): rows of whole bursts, a refresh interval
+  // that leaves time to serve, a burst that takes the channel's bus some time.
+  void build_banked(HbmConfig& hbm) {
+    DramTiming& t = hbm.banked;
+    const std::string at = "/system/cube/hbm/banked/";
+    t.row_policy =
+        row_policies().at(doc_.at(json::json_pointer(at + "row_policy")).get<std::string>(),
+                          "system.cube.hbm.banked.row_policy");
+    t.bank_groups = u32(doc_, (at + "bank_groups").c_str());
+    t.banks_per_group = u32(doc_, (at + "banks_per_group").c_str());
+    t.row_bytes = u32(doc_, (at + "row_bytes").c_str());
+    t.burst_bytes = u32(doc_, (at + "burst_bytes").c_str());
+    t.queue_depth = u32(doc_, (at + "queue_depth").c_str());
+    t.trcd = ticks((at + "trcd_ns").c_str());
+    t.tcl = ticks((at + "tcl_ns").c_str());
+    t.tcwl = ticks((at + "tcwl_ns").c_str());
+    t.trp = ticks((at + "trp_ns").c_str());
+    t.tras = ticks((at + "tras_ns").c_str());
+    t.twr = ticks((at + "twr_ns").c_str());
+    t.trfc = ticks((at + "trfc_ns").c_str());
+    t.trefi = ticks((at + "trefi_ns").c_str());
+    t.max_postponed_refreshes = u32(doc_, (at + "max_postponed_refreshes").c_str());
+    t.twtr = ticks((at + "twtr_ns").c_str());
+    t.trtw = ticks((at + "trtw_ns").c_str());
+    t.tccd_l = ticks((at + "tccd_l_ns").c_str());
+    t.trrd = ticks((at + "trrd_ns").c_str());
+    if (hbm.model != "banked") return;
+    if (t.row_bytes < t.burst_bytes)
+      v_.add(at + "row_bytes",
+             fmt::format("a {}-byte row is shorter than a {}-byte burst; make the row at least "
+                         "one burst",
+                         t.row_bytes, t.burst_bytes));
+    if (t.trefi <= t.trfc)
+      v_.add(at + "trefi_ns",
+             fmt::format("refreshes every {} of {} each leave no time to serve requests; make "
+                         "trefi_ns longer than trfc_ns",
+                         emu::format_time(t.trefi), emu::format_time(t.trfc)));
+    if (hbm.channels > 0 && hbm.bandwidth.bytes_per_s() >= hbm.channels) {
+      const Bandwidth bus = Bandwidth::from_bytes_per_s(hbm.bandwidth.bytes_per_s() / hbm.channels);
+      if (bus.transfer_time(t.burst_bytes) == 0)
+        v_.add(at + "burst_bytes",
+               fmt::format("a {}-byte burst takes less than 1 ps on a {} B/s channel "
+                           "(/system/cube/hbm/bandwidth_GBps / channels); use longer bursts",
+                           t.burst_bytes, bus.bytes_per_s()));
+    }
   }
 
   // The cube's cache (system.cube.cache): whole sets of whole lines, each line inside one HBM

@@ -106,6 +106,29 @@ nlohmann::json cache_json(const CacheConfig& k) {
           {"bandwidth_GBps", static_cast<double>(k.bandwidth.bytes_per_s()) / 1e9}};
 }
 
+// How the HBM serves (system.cube.hbm.model); with banked, its DRAM's figures and the rate a
+// long stream sustains per cube.
+nlohmann::json hbm_json(const HbmConfig& h, const HbmModel& model) {
+  nlohmann::json j = {{"model", h.model}, {"channels", h.channels}};
+  if (!model.scheduled()) return j;
+  const DramTiming& t = h.banked;
+  const auto ns = [](Tick v) { return static_cast<double>(v) / 1e3; };
+  j["banked"] = {{"row_policy", row_policies().name_of(t.row_policy)},
+                 {"bank_groups", t.bank_groups},
+                 {"banks_per_group", t.banks_per_group},
+                 {"row_bytes", t.row_bytes},
+                 {"burst_bytes", t.burst_bytes},
+                 {"trcd_ns", ns(t.trcd)},
+                 {"tcl_ns", ns(t.tcl)},
+                 {"trp_ns", ns(t.trp)},
+                 {"tras_ns", ns(t.tras)},
+                 {"trfc_ns", ns(t.trfc)},
+                 {"trefi_ns", ns(t.trefi)},
+                 {"stream_GBps_per_cube",
+                  static_cast<double>(model.stream_bandwidth().bytes_per_s()) * h.channels / 1e9}};
+  return j;
+}
+
 // The energy figures (system.energy); null without any.
 nlohmann::json energy_json(const EnergyConfig& e) {
   if (!e.on) return nullptr;
@@ -170,6 +193,7 @@ nlohmann::json System::describe() const {
       {"hbm_capacity_bytes",
        {{"per_cube", c.cube.hbm.capacity_bytes},
         {"system", c.cube.hbm.capacity_bytes * c.total_cubes()}}},
+      {"hbm", hbm_json(c.cube.hbm, topology_.hbm())},
       {"cache", cache_json(c.cube.cache)},
       {"energy", energy_json(c.energy)},
       {"sram_bytes_per_pe", c.pe.sram_bytes},

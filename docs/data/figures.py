@@ -195,6 +195,32 @@ def cube_cache(ctx):
 
 FIGURES.append(Block("hw-cube-cache", HW, "cheap", cube_cache))
 
+# docs/hardware-model.md: the banked HBM model against the simple one, packet and flow models.
+
+BANKED_KERNELS = ("vector_add -p n=16777216", "softmax_rows", "gemm_2d")
+
+
+def banked_hbm(ctx):
+    rows = []
+    for kernel in BANKED_KERNELS:
+        for model, extra in (("simple", ""), ("banked", ""),
+                             ("banked", " --set system.cube.hbm.banked.row_policy=closed")):
+            base = (f"cubesim run default {kernel} --timing-only "
+                    f"--set system.cube.hbm.model={model}{extra}")
+            packet, flow = ctx.report(base), ctx.report(base + " --network flow")
+            d = packet["stats"].get("dram")
+            name = f"`{model}`" + (" closed" if extra else "")
+            rows.append([f"`{kernel}`", name, f"{us(packet['sim_time_ps'], 2)} us",
+                         f"{us(flow['sim_time_ps'], 2)} us",
+                         f"{100 * d['row_hit_rate']:.0f} %" if d else "-",
+                         str(d["row_conflicts"]) if d else "-",
+                         str(d["refreshes"]) if d else "-"])
+    return table(["kernel", "`hbm.model`", "packet", "flow", "row hits", "conflicts",
+                  "refreshes"], rows)
+
+
+FIGURES.append(Block("hw-banked-hbm", HW, "cheap", banked_hbm))
+
 # docs/hardware-model.md: each class's message window against its credit loop, as info says.
 
 WINDOWS = "cubesim info specs/large.json"

@@ -18,7 +18,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 TEST(HbmModel, EveryExpectedModelIsRegistered) {
-  EXPECT_THAT(hbm_models().names(), ElementsAre("simple"));
+  EXPECT_THAT(hbm_models().names(), ElementsAre("simple", "banked"));
   HbmConfig c = testing::small_config().cube.hbm;
   for (const std::string& name : hbm_models().names()) {
     c.model = name;
@@ -45,12 +45,12 @@ TEST(HbmModel, SimpleRoundsTheShareDownToWholeBytesPerSecond) {
 
 TEST(HbmModel, AnUnknownNameListsTheKnownModels) {
   HbmConfig c = testing::small_config().cube.hbm;
-  c.model = "banked";
+  c.model = "ramulator";
   try {
     (void)make_hbm_model(c);
     FAIL() << "no exception";
   } catch (const std::invalid_argument& e) {
-    EXPECT_THAT(e.what(), HasSubstr("unknown HBM model 'banked' (system.cube.hbm.model); "));
+    EXPECT_THAT(e.what(), HasSubstr("unknown HBM model 'ramulator' (system.cube.hbm.model); "));
     for (const std::string& name : hbm_models().names())
       EXPECT_THAT(e.what(), HasSubstr("'" + name + "'"));
   }

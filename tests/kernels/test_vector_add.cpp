@@ -129,6 +129,23 @@ TEST(VectorAdd, OnTwoSipsTheSipAxisSharesTheChunksToo) {
   EXPECT_TRUE(r.races().empty());
 }
 
+// With the banked HBM model the kernel computes the same sums; the report says what the DRAM
+// did, and every packet to or from HBM (4 KiB granules, x and y read, out written) was one
+// request of a controller.
+TEST(VectorAdd, WithBankedHbmItVerifiesAndTheReportCountsTheDramsRequests) {
+  const Spec spec = Spec::load(spec_path("default.json")).with("system.cube.hbm.model", "banked");
+  const Outcome o = run_harness(spec, {"n=262144", "block=4096", "dtype=f32"});
+  ASSERT_TRUE(o.verified.has_value());
+  EXPECT_TRUE(*o.verified) << o.details.dump(2);
+  const auto& dram = o.run.report["stats"]["dram"];
+  ASSERT_TRUE(dram.is_object()) << o.run.report["stats"].dump(2);
+  const std::uint64_t packets = 3 * 262144 * 4 / 4096;  // whole, aligned 4 KiB pieces
+  EXPECT_EQ(dram["reads"].get<std::uint64_t>(), 2 * packets / 3);
+  EXPECT_EQ(dram["writes"].get<std::uint64_t>(), packets / 3);
+  EXPECT_GT(dram["row_misses"].get<std::uint64_t>() + dram["row_conflicts"].get<std::uint64_t>(),
+            0u);
+}
+
 // block = 0 picks the largest power of two whose x, y and sum fit the SRAM, capped by a
 // program's share of n: 1 MiB / (3 * 4 + 8) bytes = 52428 elements -> 32768 on default.json.
 TEST(VectorAdd, AnAutomaticBlockFillsTheSramUpToAProgramsShare) {

@@ -204,6 +204,18 @@ int info(const InfoArgs& a) {
   row("HBM", gbps("hbm_per_cube") + " per cube, " + gbps("hbm_system") + " system; " +
                  format_bytes(num(d, "hbm_capacity_bytes", "per_cube")) + " per cube, " +
                  format_bytes(num(d, "hbm_capacity_bytes", "system")) + " system");
+  if (const auto& h = d["hbm"]; h.is_object() && h.contains("banked")) {
+    const auto& b = h["banked"];
+    const auto ns = [&](const char* key) {
+      return format_duration_ps(static_cast<emu::Tick>(num(b, key) * 1e3));
+    };
+    row("", "banked: " + b["bank_groups"].dump() + " bank groups x " + b["banks_per_group"].dump() +
+                " banks per channel, " + format_bytes(num(b, "row_bytes")) + " rows (" +
+                b["row_policy"].get<std::string>() + "), tRCD/tCL/tRP " + ns("trcd_ns") + "/" +
+                ns("tcl_ns") + "/" + ns("trp_ns") + ", refresh " + ns("trfc_ns") + " every " +
+                ns("trefi_ns") + "; a long stream " +
+                format_si(num(b, "stream_GBps_per_cube") * 1e9, "B/s") + " per cube");
+  }
   if (const auto& k = d["cache"]; k.is_object())
     row("cache",
         format_bytes(num(k, "size_bytes")) + " per cube (" + k["model"].get<std::string>() + ", " +

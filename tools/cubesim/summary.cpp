@@ -180,6 +180,13 @@ void print_summary(std::ostream& out, const json& r, const RunStats& stats,
     line(out, "cache",
          format_percent(c->hit_rate()) + " of " + format_count(static_cast<double>(c->reads())) +
              " lines read hit, " + carried(components::LinkKind::cache) + " served from it");
+  if (const auto& d = network.dram)
+    line(out, "dram",
+         format_percent(d->row_hit_rate()) + " of rows hit (" +
+             format_count(static_cast<double>(d->row_misses)) + " opened, " +
+             format_count(static_cast<double>(d->row_conflicts)) + " after closing another), " +
+             format_count(static_cast<double>(d->refreshes)) + " refreshes, " +
+             format_count(static_cast<double>(d->turnarounds)) + " bus turnarounds");
   if (const MessageTotals& m = stats.messages; m.messages > 0) {
     const double programs = static_cast<double>(std::max<std::size_t>(stats.pes.size(), 1));
     line(out, "messages",

@@ -51,6 +51,7 @@ void fill_metrics(json& row, const RunStats& stats, const json& report) {
   row["ucie_bytes"] = network.bytes(LinkKind::ucie);
   row["inter_sip_bytes"] = network.bytes(LinkKind::inter_sip);
   row["cache_hit_rate"] = network.cache ? json(network.cache->hit_rate()) : json(nullptr);
+  row["dram_row_hit_rate"] = network.dram ? json(network.dram->row_hit_rate()) : json(nullptr);
   row["energy_J"] = stats.energy ? json(stats.energy->total()) : json(nullptr);
   row["average_power_W"] = stats.energy ? json(stats.energy->average_watts()) : json(nullptr);
   row["messages"] = stats.messages.messages;
@@ -72,14 +73,28 @@ void fill_metrics(json& row, const RunStats& stats, const json& report) {
 }  // namespace
 
 const std::vector<std::string>& metric_columns() {
-  static const std::vector<std::string> columns = {
-      "sim_time_ps",     "useful_flops",   "achieved_flops_per_second",
-      "peak_fraction",   "useful_bytes",   "achieved_bytes_per_second",
-      "hbm_bytes",       "noc_bytes",      "ucie_bytes",
-      "inter_sip_bytes", "cache_hit_rate", "energy_J",
-      "average_power_W", "messages",       "message_bytes",
-      "events",          "busiest_link",   "busiest_link_utilisation",
-      "verified",        "max_rel_error",  "wall_seconds"};
+  static const std::vector<std::string> columns = {"sim_time_ps",
+                                                   "useful_flops",
+                                                   "achieved_flops_per_second",
+                                                   "peak_fraction",
+                                                   "useful_bytes",
+                                                   "achieved_bytes_per_second",
+                                                   "hbm_bytes",
+                                                   "noc_bytes",
+                                                   "ucie_bytes",
+                                                   "inter_sip_bytes",
+                                                   "cache_hit_rate",
+                                                   "dram_row_hit_rate",
+                                                   "energy_J",
+                                                   "average_power_W",
+                                                   "messages",
+                                                   "message_bytes",
+                                                   "events",
+                                                   "busiest_link",
+                                                   "busiest_link_utilisation",
+                                                   "verified",
+                                                   "max_rel_error",
+                                                   "wall_seconds"};
   return columns;
 }
 

@@ -67,6 +67,15 @@ json stats_section(const RunStats& r) {
                       {"hit_rate", c->hit_rate()},        {"write_hits", c->write_hits},
                       {"write_misses", c->write_misses},  {"evictions", c->evictions},
                       {"bytes", n.bytes(LinkKind::cache)}};
+  if (const auto& d = n.dram)
+    stats["dram"] = {{"reads", d->reads},
+                     {"writes", d->writes},
+                     {"row_hits", d->row_hits},
+                     {"row_misses", d->row_misses},
+                     {"row_conflicts", d->row_conflicts},
+                     {"row_hit_rate", d->row_hit_rate()},
+                     {"refreshes", d->refreshes},
+                     {"turnarounds", d->turnarounds}};
   return stats;
 }
 

@@ -193,6 +193,30 @@ TEST(SpecRules, ACubeCacheMustBeWholeSetsOfLinesInsideTheHbm) {
   EXPECT_FALSE(Spec::from_json(doc, "t.json").config().cube.cache.enabled());
 }
 
+// The banked HBM's DRAM: a refresh interval that leaves time to serve, rows of whole bursts;
+// the figures reach the configuration, and are not checked for the simple model.
+TEST(SpecRules, BankedHbmTimingsMustLeaveTimeToServe) {
+  json doc = set(tiny(), "/system/cube/hbm/model", "banked");
+  doc = set(doc, "/system/cube/hbm/banked/trefi_ns", 300);
+  EXPECT_THAT(issue_at(doc, "/system/cube/hbm/banked/trefi_ns"),
+              AllOf(HasSubstr("leave no time to serve"), HasSubstr("longer than trfc_ns")));
+  doc = set(doc, "/system/cube/hbm/banked/trefi_ns", 7800);
+  doc = set(doc, "/system/cube/hbm/banked/row_bytes", 32);
+  doc = set(doc, "/system/cube/hbm/banked/burst_bytes", 64);
+  EXPECT_THAT(issue_at(doc, "/system/cube/hbm/banked/row_bytes"),
+              HasSubstr("a 32-byte row is shorter than a 64-byte burst"));
+  doc = set(doc, "/system/cube/hbm/banked/row_bytes", 2048);
+  doc = set(doc, "/system/cube/hbm/banked/row_policy", "closed");
+  const Spec s = Spec::from_json(doc, "t.json");
+  const DramTiming& t = s.config().cube.hbm.banked;
+  EXPECT_EQ(t.trefi, cubesim::emu::ns(7800));
+  EXPECT_EQ(t.row_bytes, 2048u);
+  EXPECT_EQ(t.burst_bytes, 64u);
+  EXPECT_EQ(t.row_policy, RowPolicy::closed);
+  doc = set(set(doc, "/system/cube/hbm/model", "simple"), "/system/cube/hbm/banked/trefi_ns", 1);
+  EXPECT_NO_THROW(Spec::from_json(doc, "t.json"));
+}
+
 TEST(SpecRules, UnknownTopLevelKey) {
   EXPECT_THAT(issue_at(set(tiny(), "/author", "me"), "/author"),
               HasSubstr("allowed keys at the top level: name, description, extends, system"));
@@ -289,8 +313,8 @@ TEST(SpecRules, ChoiceListsTheAllowedValues) {
 }
 
 TEST(SpecRules, HbmModelIsOneOfTheRegisteredModels) {
-  EXPECT_THAT(issue_at(set(tiny(), "/system/cube/hbm/model", "banked"), "/system/cube/hbm/model"),
-              HasSubstr("\"banked\" is not allowed; allowed values: \"simple\""));
+  EXPECT_THAT(issue_at(set(tiny(), "/system/cube/hbm/model", "dram"), "/system/cube/hbm/model"),
+              HasSubstr("\"dram\" is not allowed; allowed values: \"simple\", \"banked\""));
   const Spec s = Spec::from_json(tiny(), "t.json");  // tiny.json does not say: the default
   EXPECT_EQ(s.config().cube.hbm.model, "simple");
   EXPECT_EQ(s.json().at(json::json_pointer("/system/cube/hbm/model")), "simple");
