@@ -74,6 +74,7 @@ struct NocConfig {
   Tick hop_latency = 1000;  // per link traversed (wire and crossbar, and the router's pipeline
                             // unless router_timing has one)
   std::uint32_t packet_bytes = 4096;               // transfers are split into packets of this size
+  std::uint32_t response_bytes = 16;               // a write's response, back to the writer
   std::vector<MeshCoord> hbm_nodes;                // where HBM controllers attach (>= 1)
   std::vector<MeshCoord> ucie_nodes;               // where UCIe connections attach (>= 1)
   std::vector<MeshCoord> inter_sip_nodes{{0, 0}};  // where inter-SIP connections attach (>= 1)

@@ -28,6 +28,8 @@ class Model {
     programs_.resize(static_cast<std::size_t>(n));
     free_.resize(system.network().topology().links().size());
     packet_bytes_ = system.config().cube.noc.packet_bytes;
+    response_time_ = system.config().cube.noc.link_bandwidth.transfer_time(
+        system.config().cube.noc.response_bytes);
     const bool pe_slots = m_.memory == components::SlotMemory::pe_sram;
     hbm_slots_ = m_.memory == components::SlotMemory::hbm;
     // HBM slots: a message is there once its write lands, and read over the network.
@@ -291,7 +293,10 @@ class Model {
       }
       emu::Tick left = 0;
       const emu::Tick head = leave(it->second, piece.len, ready, &left);
-      done = std::max(done, arrive(it->second, piece.len, left, head));
+      // A write is done when its response is back: the way there again, and the response
+      // through the PE's port (Network::write).
+      const emu::Tick back = write ? it->second.before_last + response_time_ : 0;
+      done = std::max(done, arrive(it->second, piece.len, left, head) + back);
       addr += piece.len;
       bytes -= piece.len;
     }
@@ -767,6 +772,7 @@ class Model {
   std::unordered_map<std::uint64_t, SwitchPort> switch_ports_;
   std::unordered_map<std::size_t, emu::Tick> adder_free_;
   std::uint64_t packet_bytes_ = 0;
+  emu::Tick response_time_ = 0;  // a write's response through a PE's port
   emu::EventQueue events_;
   std::vector<Event> events_of_;
   std::vector<std::uint32_t> free_events_;

@@ -33,7 +33,9 @@ FlowNetwork::FlowNetwork(emu::Scheduler& scheduler, Topology& topology, const Ad
       busy_(links_.size()),
       dram_stream_(topology.hbm().scheduled()),
       stream_bandwidth_(topology.hbm().stream_bandwidth()),
-      stream_latency_(topology.hbm().stream_latency()) {}
+      stream_latency_(topology.hbm().stream_latency()),
+      response_time_(topology.config().cube.noc.link_bandwidth.transfer_time(
+          topology.config().cube.noc.response_bytes)) {}
 
 void FlowNetwork::forget_in_flight() {
   std::fill(free_at_.begin(), free_at_.end(), 0);
@@ -438,6 +440,14 @@ void FlowNetwork::start(Transfer& t) {
   }
   if (buffers_.any()) hold_for_back_pressure(kind, bytes, t0, done_at, latency);
   loads_.clear();
+  // A write completes when its responses are back: the way to the controllers again, less
+  // the access, and a response's serialisation (it is a few bytes).
+  if (t.acknowledged) {
+    const emu::Tick back =
+        latency - std::min(latency, topology_.hbm().access_latency()) + response_time_;
+    done_at = emu::checked_add(done_at, back, "write response");
+    latency += back;
+  }
   // The DMA window: at most window_ packets in flight, each holding its slot for about one
   // round trip (path latency + a packet at the slowest link). The flow takes its packets'
   // share of the window (later transfers of the PE start after it: a small one takes 1/window

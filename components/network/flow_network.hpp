@@ -152,6 +152,7 @@ class FlowNetwork final : public Network {
   bool dram_stream_;
   emu::Bandwidth stream_bandwidth_;
   emu::Tick stream_latency_;
+  emu::Tick response_time_;  // a write's response through a PE's port
   std::vector<std::uint64_t> channel_bytes_;
   std::vector<std::size_t> touched_;
   struct CachedLayout {

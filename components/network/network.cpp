@@ -86,6 +86,12 @@ void Network::read(std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes, Do
 void Network::write(std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes, Done done) {
   map_.check_range(addr, bytes, "write");
   if (cache_) write_cached(addr, bytes);
+  begin(TransferKind::write, pe, 0, addr, bytes, std::move(done), true);
+}
+
+void Network::write_posted(std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes, Done done) {
+  map_.check_range(addr, bytes, "write");
+  if (cache_) write_cached(addr, bytes);
   begin(TransferKind::write, pe, 0, addr, bytes, std::move(done));
 }
 
@@ -159,10 +165,11 @@ void Network::from_switch(SwitchLevel level, std::uint32_t connection, std::uint
 }
 
 void Network::begin(TransferKind kind, std::uint32_t pe, std::uint32_t peer, std::uint64_t addr,
-                    std::uint64_t bytes, Done done) {
+                    std::uint64_t bytes, Done done, bool acknowledged) {
   if (pe >= topology_.total_pes()) throw std::out_of_range("Network: PE index out of range");
   Transfer& t = *new_transfer();
   t.kind = kind;
+  t.acknowledged = acknowledged;
   t.pe = pe;
   t.peer = peer;
   t.addr = addr;

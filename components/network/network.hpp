@@ -61,7 +61,12 @@ class Network {
   // served by the cache slices, each run of misses by HBM, and `done` runs when all are in; a
   // write goes through to HBM and allocates the lines it covers whole (cube_cache.hpp).
   void read(std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes, Done done);
+  // A write completes when the responses of its last bytes are back at the PE (each packet's
+  // response, system.cube.noc.response_bytes, crosses the reverse route), and its packets hold
+  // their DMA slots until then. A posted write completes when its last byte has landed (an
+  // atomic's operands: the atomic unit's reply is its response).
   void write(std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes, Done done);
+  void write_posted(std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes, Done done);
   void send(std::uint32_t src_pe, std::uint32_t dst_pe, std::uint64_t bytes, Done done);
   // In-network reduction: `bytes` from `pe` up to the switch of `level` (done when the last
   // byte is in the switch), and from that switch down to `pe` over link `connection` (sent by
@@ -144,7 +149,7 @@ class Network {
 
  private:
   void begin(TransferKind kind, std::uint32_t pe, std::uint32_t peer, std::uint64_t addr,
-             std::uint64_t bytes, Done done);
+             std::uint64_t bytes, Done done, bool acknowledged = false);
   Transfer* new_transfer();
   // A read through the cube cache: one transfer per run of hits or misses.
   void read_cached(std::uint32_t pe, std::uint64_t addr, std::uint64_t bytes, Done done);

@@ -16,7 +16,8 @@ PacketNetwork::PacketNetwork(emu::Scheduler& scheduler, Topology& topology, cons
       wake_priority_(allocation_ == RouterAllocation::fcfs ? 0 : 1),
       cycle_(topology.config().cube.noc.router_timing.pipeline -
              topology.config().cube.noc.router_timing.turnaround),
-      dma_(topology.total_pes(), DmaEngine(window_)) {
+      dma_(topology.total_pes(), DmaEngine(window_)),
+      response_bytes_(topology.config().cube.noc.response_bytes) {
   if (credits_) {
     waiters_.resize(links_.size());
     listed_.assign(links_.size(), 0);
@@ -100,6 +101,7 @@ RouteCursor PacketNetwork::packet_route(const Transfer& t, std::uint32_t* bytes,
 void PacketNetwork::issue_packet(Transfer& t) {
   Packet& p = *new_packet();
   p.transfer = &t;
+  p.response = false;
   emu::Tick delay = 0;
   std::uint64_t dram_addr = 0;
   p.route = packet_route(t, &p.bytes, &delay, &dram_addr);
@@ -173,9 +175,11 @@ void PacketNetwork::advance(Packet& p) {
     arrival_overflow(id, end, lat);
   l.free_at = end;
   l.busy += end - start;
-  l.bytes += p.bytes;
-  ++l.packets;
-  ++packet_hops_;
+  if (!p.response) {  // a write's response is control: it takes the link's time, carries no data
+    l.bytes += p.bytes;
+    ++l.packets;
+    ++packet_hops_;
+  }
   if (tracer_.on()) tracer_.busy(id, start, end, p.bytes, *p.transfer);
   return end;
 }
@@ -554,9 +558,43 @@ void PacketNetwork::reset_dram_stats() {
   for (DramChannel& ch : dram_) ch.reset_stats();
 }
 
+void PacketNetwork::respond(Packet& p) {
+  // From the controller's router back to the PE, as a read's data goes (the channel itself,
+  // the DRAM's data bus, is not crossed).
+  const Link& channel = links_[p.route.link];
+  const Transfer& t = *p.transfer;
+  p.response = true;
+  p.bytes = response_bytes_;
+  p.route = topology_.start_memory_to_pe(channel.owner, channel.from, t.pe);
+  const emu::Tick lat = p.route.latency;
+  topology_.next(p.route);
+  p.tail = sched_.now() + lat;
+  if (credits_) {
+    p.held_channel = InputBuffers::kNone;
+    p.in_line = false;
+    p.vc_class = 0;
+    p.waiting_since = emu::kTickMax;
+  }
+  const auto go = [this, &p] {
+    if (credits_)
+      arrive(p);
+    else
+      advance(p);
+  };
+  if (lat == 0)
+    go();
+  else
+    sched_.schedule_in(lat, go, 0, "noc response");
+}
+
 void PacketNetwork::delivered(Packet& p) {
   Transfer& t = *p.transfer;
-  t.delivered += p.bytes;
+  if (t.acknowledged && !p.response) {
+    t.delivered += p.bytes;
+    respond(p);
+    return;
+  }
+  if (!p.response) t.delivered += p.bytes;
   --t.in_flight;
   p.next = free_packets_;
   free_packets_ = &p;

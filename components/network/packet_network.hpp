@@ -57,8 +57,10 @@ class PacketNetwork final : public Network {
   // Two cache lines: what a hop reads first (and Place::next, which also links free packets),
   // then the route.
   struct alignas(64) Packet : InputBuffers::Place {
-    // To or from HBM with the banked model: where it lies in its channel (DramChannel), 48
-    // bits kept in the tail padding of Place (the Itanium C++ ABI reuses it).
+    // A write's response on its way back (delivered() turned the write into it). Then to or
+    // from HBM with the banked model: where it lies in its channel (DramChannel), 48 bits.
+    // These three sit in the tail padding of Place (the Itanium C++ ABI reuses it).
+    bool response = false;
     std::uint16_t dram_hi = 0;
     std::uint32_t dram_lo = 0;
     std::uint64_t dram_addr() const { return std::uint64_t{dram_hi} << 32 | dram_lo; }
@@ -155,6 +157,8 @@ class PacketNetwork final : public Network {
   // otherwise it moves to its next hop, where its tail arrives then (true).
   bool move_on(Packet& p, emu::Tick end);
   void delivered(Packet& p);
+  // A write's data has landed: the packet goes back to its PE as the write's response.
+  void respond(Packet& p);
   Packet* new_packet();
 
   // The banked HBM (HbmModel::scheduled()): a read's request or a write's data reaches its
@@ -209,7 +213,8 @@ class PacketNetwork final : public Network {
   std::vector<DramChannel> dram_;
   std::vector<std::uint32_t> dram_of_link_;
   std::vector<emu::Tick> dram_wake_;
-  emu::Tick dram_latency_ = 0;  // the controller's and PHY's share (HbmModel::access_latency)
+  emu::Tick dram_latency_ = 0;    // the controller's and PHY's share (HbmModel::access_latency)
+  std::uint32_t response_bytes_;  // system.cube.noc.response_bytes
 };
 
 }  // namespace cubesim::components

@@ -18,6 +18,9 @@ enum class TransferKind : std::uint8_t { read, write, send, to_switch, from_swit
 struct Transfer {
   using Done = std::function<void()>;
   TransferKind kind = TransferKind::read;
+  // A write that completes when its responses are back at the PE (Network::write), not when
+  // its data has landed (Network::write_posted).
+  bool acknowledged = false;
   std::uint32_t pe = 0;
   std::uint32_t peer = 0;  // send: destination PE
   std::uint64_t addr = 0;

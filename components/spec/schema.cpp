@@ -235,6 +235,12 @@ void add_cube(std::vector<SpecField>& s) {
           .desc("Transfers are split into packets of this size; each occupies each link on its "
                 "path for "
                 "its serialisation time."));
+  add(integer("system.cube.noc.response_bytes", "bytes")
+          .range(1, 1 << 20)
+          .def(16)
+          .desc("A write's response (AXI's B channel): a packet this long goes back from the "
+                "memory controller to the writing PE over the reverse route, and the write, and "
+                "its DMA slot, complete when it arrives; at most `packet_bytes`."));
   add(coord_list("system.cube.noc.hbm_nodes")
           .desc("Mesh nodes [x, y] where HBM controllers attach, no repeats; channel c is served "
                 "by the controller on node c mod (number of nodes). `\"every_node\"`: one "

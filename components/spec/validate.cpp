@@ -440,6 +440,12 @@ class Builder {
     noc.link_bandwidth = bandwidth("/system/cube/noc/link_bandwidth_GBps");
     noc.hop_latency = ticks("/system/cube/noc/hop_latency_ns");
     noc.packet_bytes = u32(doc_, "/system/cube/noc/packet_bytes");
+    noc.response_bytes = u32(doc_, "/system/cube/noc/response_bytes");
+    if (noc.response_bytes > noc.packet_bytes)
+      v_.add("/system/cube/noc/response_bytes",
+             fmt::format("a {}-byte write response is longer than a {}-byte packet "
+                         "(/system/cube/noc/packet_bytes); make it at most a packet",
+                         noc.response_bytes, noc.packet_bytes));
     noc.hbm_nodes = nodes("/system/cube/noc/hbm_nodes", noc);
     noc.ucie_nodes = nodes("/system/cube/noc/ucie_nodes", noc);
     noc.inter_sip_nodes = nodes("/system/cube/noc/inter_sip_node", noc);

@@ -264,9 +264,11 @@ TEST(BankedHbm, AWriteIsDeliveredOnceWrittenAndTheControllerLatencyAfter) {
   testing::Bench b(c, SystemOptions{false, NetworkModel::packet});
   const Tick t =
       testing::run_one(b, [&](auto done) { b.network().write(0, b.addr(0, 0), kBytes, done); });
-  // Its data crosses into the controller (a burst's time), the row opens, tCWL, the burst.
+  // Its data crosses into the controller (a burst's time), the row opens, tCWL, the burst;
+  // then its 16-byte response leaves through the PE's port.
   const DramTiming& d = c.cube.hbm.banked;
-  EXPECT_EQ(t, kBurst + d.trcd + d.tcwl + kBurst + c.cube.hbm.latency);
+  EXPECT_EQ(t, kBurst + d.trcd + d.tcwl + kBurst + c.cube.hbm.latency +
+                   c.cube.noc.link_bandwidth.transfer_time(c.cube.noc.response_bytes));
 }
 
 TEST(BankedHbm, ItsStatisticsReachTheLinkStatistics) {

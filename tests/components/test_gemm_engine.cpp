@@ -121,10 +121,12 @@ TEST(GemmEngine, StreamsEachRowOfAStridedOperandAndTheResult) {
   b.sched.run();
   EXPECT_EQ(b.network().link_stats(b.sched.now()).bytes(LinkKind::hbm_channel), 4u * 64 + 256);
   // The rows lie in one channel's 4 KiB granule: it serves them one after another. The result
-  // goes to another channel. PE 0 sits on the controller's node; channels and links: 64 GB/s.
+  // goes to another channel, and is written when its response is back through the PE's port.
+  // PE 0 sits on the controller's node; channels and links: 64 GB/s.
   const Bandwidth bw = c.cube.noc.link_bandwidth;
   const Tick rows = c.cube.hbm.latency + 4 * bw.transfer_time(64);
-  const Tick result = c.cube.hbm.latency + bw.transfer_time(256);
+  const Tick result =
+      c.cube.hbm.latency + bw.transfer_time(256) + bw.transfer_time(c.cube.noc.response_bytes);
   EXPECT_EQ(seen.ended, c.pe.gemm.startup + std::max(rows, result));
 }
 

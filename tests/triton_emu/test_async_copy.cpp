@@ -128,7 +128,8 @@ TEST_F(AsyncCopy, WaitedAtOnceItIsTheBlockingCopy) {
     }
 }
 
-// A store nobody waits on still lands: the program (and the launch) end once it has.
+// A store nobody waits on still lands: the program (and the launch) end once it has, and its
+// response is back.
 TEST_F(AsyncCopy, AProgramEndsWhenItsCopiesHaveLanded) {
   Simulation sim(spec);
   const Ptr p = sim.alloc(f.packet(), Placement::on_cube(0, 0));
@@ -139,8 +140,9 @@ TEST_F(AsyncCopy, AProgramEndsWhenItsCopiesHaveLanded) {
     issued = tl.now();
     (void)tl.store_async(p, t);  // the handle goes at once
   });
-  EXPECT_EQ(r.sim_time_ps, issued + f.one_packet());
-  EXPECT_EQ(r.stats.pes.front().finish_ps, issued + f.one_packet());
+  const Tick response = f.cfg.cube.noc.link_bandwidth.transfer_time(f.cfg.cube.noc.response_bytes);
+  EXPECT_EQ(r.sim_time_ps, issued + f.one_packet() + response);
+  EXPECT_EQ(r.stats.pes.front().finish_ps, issued + f.one_packet() + response);
   for (const float v : sim.read<float>(p, x.size())) ASSERT_EQ(v, 1.0f);
 }
 

@@ -15,8 +15,8 @@ using testing::AllOf;
 using testing::HasSubstr;
 
 // tiny: 1 SIP of 2 cubes of 4 PEs. The programs of cube 0 work 1000 vector cycles before a
-// cube barrier; those of cube 1 go through theirs at once. After barrier(all) everyone has
-// waited for cube 0.
+// cube barrier; those of cube 1 go through theirs after its own latency. After barrier(all)
+// everyone has waited for cube 0.
 TEST(BarrierScope, ACubeBarrierWaitsForItsOwnCubeOnly) {
   const Spec spec = Spec::load(spec_path("tiny.json"));
   const auto& c = spec.config();
@@ -32,9 +32,15 @@ TEST(BarrierScope, ACubeBarrierWaitsForItsOwnCubeOnly) {
     after_all[static_cast<std::size_t>(me)] = tl.now();
   });
   const Tick work = c.pe.clock.cycles_to_ticks(emu::Cycles{1000 + c.pe.vector.latency_cycles});
+  // A barrier releases twice the longest latency from a PE of its scope to the scope's first
+  // PE after the last arrival: in a cube, (1, 1) is 2 hops from (0, 0); in the SIP, cube 1's
+  // (0, 0) is 2 hops from its UCIe node (1, 1), the UCIe crossing, and 2 hops in cube 0.
+  ASSERT_EQ(c.cube.noc.router_timing.pipeline, 0u);
+  const Tick hop = c.cube.noc.hop_latency;
+  const Tick cube = 2 * (2 * hop), all = 2 * (4 * hop + c.ucie.latency);
   for (std::size_t me = 0; me < 8; ++me) {
-    EXPECT_EQ(after_cube[me], me < 4 ? work : 0) << "program " << me;
-    EXPECT_EQ(after_all[me], work) << "program " << me;
+    EXPECT_EQ(after_cube[me], (me < 4 ? work : 0) + cube) << "program " << me;
+    EXPECT_EQ(after_all[me], work + cube + all) << "program " << me;
   }
 }
 

@@ -46,7 +46,8 @@ TEST(Timing, OnePacketLoadAndStoreOnTheControllerNode) {
   });
   const Tick expected = c.cube.hbm.latency + std::max(f.channel_ser(bytes), f.link_ser(bytes));
   EXPECT_EQ(load_time, expected);
-  EXPECT_EQ(store_time, expected);
+  // A store completes when its response (16 bytes) is back through the PE's port.
+  EXPECT_EQ(store_time, expected + f.link_ser(c.cube.noc.response_bytes));
 }
 
 TEST(Timing, VectorMathCostsElementsOverLanesPlusLatencyCycles) {
@@ -116,7 +117,10 @@ TEST(Timing, StreamingBoundGemmTakesStartupPlusTheStreamingTime) {
   }
   const components::GemmTimingModel model(spec.config().pe.gemm);
   ASSERT_GT(read_time, model.compute_time(m, n, k, DType::f16));
-  EXPECT_EQ(gemm_time, spec.config().pe.gemm.startup + read_time);
+  // The output's write lands as the stream ends; its response comes back through the PE's port.
+  const auto& noc = spec.config().cube.noc;
+  EXPECT_EQ(gemm_time, spec.config().pe.gemm.startup + read_time +
+                           noc.link_bandwidth.transfer_time(noc.response_bytes));
 }
 
 TEST(Timing, GemmsOnOneEngineRunOneAfterAnother) {

@@ -146,8 +146,8 @@ void Atomics::issue(std::uint32_t pe, AtomicOp op, AtomicType type, std::uint64_
                       "atomic reply");
   };
   auto shared = std::make_shared<decltype(arrived)>(std::move(arrived));
-  sys_.network().write(pe, addr, bytes, [shared] { (*shared)(); });
-  if (compare) sys_.network().write(pe, addr, bytes, [shared] { (*shared)(); });
+  sys_.network().write_posted(pe, addr, bytes, [shared] { (*shared)(); });
+  if (compare) sys_.network().write_posted(pe, addr, bytes, [shared] { (*shared)(); });
 }
 
 }  // namespace cubesim::detail

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 
 #include "emu/log.hpp"
@@ -12,6 +13,31 @@ namespace cubesim::ops {
 using detail::LaunchState;
 using detail::PeState;
 using detail::Program;
+
+namespace {
+
+// A hardware barrier of a scope gathers an arrival from every PE of the scope at its first PE
+// and sends the release back: after the last arrival it takes twice the longest latency from a
+// PE of the scope to the first (messages of a few bytes: latency only, no link occupied).
+emu::Tick release_latency(LaunchState& launch, int level, std::uint32_t pe) {
+  const auto& topo = launch.sys.network().topology();
+  const std::uint32_t per_cube = topo.pes_per_cube();
+  const std::uint32_t per_sip = per_cube * topo.config().cubes_per_sip;
+  const std::uint32_t span = level == 0 ? per_cube : level == 1 ? per_sip : topo.total_pes();
+  const std::uint32_t first = pe / span * span;
+  auto [it, fresh] = launch.barrier_release.try_emplace({level, first}, 0);
+  if (!fresh) return it->second;
+  emu::Tick worst = 0;
+  for (std::uint32_t q = first; q < first + span; ++q)
+    worst = std::max(
+        worst, topo.router_delay() + topo.route_latency(q / per_cube, topo.node_of_pe(q % per_cube),
+                                                        first / per_cube,
+                                                        topo.node_of_pe(first % per_cube)));
+  it->second = 2 * worst;
+  return it->second;
+}
+
+}  // namespace
 
 void barrier(Program& program, tl::Scope scope) {
   LaunchState& launch = program.launch();
@@ -44,6 +70,8 @@ void barrier(Program& program, tl::Scope scope) {
   const emu::Tick arrived = launch.sched.now();
   c.arrive();
   c.wait();
+  if (const emu::Tick release = release_latency(launch, level, pe.hw.global_pe()); release > 0)
+    launch.sched.wait_for(release);
   if (launch.log) launch.log->returned(program.index());
   if (launch.sched.now() > arrived && launch.tracing(pe))
     launch.trace_slice(pe, false, "barrier", arrived, launch.sched.now(),

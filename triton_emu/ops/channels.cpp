@@ -311,8 +311,8 @@ void Messages::send(Program& caller, std::uint32_t from, std::uint32_t to, const
 void Messages::post(std::uint32_t from, std::uint32_t to, const Channel& c, std::uint64_t seq,
                     std::uint64_t bytes, std::function<void()> done) {
   if (cfg_.memory == SlotMemory::hbm)
-    sys_.network().write(pe_of(from), c.slot_base + (seq % c.slots) * c.slot_stride, bytes,
-                         std::move(done));
+    sys_.network().write_posted(pe_of(from), c.slot_base + (seq % c.slots) * c.slot_stride, bytes,
+                                std::move(done));
   else
     sys_.network().send(pe_of(from), pe_of(to), bytes, std::move(done));
 }

@@ -107,6 +107,9 @@ struct LaunchState {
     std::vector<std::uint32_t> programs;
   };
   std::map<std::tuple<int, std::int64_t, std::uint32_t>, BarrierArrivals> barrier_arrivals{};
+  // How long a barrier of a scope takes to release after its last arrival, by (scope, the
+  // scope's first PE): computed once (ops/barrier.cpp).
+  std::map<std::pair<int, std::uint32_t>, emu::Tick> barrier_release{};
 
   emu::Completion& barrier(int scope, std::int64_t group, std::uint32_t generation,
                            std::size_t members, const std::string& name, std::uint32_t program) {

@@ -92,6 +92,7 @@ const std::map<std::string, Member>& members() {
          }},
         {"system.cube.noc.inter_sip_node",
          [](auto& c) { return coords(c.cube.noc.inter_sip_nodes); }},
+        {"system.cube.noc.response_bytes", [](auto& c) { return json(c.cube.noc.response_bytes); }},
         {"system.cube.hbm.channels", [](auto& c) { return json(c.cube.hbm.channels); }},
         {"system.cube.hbm.latency_ns", [](auto& c) { return json(c.cube.hbm.latency); }},
         {"system.cube.hbm.atomic_ns", [](auto& c) { return json(c.cube.hbm.atomic_time); }},
