@@ -267,6 +267,7 @@ struct DmaConfig {
 struct PeConfig {
   Frequency clock = Frequency::from_GHz(1.5);
   std::uint64_t sram_bytes = 0;
+  Tick issue = 0;  // the PE's control core issuing one TL call
   VectorConfig vector;
   GemmConfig gemm;
   DmaConfig dma;

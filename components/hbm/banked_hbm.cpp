@@ -30,6 +30,11 @@ DramChannel::DramChannel(const DramTiming& timing, Bandwidth bus, std::uint32_t 
   window_.reserve(t_.queue_depth);
 }
 
+std::uint64_t DramChannel::state_bytes(const DramTiming& t) {
+  return sizeof(DramChannel) + std::uint64_t{t.bank_groups} * t.banks_per_group * sizeof(Bank) +
+         std::uint64_t{t.queue_depth} * sizeof(Request);
+}
+
 void DramChannel::push(const Request& r) {
   if (window_.size() < t_.queue_depth)
     window_.push_back(r);

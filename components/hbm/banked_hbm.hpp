@@ -88,6 +88,9 @@ class DramChannel {
 
   const DramStats& stats() const { return stats_; }
   void reset_stats() { stats_ = {}; }
+  // Host memory one channel of these timings takes (its banks and its queue's room), for the
+  // host-memory check.
+  static std::uint64_t state_bytes(const DramTiming& t);
   // Forgets the requests waiting (a failed launch); the banks stay as they are.
   void drop_requests();
 

@@ -377,10 +377,16 @@ void FlowNetwork::start(Transfer& t) {
   const TransferKind kind = t.kind;
   const std::uint32_t pe = t.pe;
   const std::uint64_t bytes = t.bytes;
-  const bool from_switch = kind == TransferKind::from_switch;
+  const bool from_switch = !uses_dma_window(kind);
   if (kind == TransferKind::send)
     add_route(routes_.get(kind, pe, t.peer, {}, 0), bytes);
-  else if (kind == TransferKind::to_switch || from_switch)
+  else if (kind == TransferKind::reply) {
+    // From the controller's router: the route a read's data takes, less its request and the
+    // channel.
+    Route r = topology_.memory_to_pe(static_cast<std::uint32_t>(t.addr), t.peer, pe);
+    r.pre_delay = 0;
+    add_route(r, bytes, 0);
+  } else if (kind == TransferKind::to_switch || kind == TransferKind::from_switch)
     add_route(routes_.get(kind, pe, t.peer, {}, static_cast<std::uint32_t>(t.addr)), bytes);
   else
     add_pieces(kind, pe, t.addr, bytes);

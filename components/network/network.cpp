@@ -158,6 +158,11 @@ void Network::to_switch(std::uint32_t pe, SwitchLevel level, std::uint64_t bytes
   begin(TransferKind::to_switch, pe, static_cast<std::uint32_t>(level), 0, bytes, std::move(done));
 }
 
+void Network::reply(std::uint32_t cube, std::uint32_t channel, std::uint32_t pe,
+                    std::uint64_t bytes, Done done) {
+  begin(TransferKind::reply, pe, channel, cube, bytes, std::move(done));
+}
+
 void Network::from_switch(SwitchLevel level, std::uint32_t connection, std::uint32_t pe,
                           std::uint64_t bytes, Done done) {
   begin(TransferKind::from_switch, pe, static_cast<std::uint32_t>(level), connection, bytes,

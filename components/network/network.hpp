@@ -72,6 +72,10 @@ class Network {
   // byte is in the switch), and from that switch down to `pe` over link `connection` (sent by
   // the switch, so no PE's DMA window holds it back). The level must be a switch.
   void to_switch(std::uint32_t pe, SwitchLevel level, std::uint64_t bytes, Done done);
+  // From the controller of HBM channel `channel` of global cube `cube` back to `pe` (an atomic
+  // unit's reply): the controller's router to the PE, not over the channel; no DMA window.
+  void reply(std::uint32_t cube, std::uint32_t channel, std::uint32_t pe, std::uint64_t bytes,
+             Done done);
   void from_switch(SwitchLevel level, std::uint32_t connection, std::uint32_t pe,
                    std::uint64_t bytes, Done done);
 

@@ -40,8 +40,8 @@ PacketNetwork::PacketNetwork(emu::Scheduler& scheduler, Topology& topology, cons
 }
 
 void PacketNetwork::start(Transfer& t) {
-  if (t.kind == TransferKind::from_switch) {
-    // The switch sends its packets at once; its link down serialises them.
+  if (!uses_dma_window(t.kind)) {
+    // The switch (or controller) sends its packets at once; its link down serialises them.
     while (t.issued < t.bytes) issue_packet(t);
     return;
   }
@@ -69,6 +69,14 @@ RouteCursor PacketNetwork::packet_route(const Transfer& t, std::uint32_t* bytes,
                                         std::uint64_t* dram_addr) const {
   const std::uint64_t left = t.bytes - t.issued;
   *delay = 0;
+  if (t.kind == TransferKind::reply) {
+    // From the controller's router: the route a read's data takes, less the channel.
+    *bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(left, packet_bytes_));
+    RouteCursor r = topology_.start_memory_to_pe(static_cast<std::uint32_t>(t.addr), t.peer, t.pe);
+    *delay = r.latency;
+    topology_.next(r);
+    return r;
+  }
   if (t.kind == TransferKind::send || t.kind == TransferKind::to_switch ||
       t.kind == TransferKind::from_switch) {
     // Packets of a PE-to-PE transfer are cut at packet_bytes of the transfer's own offset.
@@ -112,7 +120,7 @@ void PacketNetwork::issue_packet(Transfer& t) {
   t.issued += p.bytes;
   ++t.in_flight;
   // The packet holds a slot of its PE's window until delivered (not the switch's).
-  if (t.kind != TransferKind::from_switch) dma_[t.pe].sent();
+  if (uses_dma_window(t.kind)) dma_[t.pe].sent();
   ++packets_;
   const bool to_controller = t.kind == TransferKind::read && !dram_.empty();
   if (credits_) {
@@ -598,7 +606,7 @@ void PacketNetwork::delivered(Packet& p) {
   --t.in_flight;
   p.next = free_packets_;
   free_packets_ = &p;
-  if (t.kind != TransferKind::from_switch) {
+  if (uses_dma_window(t.kind)) {
     dma_[t.pe].delivered();
     pump(t.pe);
   }

@@ -13,7 +13,22 @@ namespace cubesim::components {
 // (Topology::start_pe_to_switch); `peer` holds the SwitchLevel, a from_switch's `addr` its
 // connection, and its `pe` the PE it goes to (the switch sends it: no PE's DMA window).
 // cache_read: a read of lines the cube's cache holds, served by the cache slice of their channel.
-enum class TransferKind : std::uint8_t { read, write, send, to_switch, from_switch, cache_read };
+// reply: from an HBM controller's router to `pe` (an atomic unit's reply): `addr` holds the
+// global cube, `peer` the channel; the controller sends it, so no PE's DMA window.
+enum class TransferKind : std::uint8_t {
+  read,
+  write,
+  send,
+  to_switch,
+  from_switch,
+  cache_read,
+  reply
+};
+// Whether a transfer's packets hold slots of its PE's DMA window: not those a switch or a
+// memory controller sends to the PE.
+inline constexpr bool uses_dma_window(TransferKind k) {
+  return k != TransferKind::from_switch && k != TransferKind::reply;
+}
 
 struct Transfer {
   using Done = std::function<void()>;

@@ -3,11 +3,12 @@
 namespace cubesim::components {
 
 Pe::Pe(emu::Scheduler& scheduler, Network& network, const GemmTimingModel& gemm_timing,
-       const VectorUnit& vector, std::uint64_t sram_bytes, std::uint32_t global_pe)
+       const VectorUnit& vector, std::uint64_t sram_bytes, std::uint32_t global_pe, emu::Tick issue)
     : global_pe_(global_pe),
       sram_(new Sram(sram_bytes)),
       gemm_(scheduler, network, gemm_timing, global_pe),
-      vector_(vector) {}
+      vector_(vector),
+      issue_(issue) {}
 
 PeStatistics Pe::statistics() const {
   PeStatistics s = counters_;

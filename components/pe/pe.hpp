@@ -18,8 +18,10 @@ namespace cubesim::components {
 class Pe {
  public:
   // `global_pe`: the PE as the network numbers it.
+  // `issue`: its control core's time per TL call (system.pe.issue_ns).
   Pe(emu::Scheduler& scheduler, Network& network, const GemmTimingModel& gemm_timing,
-     const VectorUnit& vector, std::uint64_t sram_bytes, std::uint32_t global_pe);
+     const VectorUnit& vector, std::uint64_t sram_bytes, std::uint32_t global_pe,
+     emu::Tick issue = 0);
   Pe(Pe&&) = default;  // only before its engine has jobs (GemmEngine's events hold it)
 
   std::uint32_t global_pe() const { return global_pe_; }
@@ -29,6 +31,7 @@ class Pe {
   const boost::intrusive_ptr<Sram>& shared_sram() const { return sram_; }
   GemmEngine& gemm() { return gemm_; }
   const VectorUnit& vector() const { return vector_; }
+  emu::Tick issue_time() const { return issue_; }
 
   // The counters of the current launch, added to by whoever measures them; the statistics its
   // parts keep themselves (the engine's busy time and FLOPs, the SRAM's peak) are read from
@@ -43,6 +46,7 @@ class Pe {
   boost::intrusive_ptr<Sram> sram_;
   GemmEngine gemm_;
   const VectorUnit& vector_;
+  emu::Tick issue_;
   PeStatistics counters_;
 };
 

@@ -35,6 +35,7 @@ struct PeStatistics {
   std::uint64_t bytes_received = 0;
   std::uint64_t sram_peak_bytes = 0;
   std::uint64_t vector_elements = 0;
+  std::uint64_t issue_busy_ps = 0;
 };
 
 struct PeStatistic {
@@ -76,6 +77,8 @@ inline constexpr PeStatistic kPeStatistics[] = {
      "the most SRAM held at once during the launch"},
     {"vector_elements", &PeStatistics::vector_elements, "elements",
      "elements its vector unit processed (tile math), summed over operations"},
+    {"issue_busy_ps", &PeStatistics::issue_busy_ps, "ps",
+     "time its control core spent issuing TL calls (system.pe.issue_ns each)"},
 };
 
 // Every member has its row, and no row names a member twice.

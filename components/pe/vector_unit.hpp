@@ -7,6 +7,15 @@
 //   time(n, c)   = cycles(n, c) at the PE clock
 //
 // Simple operations cost 1 slot per element, so cycles(n) = ceil(n / lanes) + latency_cycles.
+//
+// A reduction (class reduce, r = op_cycles[reduce]) of `outer` x `inner` runs of `len`
+// elements, along an axis whose runs are `inner` elements apart, is costed as a tree:
+//   elements combined lane by lane: ceil(outer * len * inner * r / lanes)
+//   along the contiguous axis (inner = 1) the lanes then combine across, ceil(log2 w) levels
+//   of r cycles (w = min(len, lanes)) for every vector of lanes / w runs packed side by side;
+//   a scan (cumsum) instead makes ceil(log2 w) passes over all its elements
+//   across runs (inner > 1) each lane keeps its own output: no levels
+// plus latency_cycles once.
 // Every PE's unit is alike, so the system holds one. The caller decides what an operation is
 // (triton_emu charges one per TL call on a tile, n = its elements, c = its class).
 
@@ -32,6 +41,13 @@ class VectorUnit {
   // TimeOverflow when the time does not fit a Tick.
   Tick time(std::uint64_t elements, VectorOp op = VectorOp::simple) const {
     return clock_.cycles_to_ticks(cycles(elements, op));
+  }
+  // A reduction (or, `scan`, a cumulative one) of outer x inner runs of `len` elements, as a
+  // tree (above).
+  emu::Cycles reduce_cycles(std::uint64_t outer, std::uint64_t len, std::uint64_t inner,
+                            bool scan) const;
+  Tick reduce_time(std::uint64_t outer, std::uint64_t len, std::uint64_t inner, bool scan) const {
+    return clock_.cycles_to_ticks(reduce_cycles(outer, len, inner, scan));
   }
 
   std::uint64_t lanes() const { return lanes_; }

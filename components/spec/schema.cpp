@@ -413,6 +413,12 @@ void add_pe(std::vector<SpecField>& s) {
   add(size("system.pe.sram_KiB", "KiB", kKiB)
           .above(0, 1 << 20)
           .desc("Local SRAM; `tl.load` fails when a tile would overflow it."));
+  add(latency("system.pe.issue_ns")
+          .def(0.0)
+          .desc("Time the PE's control core takes to issue one TL call that acts (a load, store, "
+                "wait, composite, message, barrier, atomic or in-network reduction, or a vector "
+                "operation on a tile), before the call does: a GPU's instruction issue, a "
+                "dataflow PE's command processor. 0: calls are free."));
   add(object("system.pe.vector").optional().desc("The vector unit that costs tile math."));
   add(integer("system.pe.vector.lanes", "elements/cycle")
           .range(1, 65536)

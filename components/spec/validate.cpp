@@ -472,6 +472,7 @@ class Builder {
     PeConfig& pe = c.pe;
     pe.clock = frequency("/system/pe/clock_GHz");
     pe.sram_bytes = size_bytes("/system/pe/sram_KiB");
+    pe.issue = ticks("/system/pe/issue_ns");
     pe.vector.lanes = u32(doc_, "/system/pe/vector/lanes");
     pe.vector.latency_cycles = u32(doc_, "/system/pe/vector/latency_cycles");
     for (VectorOp op : kAllVectorOps) {

@@ -132,8 +132,8 @@ TEST(Atomics, ExactlyOneProgramWinsACasRace) {
 
 // One word from PE 0 of tiny, which sits on the node of cube 0's HBM controller (no mesh hop):
 // the operand's write (HBM latency + the slower of port and channel for 4 bytes), the atomic
-// unit (atomic_ns + the channel's time for the word), and a reply over no hop. From PE 3
-// (node (1, 1)), two mesh hops each way more.
+// unit (atomic_ns + the channel's time for the word), and a reply over no hop (the old word
+// through the PE's port). From PE 3 (node (1, 1)), two mesh hops each way more.
 TEST(Atomics, OneWordTakesTheWriteTheUnitAndTheReplyOnAnIdleSystem) {
   const Spec spec = tiny_with_atomic_ns(3.0);
   const auto& c = spec.config();
@@ -155,14 +155,15 @@ TEST(Atomics, OneWordTakesTheWriteTheUnitAndTheReplyOnAnIdleSystem) {
   const Tick write =
       c.cube.hbm.latency + std::max(channel_time(c, 4), c.cube.noc.link_bandwidth.transfer_time(4));
   const Tick unit = c.cube.hbm.atomic_time + channel_time(c, 4);
-  EXPECT_EQ(near, write + unit);
-  EXPECT_EQ(far, write + unit + 4 * c.cube.noc.hop_latency);
+  const Tick reply = c.cube.noc.link_bandwidth.transfer_time(4);  // the old word, through a port
+  EXPECT_EQ(near, write + unit + reply);
+  EXPECT_EQ(far, write + unit + 4 * c.cube.noc.hop_latency + reply);
 }
 
 // The 4 PEs of cube 0 add to one word `rounds` times with a slow unit: once the
 // first request arrives the unit never idles (each PE's next request comes back sooner than
 // three others' are served), so the last reply comes 4 * rounds unit times after the first
-// arrival, plus at most the longest reply (two hops).
+// arrival, plus at most the longest reply (two hops and the word through a port).
 TEST(Atomics, RequestsToOneChannelQueueAtItsUnit) {
   const Spec spec = tiny_with_atomic_ns(200.0);
   const auto& c = spec.config();
@@ -179,7 +180,7 @@ TEST(Atomics, RequestsToOneChannelQueueAtItsUnit) {
   const Tick unit = c.cube.hbm.atomic_time + channel_time(c, 4);
   const Tick served = first_arrival + 4 * rounds * unit;
   EXPECT_GE(last, served);
-  EXPECT_LE(last, served + 2 * c.cube.noc.hop_latency);
+  EXPECT_LE(last, served + 2 * c.cube.noc.hop_latency + c.cube.noc.link_bandwidth.transfer_time(4));
 }
 
 TEST(Atomics, MisuseIsAKernelFaultNamingThePeAndTheAddress) {

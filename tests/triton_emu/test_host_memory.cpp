@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cubesim/cubesim.hpp>
 
+#include "components/hbm/banked_hbm.hpp"
 #include "spec_path.hpp"
 #include "tests/resident_memory.hpp"
 #include "triton_emu/memory/host_memory.hpp"
@@ -73,6 +74,31 @@ TEST(HostMemory, ACubeCachesTagsCountAndTooLargeACacheIsRefused) {
   } catch (const UsageError& err) {
     EXPECT_THAT(err.what(), AllOf(HasSubstr("the cube cache's tags (4.0 GiB per cube)"),
                                   HasSubstr("system.cube.cache.size_MiB")));
+  }
+}
+
+// The banked HBM's banks and queues count per channel, and a system whose channels would hold
+// too many names the fields that size them.
+TEST(HostMemory, BankedHbmStateCountsAndTooMuchOfItIsRefused) {
+  const Spec plain = Spec::load(spec_path("large.json"));
+  const Spec banked = plain.with_assignments(
+      {"system.cube.hbm.model=banked", "system.cube.hbm.banked.bank_groups=64",
+       "system.cube.hbm.banked.banks_per_group=64", "system.cube.hbm.banked.queue_depth=4096"});
+  SimOptions options;
+  const std::uint64_t channels = plain.config().cube.hbm.channels;
+  EXPECT_EQ(estimate_host_memory(banked.config(), options.stack_size).per_cube,
+            estimate_host_memory(plain.config(), options.stack_size).per_cube +
+                channels * components::DramChannel::state_bytes(banked.config().cube.hbm.banked));
+  EXPECT_GT(components::DramChannel::state_bytes(banked.config().cube.hbm.banked),
+            std::uint64_t{4096} * 32);  // 4096 banks of at least 32 bytes each
+  options.timing_only = true;
+  options.host_memory_limit = std::uint64_t{1} << 30;
+  try {
+    Simulation sim(banked, options);
+    FAIL() << "banked channels needing GiBs were built under a 1 GiB limit";
+  } catch (const UsageError& err) {
+    EXPECT_THAT(err.what(), AllOf(HasSubstr("the banked HBM's banks and queues"),
+                                  HasSubstr("system.cube.hbm.banked.bank_groups")));
   }
 }
 

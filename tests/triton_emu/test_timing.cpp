@@ -143,6 +143,38 @@ TEST(Timing, GemmsOnOneEngineRunOneAfterAnother) {
   EXPECT_EQ(total, 3 * (c.pe.gemm.startup + model.compute_time(m, n, k, DType::f16)));
 }
 
+// system.pe.issue_ns: every TL call that acts pays it once on the PE's control core before it
+// acts, in turn with everything else the program does: five calls (a tile filled, a store, a
+// load, an add, a barrier; the blocking load and store each one call) take five issues longer
+// than the same program with free calls, and the PE reports the issue time.
+TEST(Timing, EveryTlCallPaysTheIssueCostOnce) {
+  constexpr int kIssueNs = 7;
+  const auto run = [](double issue_ns, Tick* busy) {
+    const Spec spec = Spec::load(spec_path("tiny.json")).with("system.pe.issue_ns", issue_ns);
+    Simulation sim(spec);
+    const Ptr p = sim.alloc(1024, Placement::on_cube(0, 0));
+    Tick took = 0;
+    const RunResult r = sim.launch_on(Grid{.pes = 1, .cubes = 1}, [&](tl::Context& tl) {
+      const Tick t0 = tl.now();
+      const auto x = tl.full({64}, 2.0, DType::f32);
+      tl.store(p, x);
+      const auto y = tl.load(p, {64}, DType::f32);
+      const auto z = x + y;
+      tl.barrier();
+      took = tl.now() - t0;
+      (void)z;
+    });
+    *busy = r.stats.pes.front().issue_busy_ps;
+    return took;
+  };
+  Tick free_busy = 0, busy = 0;
+  const Tick free_calls = run(0.0, &free_busy);
+  const Tick paid = run(double{kIssueNs}, &busy);
+  EXPECT_EQ(paid - free_calls, 5 * emu::ns(kIssueNs));
+  EXPECT_EQ(busy, 5 * emu::ns(kIssueNs));
+  EXPECT_EQ(free_busy, 0u);
+}
+
 TEST(Timing, IdenticalRunsGiveIdenticalReportsApartFromWallClock) {
   auto run = [] {
     Simulation sim(Spec::load(spec_path("tiny.json")), {.seed = 3});

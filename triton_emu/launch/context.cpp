@@ -78,15 +78,18 @@ void Context::device_assert(const Tile& condition, std::string_view message) con
 // ---- Copies -----------------------------------------------------------------------------------
 
 Tile Context::load(Ptr ptr, Shape shape, DType dtype, const LoadOptions& options) {
+  program_.charge_issue();
   return ops::load(program_, ptr, shape, dtype, options);
 }
 Ref Context::ref(Ptr ptr, Shape shape, DType dtype, std::int64_t row_stride) {
   return ops::ref(program_, ptr, shape, dtype, row_stride);
 }
 void Context::store(Ptr ptr, const Tile& tile, const StoreOptions& options) {
+  program_.charge_issue();
   ops::store(program_, ptr, tile, options);
 }
 LoadHandle Context::load_async(Ptr ptr, Shape shape, DType dtype, const LoadOptions& options) {
+  program_.charge_issue();
   LoadHandle h;
   h.state_ = ops::load_async(program_, ptr, shape, dtype, options);
   return h;
@@ -95,15 +98,18 @@ LoadHandle Context::load_async(const Ref& r) {
   return load_async(r.ptr, r.shape, r.dtype, {.row_stride = r.row_stride});
 }
 StoreHandle Context::store_async(Ptr ptr, const Tile& tile, const StoreOptions& options) {
+  program_.charge_issue();
   StoreHandle h;
   h.state_ = ops::store_async(program_, ptr, tile, options);
   return h;
 }
 Tile Context::wait(LoadHandle& handle) {
+  program_.charge_issue();
   ops::wait_async(program_, handle.state_.get(), /*store=*/false);
   return handle.state_->tile;
 }
 void Context::wait(StoreHandle& handle) {
+  program_.charge_issue();
   ops::wait_async(program_, handle.state_.get(), /*store=*/true);
 }
 
@@ -111,18 +117,21 @@ void Context::wait(StoreHandle& handle) {
 
 Handle Context::composite(Op op, const Operand& a, const Operand& b, Ptr out,
                           const CompositeOptions& options) {
+  program_.charge_issue();
   Handle h;
   h.state_ = ops::composite(program_, op, a, b, detail::GemmOut{.ptr = out}, options);
   return h;
 }
 TileHandle Context::composite(Op op, const Operand& a, const Operand& b, ToTile,
                               const CompositeOptions& options) {
+  program_.charge_issue();
   TileHandle h;
   h.handle_.state_ = ops::composite(program_, op, a, b, detail::GemmOut{.to_tile = true}, options);
   return h;
 }
 TileHandle Context::composite(Op op, const Operand& a, const Operand& b, const Tile& acc,
                               const CompositeOptions& options) {
+  program_.charge_issue();
   TileHandle h;
   h.handle_.state_ =
       ops::composite(program_, op, a, b, detail::GemmOut{.to_tile = true, .acc = &acc}, options);
@@ -130,70 +139,87 @@ TileHandle Context::composite(Op op, const Operand& a, const Operand& b, const T
 }
 TileHandle Context::composite(Op op, const Operand& a, const Operand& b, const TileHandle& acc,
                               const CompositeOptions& options) {
+  program_.charge_issue();
   TileHandle h;
   h.handle_.state_ = ops::composite_onto(program_, op, a, b, acc.handle_.state_, options);
   return h;
 }
 void Context::wait(Handle& handle) {
+  program_.charge_issue();
   ops::wait(program_, handle.state_.get());
 }
 Tile Context::wait(TileHandle& handle) {
+  program_.charge_issue();
   return ops::wait_tile(program_, handle.handle_.state_.get());
 }
 
 // ---- Barriers, atomics, messages ----------------------------------------------------------------
 
 void Context::barrier(Scope scope) {
+  program_.charge_issue();
   ops::barrier(program_, scope);
 }
 
 Tile Context::atomic_add(Ptr ptr, const Tile& values, const AtomicOptions& o) {
+  program_.charge_issue();
   return ops::atomic_tile(program_, AtomicOp::add, ptr, nullptr, values, o);
 }
 Tile Context::atomic_max(Ptr ptr, const Tile& values, const AtomicOptions& o) {
+  program_.charge_issue();
   return ops::atomic_tile(program_, AtomicOp::max, ptr, nullptr, values, o);
 }
 Tile Context::atomic_min(Ptr ptr, const Tile& values, const AtomicOptions& o) {
+  program_.charge_issue();
   return ops::atomic_tile(program_, AtomicOp::min, ptr, nullptr, values, o);
 }
 Tile Context::atomic_xchg(Ptr ptr, const Tile& values, const AtomicOptions& o) {
+  program_.charge_issue();
   return ops::atomic_tile(program_, AtomicOp::xchg, ptr, nullptr, values, o);
 }
 Tile Context::atomic_cas(Ptr ptr, const Tile& compare, const Tile& values, const AtomicOptions& o) {
+  program_.charge_issue();
   return ops::atomic_tile(program_, AtomicOp::cas, ptr, &compare, values, o);
 }
 std::uint64_t Context::atomic_bits(AtomicOp op, Ptr ptr, int type, std::uint64_t compare,
                                    std::uint64_t value) {
+  program_.charge_issue();
   return ops::atomic_bits(program_, op, ptr, type, compare, value);
 }
 
 void Context::send(const Peer& dst, const Tile& tile) {
+  program_.charge_issue();
   ops::send(program_, dst, tile);
 }
 Tile Context::recv(const Peer& src, Shape shape, DType dtype) {
+  program_.charge_issue();
   const auto receipt = ops::recv_async(program_, src, shape, dtype);
   return ops::wait_recv(program_, receipt.get(), "recv");
 }
 RecvHandle Context::recv_async(const Peer& src, Shape shape, DType dtype) {
+  program_.charge_issue();
   RecvHandle h;
   h.state_ = ops::recv_async(program_, src, shape, dtype);
   return h;
 }
 Tile Context::wait(RecvHandle& handle) {
+  program_.charge_issue();
   return ops::wait_recv(program_, handle.state_.get(), "recv_async wait");
 }
 
 ReduceHandle Context::switch_reduce_async(const Tile& tile, Scope scope) {
+  program_.charge_issue();
   ReduceHandle h;
   h.state_ = program_.launch().reductions->contribute(program_, tile, scope);
   return h;
 }
 Tile Context::wait(ReduceHandle& handle) {
+  program_.charge_issue();
   return program_.launch().reductions->wait(program_, handle.state_.get());
 }
 Tile Context::switch_reduce(const Tile& tile, Scope scope) {
-  ReduceHandle h = switch_reduce_async(tile, scope);
-  return wait(h);
+  program_.charge_issue();  // one call, though it is the two below
+  const auto state = program_.launch().reductions->contribute(program_, tile, scope);
+  return program_.launch().reductions->wait(program_, state.get());
 }
 
 std::string Peer::str() const {

@@ -47,7 +47,7 @@ struct SimulationImpl {
     pes.reserve(sys.total_pes());
     for (std::uint32_t i = 0; i < sys.total_pes(); ++i) {
       hw_pes.emplace_back(sched, sys.network(), sys.gemm_timing(), sys.vector_unit(),
-                          spec.config().pe.sram_bytes, i);
+                          spec.config().pe.sram_bytes, i, spec.config().pe.issue);
       pes.emplace_back(sys, hw_pes.back());
     }
     if (!options.timing_only) {

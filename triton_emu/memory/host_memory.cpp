@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "components/hbm/banked_hbm.hpp"
 #include "triton_emu/errors.hpp"
 
 namespace cubesim {
@@ -64,6 +65,13 @@ std::uint64_t cache_tag_bytes(const components::CacheConfig& c) {
   return c.enabled() ? c.size_bytes / c.line_bytes * 8 : 0;
 }
 
+// The banked HBM's channels: their banks and queues (components/hbm/banked_hbm.hpp).
+std::uint64_t dram_bytes(const components::HbmConfig& h) {
+  return h.model == "banked"
+             ? std::uint64_t{h.channels} * components::DramChannel::state_bytes(h.banked)
+             : 0;
+}
+
 }  // namespace
 
 HostMemoryEstimate estimate_host_memory(const components::SystemConfig& config,
@@ -78,7 +86,8 @@ HostMemoryEstimate estimate_host_memory(const components::SystemConfig& config,
       2 * (2 * x * y - x - y) + 2 * std::uint64_t{config.cube.pes} + config.cube.hbm.channels +
       slices + 2 * config.cubes_per_sip + 2;
   e.per_pe = kPerPe;
-  e.per_cube = kPerCube + kPerLink * links_per_cube + cache_tag_bytes(cache);
+  e.per_cube =
+      kPerCube + kPerLink * links_per_cube + cache_tag_bytes(cache) + dram_bytes(config.cube.hbm);
   e.fixed = kFixed;
   e.bytes = e.fixed + e.pes * e.per_pe + e.cubes * e.per_cube;
   const std::uint64_t page = 4096;
@@ -108,6 +117,11 @@ void check_host_memory(const components::SystemConfig& config, std::uint64_t sta
         ", or the cube cache's tags ({} per cube): reduce system.cube.cache.size_MiB or raise "
         "its line_bytes",
         size_text(tags));
+  if (const std::uint64_t dram = dram_bytes(config.cube.hbm); dram > 0)
+    fields += fmt::format(
+        ", or the banked HBM's banks and queues ({} per cube): reduce "
+        "system.cube.hbm.banked.bank_groups, banks_per_group or queue_depth",
+        size_text(dram));
   if (e.stack_reservation > kStackAddressSpace)
     throw UsageError(fmt::format(
         "this system's {} programs would reserve {} of address space for fiber stacks of {} "

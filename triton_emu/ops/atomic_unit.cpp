@@ -130,8 +130,6 @@ void Atomics::issue(std::uint32_t pe, AtomicOp op, AtomicType type, std::uint64_
   const std::uint32_t channel = map.channel(loc);
   const std::size_t unit = std::size_t{loc.global_cube} * map.hbm_channels() + channel;
   auto& topo = sys_.network().topology();
-  const emu::Tick reply =
-      topo.read_request_delay(pe, loc.global_cube, channel) - topo.hbm().access_latency();
   const emu::Tick busy =
       emu::checked_add(unit_time_, topo.hbm().channel_bandwidth().transfer_time(bytes), "atomic");
   // The operands (and cas's compare values: a second write of the same size) cross to the
@@ -142,8 +140,12 @@ void Atomics::issue(std::uint32_t pe, AtomicOp op, AtomicType type, std::uint64_
     const emu::Tick start = std::max(sched.now(), unit_free_[unit]);
     unit_free_[unit] = emu::checked_add(start, busy, "atomic");
     if (operand) apply(op, type, addr, bytes, operand, compare, old, memory);
-    sched.schedule_at(emu::checked_add(unit_free_[unit], reply, "atomic"), std::move(done), 0,
-                      "atomic reply");
+    sched.schedule_at(
+        unit_free_[unit],
+        [this, pe, cube = loc.global_cube, channel, bytes, done = std::move(done)]() mutable {
+          sys_.network().reply(cube, channel, pe, bytes, std::move(done));
+        },
+        0, "atomic reply");
   };
   auto shared = std::make_shared<decltype(arrived)>(std::move(arrived));
   sys_.network().write_posted(pe, addr, bytes, [shared] { (*shared)(); });

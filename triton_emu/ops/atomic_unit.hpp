@@ -4,12 +4,13 @@
 //
 // Time of one request (a run of words on one cube and channel, at most a packet):
 //   1. the operands travel to the controller as a write's data does (links, HBM channel, then
-//      the access latency): the network's write();
+//      the access latency): the network's write_posted() (the reply below is their response);
 //   2. the channel's atomic unit serves requests one at a time in order of arrival, each for
 //      system.cube.hbm.atomic_ns + bytes / channel bandwidth (reading the old words; their new
 //      values are written as step 1 counted);
-//   3. the old values go back to the PE in the route's hop latencies (a reply is small; like a
-//      read's request it is not modelled as occupying links).
+//   3. the old values go back to the PE as a packet of their own from the controller's router
+//      (Network::reply), over the route a read's data takes, occupying its links: the request
+//      completes when they arrive.
 // So requests to one channel from many PEs queue at its unit, which is what makes a contended
 // counter slow; requests to different channels proceed in parallel.
 //

@@ -20,14 +20,21 @@ Program::Program(LaunchState& launch, PeState& pe, std::uint32_t index)
 Program::~Program() = default;
 
 emu::Tick Program::now() const {
-  return launch_.sched.now() + pending().time;
+  return launch_.sched.now() + pending().issue + pending().time;
 }
 
 // ---- Vector unit ------------------------------------------------------------------------------
 
 void Program::sync() {
-  if (pending().time == 0) return;
-  const auto [t, elements, ops] = take_pending();
+  if (pending().time == 0 && pending().issue == 0) return;
+  const auto [t, elements, ops, issue] = take_pending();
+  pe_.hw.counters().issue_busy_ps += issue;
+  if (issue > 0) {
+    const emu::Tick from = launch_.sched.now();
+    launch_.sched.wait_for(issue);
+    if (launch_.tracing(pe_)) launch_.trace_slice(pe_, false, "issue", from, from + issue, "{}");
+  }
+  if (t == 0) return;
   const emu::Tick start = launch_.sched.now();
   pe_.hw.counters().vector_busy_ps += t;
   pe_.hw.counters().vector_elements += elements;

@@ -429,7 +429,8 @@ Tile extreme(const Tile& a, int axis, const char* name, Extreme e, bool want_ind
   if (want_index && v.len == 0)
     ctx.fault(fmt::format("{}: axis {} of the {} tile is empty; there is no index to give", name,
                           axis, a.shape().str()));
-  ctx.charge_vector(static_cast<std::uint64_t>(a.numel()), VectorOp::reduce);
+  ctx.charge_reduce(static_cast<std::uint64_t>(v.outer), static_cast<std::uint64_t>(v.len),
+                    static_cast<std::uint64_t>(v.inner), false);
   Tile r = ctx.make_tile(v.reduced, want_index ? DType::i32 : a.dtype());
   if (!compute_values(ctx, r, {&a})) return r;
   need_values(a);
@@ -480,7 +481,8 @@ Tile extreme(const Tile& a, int axis, const char* name, Extreme e, bool want_ind
 Tile summation(const Tile& a, int axis, const char* name, bool scan) {
   TileOwner& ctx = context_of(a);
   const AxisView v = axis_view(ctx, a, axis, name);
-  ctx.charge_vector(static_cast<std::uint64_t>(a.numel()), VectorOp::reduce);
+  ctx.charge_reduce(static_cast<std::uint64_t>(v.outer), static_cast<std::uint64_t>(v.len),
+                    static_cast<std::uint64_t>(v.inner), scan);
   const DType out = sum_type(a.dtype());
   Tile r = ctx.make_tile(scan ? a.shape() : v.reduced, out);
   if (!compute_values(ctx, r, {&a})) return r;

@@ -39,7 +39,20 @@ class TileOwner {
     pending_.time += pe_.vector().time(elements, op);
     pending_.elements += elements;
     pending_.ops |= static_cast<std::uint8_t>(1u << static_cast<unsigned>(op));
+    charge_issue();  // a vector operation is a TL call
   }
+  // A reduction along an axis (runs of `len`, `inner` apart), costed as a tree
+  // (VectorUnit::reduce_cycles); a TL call.
+  void charge_reduce(std::uint64_t outer, std::uint64_t len, std::uint64_t inner, bool scan) {
+    pending_.time += pe_.vector().reduce_time(outer, len, inner, scan);
+    pending_.elements += outer * len * inner;
+    pending_.ops |=
+        static_cast<std::uint8_t>(1u << static_cast<unsigned>(components::VectorOp::reduce));
+    charge_issue();
+  }
+  // One TL call's issue on the PE's control core (system.pe.issue_ns), paid with the vector
+  // work at the next sync.
+  void charge_issue() { pending_.issue += pe_.issue_time(); }
   bool timing_only() const { return timing_only_; }
   const std::string& pe_name() const { return pe_name_; }
   // A KernelFault: ends the program and names `what`.
@@ -56,6 +69,7 @@ class TileOwner {
     emu::Tick time = 0;
     std::uint64_t elements = 0;
     std::uint8_t ops = 0;
+    emu::Tick issue = 0;  // the TL calls' issue, before the vector work
   };
   const PendingVector& pending() const { return pending_; }
   // The pending work, handed over to be paid (and forgotten here).

@@ -146,6 +146,7 @@ const std::map<std::string, Member>& members() {
          [](auto& c) { return json(c.cube.cache.hit_latency); }},
         {"system.cube.cache.bandwidth_GBps",
          [](auto& c) { return json(c.cube.cache.bandwidth.bytes_per_s()); }},
+        {"system.pe.issue_ns", [](auto& c) { return json(c.pe.issue); }},
         {"system.pe.vector.lanes", [](auto& c) { return json(c.pe.vector.lanes); }},
         {"system.pe.vector.latency_cycles",
          [](auto& c) { return json(c.pe.vector.latency_cycles); }},
