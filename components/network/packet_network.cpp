@@ -122,14 +122,8 @@ void PacketNetwork::issue_packet(Transfer& t) {
   // The packet holds a slot of its PE's window until delivered (not the switch's).
   if (uses_dma_window(t.kind)) dma_[t.pe].sent();
   ++packets_;
-  const bool to_controller = t.kind == TransferKind::read && !dram_.empty();
-  if (credits_) {
-    p.held_channel = InputBuffers::kNone;
-    p.in_line = false;
-    p.vc_class = 0;
-    p.waiting_since = emu::kTickMax;
-  }
-  if (to_controller) {  // the request reaches the channel's controller after `delay`
+  if (t.kind == TransferKind::read && !dram_.empty()) {
+    // The request reaches the channel's controller after `delay`; the data sets out from there.
     if (delay == 0)
       to_dram(p);
     else
@@ -137,19 +131,27 @@ void PacketNetwork::issue_packet(Transfer& t) {
           delay, [this, &p] { to_dram(p); }, 0, "hbm request");
     return;
   }
+  set_out(p, sched_.now() + delay);
+}
+
+void PacketNetwork::set_out(Packet& p, emu::Tick at) {
   if (credits_) {
-    if (delay == 0)
+    p.held_channel = InputBuffers::kNone;
+    p.in_line = false;
+    p.vc_class = 0;
+    p.waiting_since = emu::kTickMax;
+    if (at == sched_.now())
       arrive(p);
     else
-      sched_.schedule_in(
-          delay, [this, &p] { arrive(p); }, 0, "noc packet");
+      sched_.schedule_at(
+          at, [this, &p] { arrive(p); }, 0, "noc packet");
     return;
   }
-  if (delay == 0)
+  if (at == sched_.now())
     advance(p);
   else
-    sched_.schedule_in(
-        delay, [this, &p] { advance(p); }, 0, "noc packet");
+    sched_.schedule_at(
+        at, [this, &p] { advance(p); }, 0, "noc packet");
 }
 
 void PacketNetwork::advance(Packet& p) {
@@ -520,10 +522,6 @@ void PacketNetwork::dram_schedule(std::uint32_t c) {
 void PacketNetwork::dram_serve(std::uint32_t c) {
   DramChannel& ch = dram_[c];
   if (ch.empty()) return;
-  if (ch.bus_free() > sched_.now()) {  // a refresh came first
-    dram_schedule(c);
-    return;
-  }
   const DramChannel::Served s = ch.serve(sched_.now());
   Packet& p = *static_cast<Packet*>(s.tag);
   if (!ch.empty()) dram_schedule(c);
@@ -546,13 +544,7 @@ void PacketNetwork::dram_serve(std::uint32_t c) {
   ++packet_hops_;
   if (tracer_.on()) tracer_.busy(id, start, s.end, p.bytes, *p.transfer);
   const emu::Tick lat = p.route.latency;
-  if (!move_on(p, s.end)) return;
-  if (credits_)
-    sched_.schedule_at(
-        start + lat, [this, &p] { arrive(p); }, 0, "noc packet");
-  else
-    sched_.schedule_at(
-        start + lat, [this, &p] { advance(p); }, 0, "noc packet");
+  if (move_on(p, s.end)) set_out(p, start + lat);
 }
 
 std::optional<DramStats> PacketNetwork::dram_stats() const {
@@ -577,22 +569,7 @@ void PacketNetwork::respond(Packet& p) {
   const emu::Tick lat = p.route.latency;
   topology_.next(p.route);
   p.tail = sched_.now() + lat;
-  if (credits_) {
-    p.held_channel = InputBuffers::kNone;
-    p.in_line = false;
-    p.vc_class = 0;
-    p.waiting_since = emu::kTickMax;
-  }
-  const auto go = [this, &p] {
-    if (credits_)
-      arrive(p);
-    else
-      advance(p);
-  };
-  if (lat == 0)
-    go();
-  else
-    sched_.schedule_in(lat, go, 0, "noc response");
+  set_out(p, sched_.now() + lat);
 }
 
 void PacketNetwork::delivered(Packet& p) {

@@ -123,6 +123,9 @@ class PacketNetwork final : public Network {
   // And, to or from HBM with the banked model, where it lies in its channel.
   RouteCursor packet_route(const Transfer& t, std::uint32_t* bytes, emu::Tick* delay,
                            std::uint64_t* dram_addr) const;
+  // p's head reaches its hop's input at `at` (>= now()) out of no router buffer: its first hop,
+  // or the first after a controller it leaves (a read's data, a write's response).
+  void set_out(Packet& p, emu::Tick at);
   void advance(Packet& p);  // the head reached its hop's input at now()
   // With credits, instead of advance: the head reached its hop's input at now().
   void arrive(Packet& p);
