@@ -220,6 +220,16 @@ constexpr std::uint32_t default_vector_op_cycles(VectorOp op) {
   return 1;
 }
 
+// How a word of PE SRAM maps to a bank (system.pe.vector.sram_bank_mapping): word w in bank
+// w mod banks (linear), or (w + w / banks) mod banks (skewed: a row of banks' words later
+// starts one bank on, so a column of a tile whose rows are a multiple of the banks spreads).
+enum class BankMapping : std::uint8_t { linear, skewed };
+inline const emu::NameTable<BankMapping>& bank_mappings() {
+  static const emu::NameTable<BankMapping> table(
+      "SRAM bank mapping", {{"linear", BankMapping::linear}, {"skewed", BankMapping::skewed}});
+  return table;
+}
+
 struct VectorConfig {
   std::uint32_t lanes = 64;          // elements per cycle for element-wise math
   std::uint32_t latency_cycles = 4;  // pipeline latency added once per operation
@@ -228,6 +238,10 @@ struct VectorConfig {
     for (VectorOp op : kAllVectorOps) a[static_cast<int>(op)] = default_vector_op_cycles(op);
     return a;
   }();
+  // The SRAM banks the unit reads tiles through: a cycle reads one word of each bank.
+  std::uint32_t sram_banks = 0;  // 0: one per lane
+  std::uint32_t sram_bank_bytes = 8;
+  BankMapping sram_bank_mapping = BankMapping::linear;
 };
 
 // How the GEMM engine's compute time follows from a GEMM's shape (components/pe/gemm_timing.hpp).
@@ -409,6 +423,20 @@ struct DispatchConfig {
   Tick launch = 0;  // per launch, before its first program (any grid)
 };
 
+// The host and the way to it (system.host; components/host/host_path.hpp): a host link (PCIe
+// or CXL class) per SIP into the SIP's IO die, which joins the cubes `io_cubes` (indices
+// within a SIP) through ports on the mesh nodes `io_nodes` of each. Host transfers a user asks
+// to time cross it; untimed ones, the default, are free.
+struct HostConfig {
+  Bandwidth link_bandwidth = Bandwidth::from_GBps(55);  // per SIP, per direction
+  Tick link_latency = 1000000;                          // one way, host to the IO die
+  Tick setup = 2000000;                                 // per transfer: the DMA's descriptor
+  std::vector<std::uint32_t> io_cubes{0};
+  std::vector<MeshCoord> io_nodes{{0, 0}};
+  Bandwidth io_bandwidth = Bandwidth::from_GBps(128);  // per port, per direction
+  Tick io_latency = 20000;                             // across the IO die to a port's router
+};
+
 // Energy per action (system.energy; components/energy/energy_model.hpp): what each byte a
 // link, HBM, the cube cache or SRAM moves, each GEMM FLOP and each vector element-op costs, and
 // each PE's static power. Absent from the spec: nothing is accounted.
@@ -437,6 +465,7 @@ struct SystemConfig {
   MemoryConfig memory;
   MessagesConfig messages;
   DispatchConfig dispatch;
+  HostConfig host;
   EnergyConfig energy;
 
   std::uint64_t total_cubes() const { return std::uint64_t{sips} * cubes_per_sip; }

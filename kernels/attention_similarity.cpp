@@ -302,6 +302,14 @@ Outcome run_attention(Simulation& sim, const Params& params) {
   const AttentionInputs inputs = place_problem(sim, p);
 
   Outcome o;
+  const auto bytes = [&p](std::int64_t elems, DType t) {
+    return static_cast<std::uint64_t>(elems * dtype_size(t));
+  };
+  o.inputs = {{p.queries, bytes(p.num_queries * p.dim, p.dtype)},
+              {p.keys, bytes(p.num_keys * p.dim, p.dtype)},
+              {p.wq, bytes(width * p.dim, p.dtype)},
+              {p.wk, bytes(width * p.dim, p.dtype)}};
+  o.outputs = {{p.scores, bytes(p.num_queries * p.num_keys, DType::f32)}};
   o.details = {{"variant", variant},        {"heads", p.heads},   {"head_dim", p.head_dim},
                {"projection_width", width}, {"scale", p.scale()}, {"dtype", dtype_name(p.dtype)},
                {"programs", grid.str()}};

@@ -75,6 +75,9 @@ Outcome run_gemm_2d(Simulation& sim, const Params& p) {
   }
 
   Outcome o;
+  o.inputs = {{a, static_cast<std::uint64_t>(M * K * size)},
+              {b, static_cast<std::uint64_t>(K * N * size)}};
+  o.outputs = {{c, static_cast<std::uint64_t>(M * N * size)}};
   o.run =
       sim.launch(gemm_2d_with, a, b, c, M, K, N, Gemm2dOptions{.dtype = dtype, .block_m = block_m});
   o.useful_flops = static_cast<std::uint64_t>(2 * M * N * K);

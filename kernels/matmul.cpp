@@ -125,6 +125,9 @@ Outcome run_matmul(Simulation& sim, const Params& p) {
 
   const std::int64_t programs = matmul_programs(M, N, o);
   Outcome out;
+  out.inputs = {{a, static_cast<std::uint64_t>(M * K * size)},
+                {b, static_cast<std::uint64_t>(K * N * size)}};
+  out.outputs = {{c, static_cast<std::uint64_t>(M * N * size)}};
   out.run = sim.launch_on(Grid::logical(programs), matmul, a, b, c, M, K, N, o);
   out.useful_flops = static_cast<std::uint64_t>(2 * M * N * K);
   out.useful_bytes = static_cast<std::uint64_t>((M * K + K * N + M * N) * size);

@@ -42,6 +42,9 @@ struct Outcome {
   std::uint64_t useful_flops = 0;                     // the problem's FLOPs (for achieved FLOP/s)
   std::uint64_t useful_bytes = 0;                     // the problem's input + output bytes
   nlohmann::json details = nlohmann::json::object();  // kernel-specific notes for the report
+  // What a host moves for the kernel: its inputs to the device before the launches and its
+  // outputs back after them (`cubesim run --host` times both over system.host).
+  std::vector<HostBuffer> inputs, outputs;
 };
 
 struct KernelInfo {

@@ -591,6 +591,9 @@ Outcome run_ring_attention(Simulation& sim, const Params& params) {
   times.tiles.assign(static_cast<std::size_t>(n), 0);
   p.times = &times;
   Outcome o;
+  const auto bytes = static_cast<std::uint64_t>(p.seq * p.head_dim * dtype_size(p.dtype));
+  o.inputs = {{p.q, bytes}, {p.k, bytes}, {p.v, bytes}};
+  o.outputs = {{p.out, bytes}};
   const MessageSlotLimit limit(sim, p.slot_cap);  // the slots that fitted
   o.run = sim.launch_on(Grid{.pes = grid.pes, .cubes = grid.cubes, .sips = grid.sips},
                         ring_attention, p);

@@ -127,6 +127,9 @@ Outcome run_sharded_gemm(Simulation& sim, const Params& p) {
   }
 
   Outcome o;
+  o.inputs = {{a, static_cast<std::uint64_t>(M * K * size)},
+              {b, static_cast<std::uint64_t>(K * N * size)}};
+  o.outputs = {{c, static_cast<std::uint64_t>(M * N * size)}};
   o.run = sim.launch(sharded_gemm_with, a, b, c, M, K, N,
                      ShardedGemmOptions{.dtype = dtype, .block_m = block_m});
   o.useful_flops = static_cast<std::uint64_t>(2 * M * N * K);

@@ -171,6 +171,9 @@ Outcome run_softmax_rows(Simulation& sim, const Params& p) {
   if (!timing_only) x_host = write_input(sim, x, rows, cols, dtype);
 
   Outcome o;
+  const auto bytes = static_cast<std::uint64_t>(rows * cols * size);
+  o.inputs = {{x, bytes}};
+  o.outputs = {{out, bytes}};
   o.run = sim.launch(softmax_rows, x, out, rows, cols, block_rows, dtype);
   const std::int64_t blocks = (rows + block_rows - 1) / block_rows;
   // max, subtract, exp, sum, divide: 5 operations per element.

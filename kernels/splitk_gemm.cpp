@@ -182,11 +182,13 @@ std::unique_ptr<SplitKSetup> setup_splitk_gemm(Simulation& sim, GridShape grid,
   auto s = prepare_split_k(sim, grid, shape);
   const std::int64_t M = s->M, N = s->N, K = s->K, n = grid.total();
   const Ptr a = alloc_array(sim, s->dtype, M * K), b = alloc_array(sim, s->dtype, K * N);
+  const std::int64_t size = dtype_size(s->dtype);
+  s->inputs = {{a, static_cast<std::uint64_t>(M * K * size)},
+               {b, static_cast<std::uint64_t>(K * N * size)}};
   if (!sim.options().timing_only) {
     write_array(sim, a, random_array(s->dtype, M * K, sim.options().seed, kStreamA));
     write_array(sim, b, random_array(s->dtype, K * N, sim.options().seed, kStreamB));
   }
-  const std::int64_t size = dtype_size(s->dtype);
   for (std::int64_t g = 0; g < n; ++g) {
     KSlice& slice = s->args.slices[static_cast<std::size_t>(g)];
     const std::int64_t k0 = split_range(K, n, g).begin;
@@ -199,6 +201,8 @@ std::unique_ptr<SplitKSetup> setup_splitk_gemm(Simulation& sim, GridShape grid,
 
 Outcome launch_split_k(Simulation& sim, SplitKSetup& s) {
   Outcome o;
+  o.inputs = s.inputs;
+  o.outputs = {{s.c, static_cast<std::uint64_t>(s.M * s.N) * 4}};
   const MessageSlotLimit limit(sim, s.plan.windows.slot_cap);  // the slots that fitted
   o.run = sim.launch_on(launch_grid(s.grid), splitk_gemm, s.args);
   const std::int64_t n = s.grid.total();

@@ -70,10 +70,11 @@ struct SplitKSetup {
   collectives::Collective collective = collectives::Collective::reduce_scatter;
   std::string algorithm;
   components::collectives::Buffer buffer = components::collectives::Buffer::sram;
-  collectives::Plan plan;       // of the sum
-  std::uint32_t sum_depth = 0;  // its rows in flight, fitted to a PE's SRAM
-  std::int64_t elems = 0;       // of each partial and of C: M x N rounded up to whole blocks
-  Ptr c;                        // C, row-major f32, interleaved across cubes
+  collectives::Plan plan;          // of the sum
+  std::uint32_t sum_depth = 0;     // its rows in flight, fitted to a PE's SRAM
+  std::int64_t elems = 0;          // of each partial and of C: M x N rounded up to whole blocks
+  Ptr c;                           // C, row-major f32, interleaved across cubes
+  std::vector<HostBuffer> inputs;  // what the host writes: A and B (their slices), a bias
   collectives::Clock gemm_clock, sum_clock;
   SplitKArgs args;
 

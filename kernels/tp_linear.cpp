@@ -80,6 +80,8 @@ std::unique_ptr<SplitKSetup> setup_tp_linear(Simulation& sim, GridShape grid,
     slice.a = sim.alloc(static_cast<std::uint64_t>(M * k.size() * size), here);
     slice.b = sim.alloc(static_cast<std::uint64_t>(k.size() * N * size), here);
     slice.lda = k.size();
+    s->inputs.push_back({slice.a, static_cast<std::uint64_t>(M * k.size() * size)});
+    s->inputs.push_back({slice.b, static_cast<std::uint64_t>(k.size() * N * size)});
     if (!values) continue;
     // X_g: the columns [k.begin, k.end) of every row of X; W_g: the rows of W, contiguous.
     std::vector<std::byte> block(static_cast<std::size_t>(M * k.size() * size));
@@ -92,6 +94,7 @@ std::unique_ptr<SplitKSetup> setup_tp_linear(Simulation& sim, GridShape grid,
   }
   if (shape.bias) {
     const Ptr b = alloc_array(sim, shape.dtype, N);
+    s->inputs.push_back({b, static_cast<std::uint64_t>(N * size)});
     if (values) write_array(sim, b, in.bias);
     s->args.bias = b;
   }

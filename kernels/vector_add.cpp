@@ -208,6 +208,9 @@ Outcome run_vector_add(Simulation& sim, const Params& p) {
   if (!timing_only) write_inputs(sim, v, x, y);
 
   Outcome o;
+  const auto bytes = static_cast<std::uint64_t>(n * size);
+  o.inputs = {{x, bytes}, {y, bytes}};
+  o.outputs = {{out, bytes}};
   o.run = v.triton_grid
               ? sim.launch_on(Grid::logical(chunks), vector_add, x, y, out, n, block, dtype)
           : v.pipelined ? sim.launch(vector_add_pipelined, x, y, out, n, block, dtype)

@@ -16,10 +16,16 @@
 //   a scan (cumsum) instead makes ceil(log2 w) passes over all its elements
 //   across runs (inner > 1) each lane keeps its own output: no levels
 // plus latency_cycles once.
+// A data movement (trans, permute, broadcast_to, cat) gathers: output k is source element
+// src[k]. It reads through the SRAM's banks (sram_banks of sram_bank_bytes words, linear or
+// skewed): in each cycle's group of `lanes` outputs, a bank asked for k different words takes
+// k cycles, so a group costs max(its lane slots, the most words one bank gives), plus
+// latency_cycles once. A contiguous gather costs what cycles(n) does.
 // Every PE's unit is alike, so the system holds one. The caller decides what an operation is
 // (triton_emu charges one per TL call on a tile, n = its elements, c = its class).
 
 #include <cstdint>
+#include <span>
 
 #include "components/system_config.hpp"
 
@@ -50,6 +56,20 @@ class VectorUnit {
     return clock_.cycles_to_ticks(reduce_cycles(outer, len, inner, scan));
   }
 
+  // A gather of elements of `element_bytes` (above); indices from `second` on are a second
+  // source's (cat's), which starts at the first bank after the first source's last word.
+  emu::Cycles gather_cycles(std::span<const std::int64_t> src, std::uint32_t element_bytes,
+                            std::int64_t second) const;
+  Tick gather_time(std::span<const std::int64_t> src, std::uint32_t element_bytes,
+                   std::int64_t second) const {
+    return clock_.cycles_to_ticks(gather_cycles(src, element_bytes, second));
+  }
+  // The bank that holds SRAM word `word`.
+  std::uint64_t bank(std::uint64_t word) const {
+    return (mapping_ == BankMapping::skewed ? word + word / banks_ : word) % banks_;
+  }
+  std::uint64_t banks() const { return banks_; }
+
   std::uint64_t lanes() const { return lanes_; }
   std::uint64_t latency_cycles() const { return latency_cycles_; }
   std::uint64_t op_cycles(VectorOp op) const { return op_cycles_[static_cast<int>(op)]; }
@@ -60,6 +80,8 @@ class VectorUnit {
   std::uint64_t latency_cycles_;
   std::array<std::uint64_t, kVectorOpCount> op_cycles_{};
   Frequency clock_;
+  std::uint64_t banks_, bank_bytes_;
+  BankMapping mapping_;
 };
 
 }  // namespace cubesim::components

@@ -34,6 +34,8 @@ std::string type_cell(const SpecField& f) {
       return "[[x, y], ...] nodes, [x, y] or \"every_node\"";
     case FieldType::choice_list:
       return "[string, ...] (choices)";
+    case FieldType::index_list:
+      return "[integer, ...]";
   }
   return "";
 }
@@ -78,7 +80,8 @@ std::string allowed_cell(const SpecField& f) {
     }
   }
   if (f.type == FieldType::coord_list) parts.push_back("at least one");
-  if (f.type == FieldType::choice_list) parts.push_back("at least one, each once");
+  if (f.type == FieldType::choice_list || f.type == FieldType::index_list)
+    parts.push_back("at least one, each once");
   if (f.type == FieldType::size) parts.push_back("whole bytes");
   if (f.power_of_two) parts.push_back("power of two");
   if (f.type == FieldType::string) parts.push_back("non-empty");

@@ -125,6 +125,9 @@ SpecField choice_list(std::string path, std::vector<std::string> choices) {
 SpecField extent(std::string path) {
   return std::move(field(std::move(path), FieldType::extent).range(1, kMaxMeshDim));
 }
+SpecField index_list(std::string path, std::string unit) {
+  return field(std::move(path), FieldType::index_list, std::move(unit));
+}
 SpecField coord_list(std::string path) {
   return std::move(field(std::move(path), FieldType::coord_list).range(0, kMaxMeshDim - 1));
 }
@@ -439,6 +442,25 @@ void add_pe(std::vector<SpecField>& s) {
             .def(default_vector_op_cycles(op))
             .desc(vector_op_description(op)));
   }
+  add(integer("system.pe.vector.sram_banks", "banks")
+          .range(1, 65536)
+          .optional()
+          .desc("Banks of PE SRAM the vector unit reads tiles through, each giving one word a "
+                "cycle. Default: one per lane. Element-wise math reads whole words in order; a "
+                "data movement (trans, permute, broadcast_to, cat) reads the elements it "
+                "gathers, and a bank asked for k different words in one cycle's group of `lanes` "
+                "elements takes k cycles (docs/hardware-model.md, \"SRAM banks\")."));
+  add(integer("system.pe.vector.sram_bank_bytes", "bytes")
+          .range(1, 1024)
+          .pow2()
+          .def(8)
+          .desc("Width of a bank's word: elements in one word are read together."));
+  add(choice("system.pe.vector.sram_bank_mapping", bank_mappings().names())
+          .def("linear")
+          .desc("Which bank holds word w: `linear`, w mod banks (a tile's column, rows a "
+                "multiple of the banks' width apart, falls in one bank); `skewed`, (w + w / banks) "
+                "mod banks (each row of banks starts one bank on, as padding a row by a word "
+                "does, so columns spread)."));
   add(object("system.pe.gemm").desc("The GEMM engine that runs composite ops asynchronously."));
   add(latency("system.pe.gemm.startup_ns").def(0.0).desc("Fixed cost of each composite GEMM."));
   add(object("system.pe.gemm.peak_TFLOPS")
@@ -716,6 +738,48 @@ void add_memory(std::vector<SpecField>& s) {
 }
 
 // Energy per action and static power.
+// The host link and the IO die (components/host/host_path.hpp).
+void add_host(std::vector<SpecField>& s) {
+  const auto add = [&s](SpecField& f) { s.push_back(std::move(f)); };
+  add(object("system.host")
+          .optional()
+          .desc("The host and the way to it, for the host transfers a user asks to time "
+                "(`Simulation::write(..., timed)`, `cubesim run --host`): each SIP has a host "
+                "link (PCIe or CXL class) into its IO die, which joins some of its cubes through "
+                "ports on their meshes. Untimed transfers (the default) take no simulated time."));
+  add(bandwidth("system.host.link_bandwidth_GBps")
+          .def(55.0)
+          .desc("Each SIP's host link, per direction, as a long copy sustains it (PCIe 5.0 x16: "
+                "55, measured on an H200, docs/validation.md)."));
+  add(latency("system.host.link_latency_ns")
+          .def(1000.0)
+          .desc("One way over the host link, from host memory to the IO die."));
+  add(latency("system.host.setup_ns")
+          .def(2000.0)
+          .desc("Each transfer's own start: the driver's call and the DMA engine's descriptors, "
+                "before its first byte leaves."));
+  add(object("system.host.io_die")
+          .optional()
+          .desc("The IO die of each SIP: the host link ends on it, and it joins cubes of the SIP "
+                "through ports on their meshes."));
+  add(index_list("system.host.io_die.cubes", "cube")
+          .range(0, 255)
+          .def(nlohmann::json::array({0}))
+          .desc("The cubes of each SIP (indices < `sips.cubes_per_sip`) the IO die joins; a "
+                "transfer to or from a cube goes through the joined cube nearest it (fewest "
+                "UCIe hops, the lowest index on a tie)."));
+  add(coord_list("system.host.io_die.nodes")
+          .def(nlohmann::json::array({0, 0}))
+          .desc("Mesh nodes [x, y] of each joined cube where the IO die's ports enter its "
+                "mesh: the bytes of HBM channel c use port c mod (number of nodes)."));
+  add(bandwidth("system.host.io_die.bandwidth_GBps")
+          .def(128.0)
+          .desc("Each port between the IO die and a cube's mesh, per direction."));
+  add(latency("system.host.io_die.latency_ns")
+          .def(20.0)
+          .desc("Across the IO die, from the host link to a port's router."));
+}
+
 void add_energy(std::vector<SpecField>& s) {
   const auto add = [&s](SpecField& f) { s.push_back(std::move(f)); };
   add(object("system.energy")
@@ -765,6 +829,7 @@ std::vector<SpecField> build_schema() {
   add_pe(s);
   add_links(s);
   add_dispatch_and_messages(s);
+  add_host(s);
   add_memory(s);
   add_energy(s);
   return s;
@@ -801,14 +866,16 @@ const std::vector<const SpecField*>& child_fields(std::string_view parent_path) 
 const std::vector<std::string>& cross_field_rules() {
   static const std::vector<std::string> rules = {
       "`system.cube.pes` equals `noc.mesh` x * y: one PE sits on each mesh node.",
-      "Every node in `noc.hbm_nodes`, `noc.ucie_nodes` and `noc.inter_sip_node` lies inside "
+      "Every node in `noc.hbm_nodes`, `noc.ucie_nodes`, `noc.inter_sip_node` and "
+      "`host.io_die.nodes` lies inside "
       "the mesh; a node list names each node once.",
       "`ucie.mesh` is given when `ucie.topology` is `mesh` or `torus`, and its x * y equals "
       "`sips.cubes_per_sip`; likewise `sips.grid` for `inter_sip.topology` and `sips.count`. A "
       "grid given with another topology is refused, unless the topology was set after it (an "
       "extending file or an override of a grid spec's topology, a sweep over topologies): then "
       "it is ignored.",
-      "`inter_sip.port_cube` < `sips.cubes_per_sip`.",
+      "`inter_sip.port_cube` < `sips.cubes_per_sip`, and so is every cube of "
+      "`host.io_die.cubes`.",
       "`ucie.connections` <= the number of `noc.ucie_nodes`, and `inter_sip.connections` <= the "
       "number of `noc.inter_sip_node`: each connection of a side has a node of its own.",
       "`hbm.bandwidth_GBps` / `hbm.channels` is at least 1 B/s per channel.",

@@ -22,6 +22,7 @@ enum class FieldType {
   extent,       // [x, y]: two integers, each in the field's range (a mesh's columns and rows)
   coord_list,   // [[x, y], ...] (at least one), [x, y] (one) or "every_node" of the cube's mesh
   choice_list,  // ["a", "b", ...]: at least one of `choices`, none twice
+  index_list,   // [0, 2, ...]: at least one integer in the field's range, none twice
 };
 
 enum class Presence {

@@ -140,6 +140,8 @@ std::string expected_phrase(const SpecField& f) {
     case FieldType::choice_list:
       return fmt::format("a list of one or more of {}",
                          join({f.choices.begin(), f.choices.end()}, "\""));
+    case FieldType::index_list:
+      return f.unit.empty() ? "a list of integers" : fmt::format("a list of {} indices", f.unit);
   }
   return "a value";
 }
@@ -315,6 +317,23 @@ class Validator {
         }
         return good ? v : json();
       }
+      case FieldType::index_list: {
+        if (!v.is_array()) return type_error(f, v, ptr), json();
+        if (v.empty()) return add(ptr, "needs at least one value, e.g. [0]"), json();
+        SpecField one = f;
+        one.type = FieldType::integer;
+        json out = json::array();
+        for (std::size_t i = 0; i < v.size(); ++i) {
+          const std::string at = ptr + "/" + std::to_string(i);
+          json r = check_integer(one, v[i], at);
+          if (r.is_null()) return json();
+          if (std::find(out.begin(), out.end(), r) != out.end())
+            return add(at, fmt::format("{} is listed twice; list each value once", v[i].dump())),
+                   json();
+          out.push_back(std::move(r));
+        }
+        return out;
+      }
       case FieldType::coord_list: {
         if (v == "every_node") return v;
         if (v.is_array() && !v.empty() && v[0].is_number())  // one node: [x, y]
@@ -479,6 +498,12 @@ class Builder {
       const std::string p = fmt::format("/system/pe/vector/op_cycles/{}", vector_op_name(op));
       pe.vector.op_cycles[static_cast<int>(op)] = u32(doc_, p.c_str());
     }
+    if (const auto banks = json::json_pointer("/system/pe/vector/sram_banks"); doc_.contains(banks))
+      pe.vector.sram_banks = doc_.at(banks).get<std::uint32_t>();
+    pe.vector.sram_bank_bytes = u32(doc_, "/system/pe/vector/sram_bank_bytes");
+    pe.vector.sram_bank_mapping = bank_mappings().at(
+        doc_.at(json::json_pointer("/system/pe/vector/sram_bank_mapping")).get<std::string>(),
+        "system.pe.vector.sram_bank_mapping");
     pe.gemm.startup = ticks("/system/pe/gemm/startup_ns");
     for (DType t : kAllDTypes) {
       const std::string p = fmt::format("/system/pe/gemm/peak_TFLOPS/{}", dtype_name(t));
@@ -496,6 +521,7 @@ class Builder {
 
     build_messages(c);
     build_dispatch(c);
+    build_host(c);
     build_energy(c);
 
     c.memory.interleave_bytes = size_bytes("/system/memory/interleave_KiB");
@@ -870,6 +896,28 @@ class Builder {
     c.dispatch.policy = dispatch_policies().at(policy, "system.dispatch.policy");
     c.dispatch.cost = ticks("/system/dispatch/cost_ns");
     c.dispatch.launch = ticks("/system/dispatch/launch_ns");
+  }
+
+  void build_host(SystemConfig& c) {
+    HostConfig& h = c.host;
+    h.link_bandwidth = bandwidth("/system/host/link_bandwidth_GBps");
+    h.link_latency = ticks("/system/host/link_latency_ns");
+    h.setup = ticks("/system/host/setup_ns");
+    h.io_bandwidth = bandwidth("/system/host/io_die/bandwidth_GBps");
+    h.io_latency = ticks("/system/host/io_die/latency_ns");
+    h.io_nodes = nodes("/system/host/io_die/nodes", c.cube.noc);
+    const json& cubes = doc_.at(json::json_pointer("/system/host/io_die/cubes"));
+    h.io_cubes.clear();
+    for (std::size_t i = 0; i < cubes.size(); ++i) {
+      const auto cube = cubes[i].get<std::uint32_t>();
+      if (cube >= c.cubes_per_sip)
+        v_.add(fmt::format("/system/host/io_die/cubes/{}", i),
+               fmt::format("cube {} does not exist: a SIP has {} cube{} (/system/sips/"
+                           "cubes_per_sip); allowed: 0 to {}",
+                           cube, c.cubes_per_sip, c.cubes_per_sip == 1 ? "" : "s",
+                           c.cubes_per_sip - 1));
+      h.io_cubes.push_back(cube);
+    }
   }
 
   void build_buffers(SystemConfig& c) {

@@ -159,6 +159,8 @@ nlohmann::json System::describe() const {
                                         {"system", per_pe * static_cast<double>(c.total_pes())}};
   }
   const auto bw = [](Bandwidth b) { return static_cast<double>(b.bytes_per_s()) / 1e9; };
+  nlohmann::json io_nodes = nlohmann::json::array();
+  for (const MeshCoord n : c.host.io_nodes) io_nodes.push_back({n.x, n.y});
   return {
       {"name", c.name},
       {"description", c.description},
@@ -197,6 +199,10 @@ nlohmann::json System::describe() const {
       {"cache", cache_json(c.cube.cache)},
       {"energy", energy_json(c.energy)},
       {"sram_bytes_per_pe", c.pe.sram_bytes},
+      {"sram_banks",
+       {{"banks", vector_.banks()},
+        {"bank_bytes", c.pe.vector.sram_bank_bytes},
+        {"mapping", bank_mappings().name_of(c.pe.vector.sram_bank_mapping)}}},
       {"clock_hz", c.pe.clock.hz()},
       {"buffers", buffers_json(c)},
       {"router",
@@ -205,6 +211,15 @@ nlohmann::json System::describe() const {
         {"input_speedup", c.cube.noc.router_timing.input_speedup},
         {"allocation", router_allocations().name_of(c.cube.noc.router_timing.allocation)}}},
       {"messages", messages_json(c)},
+      {"host",
+       {{"link_bandwidth_GBps", bw(c.host.link_bandwidth)},
+        {"link_latency_ps", c.host.link_latency},
+        {"setup_ps", c.host.setup},
+        {"io_die",
+         {{"cubes", c.host.io_cubes},
+          {"nodes", io_nodes},
+          {"bandwidth_GBps", bw(c.host.io_bandwidth)},
+          {"latency_ps", c.host.io_latency}}}}},
   };
 }
 

@@ -1249,3 +1249,62 @@ FIGURES += [
          plot_args=SCALE_PLOT + ["--title", "allgather and reduce_scatter between 8 SIPs of "
                                  "large.json, data in HBM, alpha-beta bound dotted"]),
 ]
+
+
+# ---------------------------------------------------------------------------------------------
+# docs/validation.md: an H200's host copies (pinned cudaMemcpy, docs/data/host-copy-h200/)
+# against system.host of specs/h200.json. cubesim times a kernel's declared buffers: vector_add
+# with n = S / 8 writes two inputs of S / 2 bytes, moved at once (S bytes to the device); with
+# n = S / 4 it reads back one output of S bytes.
+
+def host_copy_rows(ctx):
+    import csv
+    runs = {}
+    for name in ("run1.csv", "run2.csv"):
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "host-copy-h200",
+                               name)) as f:
+            for r in csv.DictReader(f):
+                if r["how"] == "back_to_back":
+                    runs.setdefault((r["direction"], int(r["bytes"])), []).append(
+                        float(r["median_s"]))
+    rows = []
+    for (direction, size), seconds in runs.items():
+        n = size // 8 if direction == "to_device" else size // 4
+        report = ctx.report(f"cubesim run specs/h200.json vector_add -p n={n} --host "
+                            "--timing-only --network flow")
+        predicted = report["host"][direction]["time_ps"] * 1e-12
+        rows.append({"direction": direction, "bytes": size, "measured_s": sum(seconds) / len(seconds),
+                     "predicted_s": predicted})
+    return rows
+
+
+def size_text(b):
+    return f"{b >> 30} GiB" if b >= 1 << 30 else f"{b >> 20} MiB" if b >= 1 << 20 else f"{b >> 10} KiB"
+
+
+def host_copy_table(ctx):
+    rows = host_copy_rows(ctx)
+    by = {(r["direction"], r["bytes"]): r for r in rows}
+    out = []
+    for size in sorted({r["bytes"] for r in rows}):
+        cells = [size_text(size)]
+        for d in ("to_device", "to_host"):
+            r = by[(d, size)]
+            cells += [f"{r['measured_s'] * 1e6:.1f}", f"{r['predicted_s'] * 1e6:.1f}",
+                      f"{100 * (r['predicted_s'] / r['measured_s'] - 1):+.0f} %"]
+        out.append(cells)
+    return table(["copy", "to device: measured (us)", "cubesim (us)", "error",
+                  "to host: measured (us)", "cubesim (us)", "error"], out)
+
+
+def host_copy_worst(ctx):
+    rows = [r for r in host_copy_rows(ctx) if r["bytes"] >= 1 << 20]
+    worst = max(abs(r["predicted_s"] / r["measured_s"] - 1) for r in rows)
+    return [(f"{100 * worst:.1f}", str(len(rows)))]
+
+
+FIGURES += [
+    Block("validation-host-copy-h200", "docs/validation.md", "cheap", host_copy_table),
+    Values("validation-host-copy-h200-worst", "docs/validation.md", "cheap",
+           ["within {} % of every one of the {} copies of 1 MiB and more"], host_copy_worst),
+]

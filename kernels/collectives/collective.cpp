@@ -395,6 +395,11 @@ Outcome run_collective(Simulation& sim, const Params& p, Collective collective) 
                           .slot_limit = s.plan.windows.slot_cap,
                           .clock = &clock};
   Outcome o;
+  for (std::int64_t i = 0; i < s.ranks.programs(); ++i) {
+    const auto g = static_cast<std::size_t>(s.ranks.nth(i));
+    o.inputs.push_back({s.in[g], static_cast<std::uint64_t>(s.in_elems) * 4});
+    o.outputs.push_back({s.out[g], static_cast<std::uint64_t>(s.out_elems) * 4});
+  }
   const MessageSlotLimit limit(sim, s.plan.windows.slot_cap);  // the slots that fitted
   o.run = sim.launch(run_schedule, args);
   report(o, sim, s, clock.elapsed(), model_time(sim, s.grid, args));

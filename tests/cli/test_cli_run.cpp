@@ -215,6 +215,38 @@ json without_wall_clock(json j) {
   return j;
 }
 
+// --host: the inputs (x, y: 2 x 10000 f32) go in and the output comes back over the host link
+// (8 GB/s here, the bound), timing-only alike; end to end is their sum with the sim time.
+TEST_F(CliRun, HostTimesTheInputsInAndTheOutputsBack) {
+  for (const bool timing_only : {false, true}) {
+    CliResult r;
+    std::vector<std::string> extra = {"--host", "--set", "system.host.link_bandwidth_GBps=8"};
+    if (timing_only) extra.push_back("--timing-only");
+    const json j = run_ok(kVectorAdd, extra, "host.json", &r);
+    const json& h = j["host"];
+    ASSERT_TRUE(h.is_object()) << j.dump(2);
+    EXPECT_EQ(h["to_device"]["bytes"], 80000u);
+    EXPECT_EQ(h["to_device"]["buffers"], 2u);
+    EXPECT_EQ(h["to_device"]["serialisation_ps"], 10'000'000u);  // 80000 B at 8 GB/s: 10 us
+    EXPECT_EQ(h["to_device"]["bottleneck"], "sip0.host_link.to_device");
+    EXPECT_EQ(h["to_host"]["bytes"], 40000u);
+    EXPECT_EQ(h["to_host"]["serialisation_ps"], 5'000'000u);
+    for (const char* d : {"to_device", "to_host"})
+      EXPECT_EQ(h[d]["time_ps"], h[d]["setup_ps"].get<std::uint64_t>() +
+                                     h[d]["latency_ps"].get<std::uint64_t>() +
+                                     h[d]["serialisation_ps"].get<std::uint64_t>());
+    EXPECT_EQ(h["time_ps"], h["to_device"]["time_ps"].get<std::uint64_t>() +
+                                h["to_host"]["time_ps"].get<std::uint64_t>());
+    EXPECT_EQ(h["end_to_end_ps"],
+              h["time_ps"].get<std::uint64_t>() + j["sim_time_ps"].get<std::uint64_t>());
+    EXPECT_THAT(r.out, HasSubstr("inputs in "));
+    EXPECT_THAT(r.out, HasSubstr("bound by sip0.host_link.to_device"));
+    EXPECT_THAT(r.out, HasSubstr("end to end"));
+  }
+  const json plain = run_ok(kVectorAdd, {}, "plain.json");
+  EXPECT_FALSE(plain.contains("host"));
+}
+
 TEST_F(CliRun, IdenticalRunsGiveIdenticalReports) {
   const json a = run_ok(kVectorAdd, {"--seed", "7"}, "a.json");
   const json b = run_ok(kVectorAdd, {"--seed", "7"}, "b.json");

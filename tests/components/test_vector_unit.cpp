@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <numeric>
 #include <stdexcept>
+#include <vector>
 
 #include "components/pe/vector_unit.hpp"
 #include "system_config_for_tests.hpp"
@@ -63,6 +65,70 @@ TEST(VectorUnit, AScanPassesOverItsElementsOncePerLevel) {
   // of 64 vectors at 2 cycles.
   EXPECT_EQ(v.reduce_cycles(4, 1024, 1, true).count, 128u + 6u * 64u * 2u + 4u);
   EXPECT_EQ(v.reduce_time(4, 1024, 1, true), emu::ns(128 + 768 + 4));  // at 1 GHz
+}
+
+// Gathers through the SRAM's banks: 64 lanes, so 64 banks of 8 B by default.
+std::vector<std::int64_t> transposed(std::int64_t rows, std::int64_t cols) {
+  std::vector<std::int64_t> src;  // output (j, i) is input (i, j), the input rows x cols
+  for (std::int64_t j = 0; j < cols; ++j)
+    for (std::int64_t i = 0; i < rows; ++i) src.push_back(i * cols + j);
+  return src;
+}
+
+TEST(VectorUnit, AContiguousGatherCostsWhatElementWiseMathDoes) {
+  const SystemConfig c = testing::small_config();
+  const VectorUnit v(c.pe.vector, c.pe.clock);
+  ASSERT_EQ(v.banks(), 64u);
+  for (const std::int64_t n : {1, 64, 1000, 4096}) {
+    std::vector<std::int64_t> src(static_cast<std::size_t>(n));
+    std::iota(src.begin(), src.end(), 0);
+    for (const std::uint32_t bytes : {1u, 2u, 4u, 8u})
+      EXPECT_EQ(v.gather_cycles(src, bytes, n).count, v.cycles(static_cast<std::uint64_t>(n)).count)
+          << n << " elements of " << bytes << " B";
+  }
+  // A broadcast reads one word for every lane: no conflict.
+  const std::vector<std::int64_t> same(256, 5);
+  EXPECT_EQ(v.gather_cycles(same, 4, 8).count, v.cycles(256).count);
+}
+
+// The transpose of a 128 x 128 f32 tile: a row is 512 B = 64 words, so with 64 linear banks an
+// output group (one input column, 64 rows) asks one bank for 64 words: 64 cycles a group, 256
+// groups. Skewed, row i's words start i banks on: a group meets 64 different banks.
+TEST(VectorUnit, ATransposeConflictsInLinearBanksAndSpreadsInSkewedOnes) {
+  SystemConfig c = testing::small_config();
+  const std::vector<std::int64_t> src = transposed(128, 128);
+  const VectorUnit linear(c.pe.vector, c.pe.clock);
+  EXPECT_EQ(linear.gather_cycles(src, 4, 128 * 128).count, 256u * 64u + 4u);
+  c.pe.vector.sram_bank_mapping = BankMapping::skewed;
+  const VectorUnit skewed(c.pe.vector, c.pe.clock);
+  EXPECT_EQ(skewed.gather_cycles(src, 4, 128 * 128).count, 256u + 4u);
+  // f16: a row is 32 words, so a column's even rows fall in one bank and its odd rows in the
+  // bank 32 on: a group of 64 rows asks each of the two for 32 words.
+  EXPECT_EQ(linear.gather_cycles(src, 2, 128 * 128).count, 256u * 32u + 4u);
+}
+
+// A strided read, every 16th element of f32 (64 B apart = 8 words): 8 banks per group of 64
+// elements, 8 words each.
+TEST(VectorUnit, AStridedGatherTakesTheMostWordsOneBankGives) {
+  SystemConfig c = testing::small_config();
+  std::vector<std::int64_t> src;
+  for (std::int64_t k = 0; k < 64; ++k) src.push_back(16 * k);
+  const VectorUnit v(c.pe.vector, c.pe.clock);
+  EXPECT_EQ(v.gather_cycles(src, 4, 1024).count, 8u + 4u);
+  c.pe.vector.sram_banks = 128;  // twice the banks: half the conflicts
+  const VectorUnit wider(c.pe.vector, c.pe.clock);
+  EXPECT_EQ(wider.gather_cycles(src, 4, 1024).count, 4u + 4u);
+}
+
+// cat's second source starts on the bank row after the first's: a: 96 f32 (48 words, so b at
+// word 64); output k < 64 from a's first 64, then 64 from b.
+TEST(VectorUnit, ASecondSourceStartsOnTheNextBankRow) {
+  const SystemConfig c = testing::small_config();
+  const VectorUnit v(c.pe.vector, c.pe.clock);
+  std::vector<std::int64_t> src;
+  for (std::int64_t k = 0; k < 32; ++k) src.push_back(k);       // a's words 0..15
+  for (std::int64_t k = 0; k < 32; ++k) src.push_back(96 + k);  // b's words 64..79: banks 0..15
+  EXPECT_EQ(v.gather_cycles(src, 4, 96).count, 2u + 4u);        // banks 0..15 twice
 }
 
 TEST(VectorUnit, HugeCountsDoNotWrapAround) {

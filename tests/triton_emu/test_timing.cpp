@@ -66,6 +66,33 @@ TEST(Timing, VectorMathCostsElementsOverLanesPlusLatencyCycles) {
   EXPECT_EQ(t_add, c.pe.clock.cycles_to_ticks(emu::Cycles{cycles}));
 }
 
+// tl.trans reads its tile through the SRAM's banks (tiny.json: 16 lanes, so 16 banks of 8 B):
+// a 64 x 64 f32 tile's rows are 32 words, so each group of 16 outputs (16 rows of one column)
+// asks one bank for 16 words: 16 cycles, 256 groups. Skewed banks spread the rows over 8 banks,
+// 2 words each. A copy of the same shape (broadcast_to) reads whole words in order.
+TEST(Timing, ATransposeCostsItsBankConflicts) {
+  const Spec tiny = Spec::load(spec_path("tiny.json"));
+  const auto time = [](const Spec& spec, bool transpose) {
+    Simulation sim(spec, {.timing_only = true});
+    Tick t = 0;
+    sim.launch_on(Grid{.pes = 1, .cubes = 1}, [&](tl::Context& tl) {
+      const auto a = tl.full({64, 64}, 1.0, DType::f32);
+      const Tick t0 = tl.now();
+      const auto b = transpose ? tl::trans(a) : tl::broadcast_to(a, {64, 64});
+      t = tl.now() - t0;
+    });
+    return t;
+  };
+  const auto& c = tiny.config();
+  ASSERT_EQ(c.pe.vector.lanes, 16u);
+  const auto at = [&c](std::uint64_t cycles) {
+    return c.pe.clock.cycles_to_ticks(emu::Cycles{cycles + c.pe.vector.latency_cycles});
+  };
+  EXPECT_EQ(time(tiny, false), at(4096 / 16));
+  EXPECT_EQ(time(tiny, true), at(256 * 16));
+  EXPECT_EQ(time(tiny.with("system.pe.vector.sram_bank_mapping", "skewed"), true), at(256 * 2));
+}
+
 // Compute-bound: the operands are small, so streaming ends long before the engine does.
 TEST(Timing, ComputeBoundGemmTakesStartupPlusFlopsOverPeak) {
   const Spec spec = Spec::load(spec_path("tiny.json"));

@@ -282,7 +282,27 @@ int info(const InfoArgs& a) {
                                    ") per router crossed") +
                     "; input speedup " + std::to_string(router["input_speedup"].get<int>()) +
                     "; allocation " + router["allocation"].get<std::string>());
-  row("SRAM", format_bytes(num(d, "sram_bytes_per_pe")) + " per PE");
+  const nlohmann::json& banks = d["sram_banks"];
+  row("SRAM", format_bytes(num(d, "sram_bytes_per_pe")) + " per PE; tiles read through " +
+                  banks["banks"].dump() + " banks of " + banks["bank_bytes"].dump() + " B (" +
+                  banks["mapping"].get<std::string>() + ")");
+  {
+    const nlohmann::json& h = d["host"];
+    const nlohmann::json& io = h["io_die"];
+    std::string cubes, nodes;
+    for (const auto& c : io["cubes"]) cubes += (cubes.empty() ? "" : ", ") + c.dump();
+    for (const auto& n : io["nodes"])
+      nodes += (nodes.empty() ? "[" : ", [") + n[0].dump() + ", " + n[1].dump() + "]";
+    const auto gbps_of = [](double v) { return format_si(v * 1e9, "B/s"); };
+    row("host", gbps_of(h["link_bandwidth_GBps"].get<double>()) + " per SIP each way, " +
+                    emu::format_time(h["link_latency_ps"].get<emu::Tick>()) + " one way, " +
+                    emu::format_time(h["setup_ps"].get<emu::Tick>()) +
+                    " setup per transfer; the IO die joins cube" +
+                    (io["cubes"].size() == 1 ? " " : "s ") + cubes + " of each SIP on node" +
+                    (io["nodes"].size() == 1 ? " " : "s ") + nodes + " (" +
+                    gbps_of(io["bandwidth_GBps"].get<double>()) + " per port, " +
+                    emu::format_time(io["latency_ps"].get<emu::Tick>()) + " across)");
+  }
   if (const auto& e = d["energy"]; e.is_object()) {
     const auto pj = [&e](const char* key) { return format_number(num(e, key)); };
     std::string flops;

@@ -23,6 +23,25 @@ double per_second(std::uint64_t amount, std::uint64_t ps) {
 
 }  // namespace
 
+json host_report(const Simulation& sim, const kernels::Outcome& outcome) {
+  if (outcome.inputs.empty() && outcome.outputs.empty()) return nullptr;
+  json r = json::object();
+  emu::Tick host = 0;
+  for (const auto& [direction, buffers] : {std::pair{HostDirection::to_device, &outcome.inputs},
+                                           std::pair{HostDirection::to_host, &outcome.outputs}}) {
+    const HostTransfer t = sim.host_time(direction, *buffers);
+    host += t.time;
+    r[components::host_direction_name(direction)] = {
+        {"bytes", t.bytes},          {"buffers", buffers->size()},
+        {"time_ps", t.time},         {"setup_ps", t.setup},
+        {"latency_ps", t.latency},   {"serialisation_ps", t.serialisation},
+        {"bottleneck", t.bottleneck}};
+  }
+  r["time_ps"] = host;
+  r["end_to_end_ps"] = host + outcome.run.sim_time_ps;
+  return r;
+}
+
 json build_report(const RunRequest& request, const components::Spec& spec,
                   const json& system_description, const kernels::Outcome& outcome,
                   double harness_wall_seconds) {

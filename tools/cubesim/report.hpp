@@ -32,4 +32,11 @@ nlohmann::json build_report(const RunRequest& request, const components::Spec& s
                             const nlohmann::json& system_description,
                             const kernels::Outcome& outcome, double harness_wall_seconds);
 
+// `cubesim run --host`: the time to write the kernel's declared inputs to the device (all at
+// once, before its launches) and to read its outputs back (after them), over system.host, and
+// the run end to end: {"to_device": {...}, "to_host": {...}, "time_ps", "end_to_end_ps"}, each
+// direction with bytes, buffers, time_ps, setup_ps, latency_ps, serialisation_ps and its
+// bottleneck. Null when the harness declares no buffers (Outcome::inputs, outputs).
+nlohmann::json host_report(const Simulation& sim, const kernels::Outcome& outcome);
+
 }  // namespace cubesim::cli

@@ -46,6 +46,7 @@ struct RunArgs {
   std::string stack_size = "64K";
   std::string network = "packet";
   std::string grid = "hardware";
+  bool host = false;
 };
 
 // SIGINT / SIGTERM during a run: remove the unfinished trace (the target keeps what it held),
@@ -179,8 +180,9 @@ int run(const RunArgs& a) {
                      a.seed,
                      stack,
                      a.trace_file};
-  const nlohmann::json report =
+  nlohmann::json report =
       build_report(request, spec, describe_system(sim->system()), outcome, harness_wall);
+  if (a.host) report["host"] = host_report(*sim, outcome);
 
   std::vector<std::string> order;
   for (const auto& p : kernel.params) order.push_back(p.name);
@@ -289,6 +291,10 @@ Command add_run_command(CLI::App& app) {
                   "kernels whose programs need no PE of their own")
       ->type_name("GRID")
       ->capture_default_str();
+  sub->add_flag("--host", args->host,
+                "Also time the host's share (system.host): the kernel's inputs written to the "
+                "device before its launches and its outputs read back after them, over each "
+                "SIP's host link and IO die; reported as host time and end-to-end time");
   sub->add_option("--stack-size", args->stack_size,
                   "Fiber stack per PE program, in bytes with an optional K/M/G suffix "
                   "(1024-based), 16K to 1G; raise it if a kernel overflows its stack")

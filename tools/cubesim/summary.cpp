@@ -126,6 +126,28 @@ void print_summary(std::ostream& out, const json& r, const RunStats& stats,
              plural(stats.waves, "wave", "waves") + ", dispatch " + stats.dispatch);
   }
   line(out, "sim time", format_duration_ps(stats.sim_time_ps));
+  if (r.is_object() && r.contains("host")) {  // cubesim run --host
+    const json& host = r["host"];
+    if (host.is_null()) {
+      line(out, "host", "not timed: the kernel's harness declares no buffers to move");
+    } else {
+      std::string t;
+      for (const auto& [key, what] :
+           {std::pair{"to_device", "inputs in "}, std::pair{"to_host", "outputs back "}}) {
+        const json& d = field(host, key);
+        if (count(d, "buffers") == 0) continue;
+        t += std::string(t.empty() ? "" : ", ") + what +
+             format_duration_ps(static_cast<emu::Tick>(count(d, "time_ps"))) + " (" +
+             format_bytes(number(d, "bytes"));
+        const std::string bound = d.value("bottleneck", "");
+        t += (bound.empty() ? "" : ", bound by " + bound) + ")";
+      }
+      line(out, "host", t);
+      line(out, "end to end",
+           format_duration_ps(static_cast<emu::Tick>(count(host, "end_to_end_ps"))) +
+               " (host, then the launches, then host)");
+    }
+  }
   // A collective: its own time (what NCCL's tests time) and bandwidths; the rest of the run is
   // the staging of the data into and out of place around it.
   const json& details = field(r, "details");

@@ -43,6 +43,9 @@ void fill_metrics(json& row, const RunStats& stats, const json& report) {
   using components::LinkKind;
   const components::LinkStats& network = stats.network;
   row["sim_time_ps"] = stats.sim_time_ps;
+  const json host = report.value("host", json(nullptr));
+  row["host_time_ps"] = host.is_object() ? host["time_ps"] : json(nullptr);
+  row["end_to_end_ps"] = host.is_object() ? host["end_to_end_ps"] : json(nullptr);
   for (const char* k : {"useful_flops", "useful_bytes", "achieved_flops_per_second",
                         "achieved_bytes_per_second", "peak_fraction"})
     row[k] = number_or_null(report, k);
@@ -74,6 +77,8 @@ void fill_metrics(json& row, const RunStats& stats, const json& report) {
 
 const std::vector<std::string>& metric_columns() {
   static const std::vector<std::string> columns = {"sim_time_ps",
+                                                   "host_time_ps",
+                                                   "end_to_end_ps",
                                                    "useful_flops",
                                                    "achieved_flops_per_second",
                                                    "peak_fraction",
@@ -226,6 +231,7 @@ json run_point(const json& request, emu::ProgressFn progress) {
     RunRequest run_request{spec_file,          sets, kernel.name, params, options.seed,
                            options.stack_size, ""};
     report = build_report(run_request, spec, describe_system(sim->system()), outcome, wall);
+    report["host"] = host_report(*sim, outcome);
     fill_metrics(row, outcome.run.stats, report);
     const bool failed = outcome.verified.has_value() && !*outcome.verified;
     set_status(row, failed ? 1 : 0,

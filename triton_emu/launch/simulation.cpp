@@ -115,7 +115,9 @@ struct SimulationImpl {
   std::unique_ptr<emu::TraceWriter> trace;
   detail::Allocations allocations;
   HbmPlacement placement{sys.address_map(), sys.config().cube.pes, pe_slices(sys)};
-  std::unique_ptr<Messages> messages;  // tl.send / tl.recv channels, across launches
+  components::HostPath host_path{sys.topology(), sys.address_map()};
+  std::vector<HostTransfer> host_transfers;  // the timed ones, in order
+  std::unique_ptr<Messages> messages;        // tl.send / tl.recv channels, across launches
   std::unique_ptr<Atomics> atomics;
   std::unique_ptr<SwitchReductions> reductions;
   std::shared_ptr<const AccessLog> last_log;  // the last launch's, if it kept one
@@ -205,6 +207,44 @@ void Simulation::read_bytes(Ptr p, void* dst, std::uint64_t bytes) const {
   } catch (const components::AddressError& e) {
     throw UsageError(e.what());
   }
+}
+
+HostTransfer Simulation::write_bytes(Ptr p, const void* src, std::uint64_t bytes, Timed) {
+  write_bytes(p, src, bytes);
+  const HostBuffer whole{p, bytes};
+  return impl_->host_transfers.emplace_back(host_time(HostDirection::to_device, {&whole, 1}));
+}
+
+HostTransfer Simulation::read_bytes(Ptr p, void* dst, std::uint64_t bytes, Timed) const {
+  read_bytes(p, dst, bytes);
+  const HostBuffer whole{p, bytes};
+  return impl_->host_transfers.emplace_back(host_time(HostDirection::to_host, {&whole, 1}));
+}
+
+HostTransfer Simulation::host_time(HostDirection direction,
+                                   std::span<const HostBuffer> buffers) const {
+  std::vector<components::HostRange> ranges;
+  for (const HostBuffer& b : buffers) {
+    check_host_access(b.ptr, b.bytes, direction == HostDirection::to_device ? "write" : "read");
+    // Only placed bytes are on the device.
+    impl_->placement.host_runs(b.ptr.addr, b.bytes, false,
+                               [&](std::uint64_t at, std::uint64_t len, bool placed, std::byte*) {
+                                 if (placed) ranges.push_back({at, len});
+                               });
+  }
+  try {
+    return impl_->host_path.time(direction, ranges);
+  } catch (const components::AddressError& e) {
+    throw UsageError(e.what());
+  }
+}
+
+const std::vector<HostTransfer>& Simulation::host_transfers() const {
+  return impl_->host_transfers;
+}
+
+void Simulation::clear_host_transfers() {
+  impl_->host_transfers.clear();
 }
 
 void Simulation::check_host_access(Ptr p, std::uint64_t bytes, const char* what) const {

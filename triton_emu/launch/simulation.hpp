@@ -25,6 +25,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "components/host/host_path.hpp"
 #include "components/spec/spec.hpp"
 #include "emu/trace.hpp"
 #include "triton_emu/checks/message_hazards.hpp"
@@ -40,6 +41,22 @@ namespace cubesim {
 
 using Spec = components::Spec;
 using SpecError = components::SpecError;
+using HostDirection = components::HostDirection;
+// What a timed host transfer took (components/host/host_path.hpp): its bytes, its simulated
+// time and the resource that bounded it.
+using HostTransfer = components::HostTransferTime;
+
+// Asks a host write or read to take simulated time over the host link (system.host):
+// sim.write<float>(a, values, cubesim::timed).
+struct Timed {};
+inline constexpr Timed timed{};
+
+// A buffer (or part of one) the host moves: what a harness declares as a kernel's inputs and
+// outputs, and what Simulation::host_time takes.
+struct HostBuffer {
+  Ptr ptr;
+  std::uint64_t bytes = 0;
+};
 
 namespace components {
 class System;
@@ -83,6 +100,36 @@ class Simulation {
     read_bytes(p, out.data(), count * sizeof(T));
     return out;
   }
+
+  // Timed: the same, and the transfer takes simulated time on the host's way to HBM
+  // (system.host; docs/hardware-model.md, "Host transfers"): it is returned and added to
+  // host_transfers(). Transfers run between launches, one after another, with the links to
+  // themselves. Bytes of a first-touch buffer that no program has touched yet stay with the
+  // host (they have no home): they take no time.
+  HostTransfer write_bytes(Ptr p, const void* src, std::uint64_t bytes, Timed);
+  HostTransfer read_bytes(Ptr p, void* dst, std::uint64_t bytes, Timed) const;
+  template <typename T>
+  HostTransfer write(Ptr p, std::span<const T> values, Timed) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    return write_bytes(p, values.data(), values.size_bytes(), timed);
+  }
+  template <typename T>
+  HostTransfer write(Ptr p, const std::vector<T>& values, Timed) {
+    return write<T>(p, std::span<const T>(values), timed);
+  }
+  template <typename T>
+  std::vector<T> read(Ptr p, std::size_t count, Timed) const {
+    static_assert(std::is_trivially_copyable_v<T>);
+    std::vector<T> out(count);
+    read_bytes(p, out.data(), count * sizeof(T), timed);
+    return out;
+  }
+  // The time moving `buffers` all at once would take, without moving data (a timing-only
+  // simulation too); not added to host_transfers().
+  HostTransfer host_time(HostDirection direction, std::span<const HostBuffer> buffers) const;
+  // The timed transfers so far, in order; clear_host_transfers() forgets them.
+  const std::vector<HostTransfer>& host_transfers() const;
+  void clear_host_transfers();
 
   // On SimOptions::grid: the hardware grid unless set.
   template <typename Kernel, typename... Args>

@@ -515,7 +515,7 @@ Tile summation(const Tile& a, int axis, const char* name, bool scan) {
 
 // A tile of `s` whose element k is a's element src[k] (bytes copied: exact for every dtype).
 Tile gather(TileOwner& ctx, const Tile& a, const Tile* b, const Shape& s, const Index& src) {
-  ctx.charge_vector(static_cast<std::uint64_t>(s.numel()), VectorOp::simple);
+  ctx.charge_gather(src, static_cast<std::uint32_t>(dtype_size(a.dtype())), a.numel());
   Tile r = ctx.make_tile(s, a.dtype());
   if (!compute_values(
           ctx, r,

@@ -6,6 +6,7 @@
 // it next talks to the rest of the system. Internal (not installed API).
 
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "components/dtype.hpp"
@@ -48,6 +49,16 @@ class TileOwner {
     pending_.elements += outer * len * inner;
     pending_.ops |=
         static_cast<std::uint8_t>(1u << static_cast<unsigned>(components::VectorOp::reduce));
+    charge_issue();
+  }
+  // A data movement: output k is source element src[k] (from `second` on, of a second source),
+  // read through the SRAM's banks (VectorUnit::gather_cycles); a TL call.
+  void charge_gather(std::span<const std::int64_t> src, std::uint32_t element_bytes,
+                     std::int64_t second) {
+    pending_.time += pe_.vector().gather_time(src, element_bytes, second);
+    pending_.elements += src.size();
+    pending_.ops |=
+        static_cast<std::uint8_t>(1u << static_cast<unsigned>(components::VectorOp::simple));
     charge_issue();
   }
   // One TL call's issue on the PE's control core (system.pe.issue_ns), paid with the vector

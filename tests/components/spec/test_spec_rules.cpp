@@ -576,6 +576,24 @@ TEST(SpecRules, PortCubeExists) {
   EXPECT_NO_THROW(Spec::from_json(set(tiny(), "/system/inter_sip/port_cube", 1)));
 }
 
+TEST(SpecRules, HostIoDieJoinsCubesThatExist) {
+  EXPECT_THAT(
+      issue_at(set(tiny(), "/system/host/io_die/cubes", {0, 2}), "/system/host/io_die/cubes/1"),
+      HasSubstr("cube 2 does not exist: a SIP has 2 cubes (/system/sips/cubes_per_sip); "
+                "allowed: 0 to 1"));
+  EXPECT_THAT(
+      issue_at(set(tiny(), "/system/host/io_die/cubes", {1, 1}), "/system/host/io_die/cubes/1"),
+      HasSubstr("1 is listed twice"));
+  EXPECT_THAT(issue_at(set(tiny(), "/system/host/io_die/cubes", json::array()),
+                       "/system/host/io_die/cubes"),
+              HasSubstr("needs at least one value"));
+  EXPECT_THAT(
+      issue_at(set(tiny(), "/system/host/io_die/nodes", {{9, 0}}), "/system/host/io_die/nodes/0"),
+      HasSubstr("outside"));
+  const Spec ok = Spec::from_json(set(tiny(), "/system/host/io_die/cubes", {1, 0}));
+  EXPECT_EQ(ok.config().host.io_cubes, (std::vector<std::uint32_t>{1, 0}));
+}
+
 // ---- HBM ----
 
 TEST(SpecRules, EveryHbmChannelGetsAtLeastOneBytePerSecond) {

@@ -31,6 +31,7 @@ TEST(SpecSchema, ChoiceFieldsListTheirTablesNames) {
       {"system.cube.noc.router.allocation", router_allocations().names()},
       {"system.pe.gemm.model", gemm_models().names()},
       {"system.pe.gemm.systolic.dataflow", dataflows().names()},
+      {"system.pe.vector.sram_bank_mapping", bank_mappings().names()},
   };
   for (const SpecField& f : spec_schema()) {
     if (f.type != FieldType::choice) continue;
@@ -161,6 +162,10 @@ const std::map<std::string, Member>& members() {
          [](auto& c) { return json(dataflows().name_of(c.pe.gemm.dataflow)); }},
         {"system.pe.gemm.systolic.sram_feed_GBps",
          [](auto& c) { return json(c.pe.gemm.sram_feed_bytes_per_s); }},
+        {"system.pe.vector.sram_bank_bytes",
+         [](auto& c) { return json(c.pe.vector.sram_bank_bytes); }},
+        {"system.pe.vector.sram_bank_mapping",
+         [](auto& c) { return json(bank_mappings().name_of(c.pe.vector.sram_bank_mapping)); }},
         {"system.pe.dma.max_outstanding_packets",
          [](auto& c) { return json(c.pe.dma.max_outstanding_packets); }},
         {"system.ucie.topology", [](auto& c) { return json(to_string(c.ucie.topology)); }},
@@ -192,6 +197,15 @@ const std::map<std::string, Member>& members() {
          [](auto& c) { return dtype_names(c.ucie.reduction.dtypes); }},
         {"system.inter_sip.switch_reduction.dtypes",
          [](auto& c) { return dtype_names(c.inter_sip.reduction.dtypes); }},
+        {"system.host.link_bandwidth_GBps",
+         [](auto& c) { return json(c.host.link_bandwidth.bytes_per_s()); }},
+        {"system.host.link_latency_ns", [](auto& c) { return json(c.host.link_latency); }},
+        {"system.host.setup_ns", [](auto& c) { return json(c.host.setup); }},
+        {"system.host.io_die.cubes", [](auto& c) { return json(c.host.io_cubes); }},
+        {"system.host.io_die.nodes", [](auto& c) { return coords(c.host.io_nodes); }},
+        {"system.host.io_die.bandwidth_GBps",
+         [](auto& c) { return json(c.host.io_bandwidth.bytes_per_s()); }},
+        {"system.host.io_die.latency_ns", [](auto& c) { return json(c.host.io_latency); }},
         {"system.memory.interleave_KiB", [](auto& c) { return json(c.memory.interleave_bytes); }},
         {"system.memory.page_KiB", [](auto& c) { return json(c.memory.page_bytes); }},
     };
