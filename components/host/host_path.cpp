@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "components/network/path_bound.hpp"
+
 namespace cubesim::components {
 
 HostPath::HostPath(const Topology& topology, const AddressMap& map)
@@ -59,9 +61,7 @@ HostTransferTime HostPath::time(HostDirection direction, std::span<const HostRan
   const auto ports = static_cast<std::uint32_t>(host_.io_nodes.size());
   const HbmModel& hbm = topology_.hbm();
   const Tick router = topology_.router_delay();
-  std::vector<std::uint64_t> host_load(topology_.config().sips, 0);
-  std::vector<std::uint64_t> port_load(std::size_t{topology_.cubes()} * ports, 0);
-  std::vector<std::uint64_t> link_load(topology_.links().size(), 0);
+  PathBound bound(topology_);
   Route route;
   for (std::size_t k = 0; k < per_channel.size(); ++k) {
     const std::uint64_t b = per_channel[k];
@@ -71,8 +71,9 @@ HostTransferTime HostPath::time(HostDirection direction, std::span<const HostRan
     const std::uint32_t entry = entry_cube(cube), port = channel % ports;
     const std::uint32_t node = topology_.node(host_.io_nodes[port]);
     const std::uint32_t controller = topology_.hbm_node(channel);
-    host_load[cube / per_sip] += b;
-    port_load[std::size_t{entry} * ports + port] += b;
+    bound.add_resource(host_link_name(cube / per_sip, direction), host_.link_bandwidth, b);
+    bound.add_resource(port_name(entry, port, direction), host_.io_bandwidth, b);
+    bound.add_link(topology_.hbm_channel(cube, channel), b, hbm.stream_bandwidth());
     route.links.clear();
     route.latency.clear();
     if (down)
@@ -80,45 +81,18 @@ HostTransferTime HostPath::time(HostDirection direction, std::span<const HostRan
     else
       topology_.route_nodes(cube, controller, entry, node, route);
     Tick way = 0;
-    for (std::size_t h = 0; h < route.links.size(); ++h) {
-      link_load[route.links[h]] += b;
-      way += route.latency[h];
-    }
+    for (const Tick t : route.latency) way += t;
     // Into the entry router, the routes, and the channel; a read's request goes the other way
     // first and waits for its row.
     Tick latency = host_.link_latency + host_.io_latency + router + way + hbm.access_latency();
     if (!down)  // the request crosses the IO die and the routes first
       latency += host_.io_latency + router +
                  topology_.route_latency(entry, node, cube, controller) + hbm.stream_latency();
-    out.latency = std::max(out.latency, latency);
+    bound.add_route(route, b, latency);
   }
-
-  const auto consider = [&out](Tick t, auto name) {
-    if (t > out.serialisation) {
-      out.serialisation = t;
-      out.bottleneck = name();
-    }
-  };
-  for (std::uint32_t s = 0; s < host_load.size(); ++s)
-    consider(host_.link_bandwidth.transfer_time(host_load[s]),
-             [&] { return host_link_name(s, direction); });
-  for (std::size_t k = 0; k < port_load.size(); ++k)
-    if (port_load[k] != 0)
-      consider(host_.io_bandwidth.transfer_time(port_load[k]), [&] {
-        return port_name(static_cast<std::uint32_t>(k / ports),
-                         static_cast<std::uint32_t>(k % ports), direction);
-      });
-  const std::vector<Link>& links = topology_.links();
-  for (LinkId id = 0; id < link_load.size(); ++id)
-    if (link_load[id] != 0)
-      consider(links[id].bandwidth.transfer_time(link_load[id]),
-               [&] { return topology_.link_name(id); });
-  for (std::size_t k = 0; k < per_channel.size(); ++k)
-    if (per_channel[k] != 0)
-      consider(hbm.stream_bandwidth().transfer_time(per_channel[k]), [&] {
-        return topology_.link_name(topology_.hbm_channel(static_cast<std::uint32_t>(k / channels),
-                                                         static_cast<std::uint32_t>(k % channels)));
-      });
+  out.latency = bound.latency();
+  out.serialisation = bound.serialisation();
+  out.bottleneck = bound.bottleneck();
   out.setup = host_.setup;
   out.time = emu::checked_add(emu::checked_add(out.setup, out.latency, "host transfer"),
                               out.serialisation, "host transfer");

@@ -108,6 +108,8 @@ FIGURES += [
                   "cubesim sweep specs/tiny.json vector_add --vary param.n=8:1:+1",
                   "cubesim sweep specs/tiny.json vector_add --vary system.ucie.topology=ring,mesh",
               )) + "```\n"),
+    Block("cli-probe-default", CLI, "cheap",
+          lambda ctx: ctx.session("cubesim probe specs/default.json --case hbm.ucie")),
     Block("cli-info-default", CLI, "cheap",
           lambda ctx: ctx.session("cubesim info specs/default.json"), volatile=[HOST_MEMORY]),
     Block("cli-info-warning", CLI, "cheap",

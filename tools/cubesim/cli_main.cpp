@@ -134,6 +134,7 @@ int cubesim::cli::cubesim_main(int argc, char** argv,
       cubesim::cli::add_run_command(app),      cubesim::cli::add_sweep_command(app),
       cubesim::cli::add_validate_command(app), cubesim::cli::add_info_command(app),
       cubesim::cli::add_list_command(app),     cubesim::cli::add_traffic_command(app),
+      cubesim::cli::add_probe_command(app),
   };
   const cubesim::cli::Command worker = cubesim::cli::add_sweep_worker_command(app);
 

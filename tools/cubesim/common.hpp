@@ -34,6 +34,7 @@ Command add_validate_command(CLI::App& app);
 Command add_info_command(CLI::App& app);
 Command add_list_command(CLI::App& app);
 Command add_traffic_command(CLI::App& app);
+Command add_probe_command(CLI::App& app);
 Command add_sweep_command(CLI::App& app);
 // Internal: the worker process of a local sweep (hidden from --help).
 Command add_sweep_worker_command(CLI::App& app);
