@@ -64,6 +64,8 @@ TEST_F(CliProbe, AReadFromTheOwnSliceIsBoundByTheAccessAndThePort) {
   EXPECT_EQ(c["latency"]["bytes"], 64);
   EXPECT_DOUBLE_EQ(c["latency"]["bound_ps"].get<double>(), 50 * kNs + ps_at(64, 16));
   EXPECT_EQ(c["latency"]["simulated_ps"], c["latency"]["bound_ps"]);  // one packet, idle
+  EXPECT_DOUBLE_EQ(c["way_ps"]["request_and_access"].get<double>(), 50 * kNs);
+  EXPECT_EQ(c["hops"]["mesh"], 0);
   const json& ref = c["reference"];
   EXPECT_EQ(ref["bytes"], 32768);
   EXPECT_DOUBLE_EQ(ref["bound_ps"].get<double>(), 50 * kNs + ps_at(32768, 32));
@@ -82,6 +84,8 @@ TEST_F(CliProbe, AMessageAcrossTheMeshIsBoundByItsHopsAndItsLastLink) {
   const json c = find(probe({"--case", "pe.mesh"}), "pe.mesh");
   EXPECT_EQ(c["hops"]["mesh"], 2);
   EXPECT_EQ(c["hops"]["ports"], 2);
+  EXPECT_DOUBLE_EQ(c["way_ps"]["mesh"].get<double>(), 2 * kNs);
+  EXPECT_DOUBLE_EQ(c["way_ps"]["request_and_access"].get<double>(), 0);
   EXPECT_DOUBLE_EQ(c["latency"]["bound_ps"].get<double>(), 2 * kNs + ps_at(64, 32));
   EXPECT_DOUBLE_EQ(c["latency"]["simulated_ps"].get<double>(),
                    2 * kNs + ps_at(64, 32) + ps_at(64, 512));

@@ -297,19 +297,25 @@ ProbeCase Prober::run(const Plan& plan) const {
     const Location loc = sim.system().address_map().decode(p.addr);
     r = t.memory_to_pe(loc.global_cube, sim.system().address_map().channel(loc), 0);
   }
-  for (const components::LinkId id : r.links) {
-    switch (t.link(id).kind) {
+  c.request_ps = r.pre_delay;
+  for (std::size_t h = 0; h < r.links.size(); ++h) {
+    const Tick l = r.latency[h];
+    switch (t.link(r.links[h]).kind) {
       case components::LinkKind::noc:
         ++c.mesh_hops;
+        c.mesh_ps += l;
         break;
       case components::LinkKind::ucie:
         ++c.ucie_hops;
+        c.ucie_ps += l;
         break;
       case components::LinkKind::inter_sip:
         ++c.inter_sip_hops;
+        c.inter_sip_ps += l;
         break;
       default:
         ++c.ports;
+        c.ports_ps += l;
     }
   }
   return c;

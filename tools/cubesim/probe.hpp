@@ -31,8 +31,10 @@ struct ProbeCase {
   std::string name;         // "hbm.own_slice"
   std::string description;  // what moves where
   std::string formula;      // the bound's terms, as docs/hardware-model.md writes them
-  // The way of the smallest transfer: links by kind (mesh, UCIe, inter-SIP, ports).
+  // The way of the smallest transfer: links by kind (mesh, UCIe, inter-SIP, ports), and their
+  // head latencies; a read's request and HBM access before its data leaves.
   std::uint32_t mesh_hops = 0, ucie_hops = 0, inter_sip_hops = 0, ports = 0;
+  emu::Tick mesh_ps = 0, ucie_ps = 0, inter_sip_ps = 0, ports_ps = 0, request_ps = 0;
   ProbePoint latency;             // one small transfer (64 bytes)
   ProbePoint reference;           // 32 KiB (or the largest that fits)
   std::vector<ProbePoint> sweep;  // 4 KiB to 1 MiB, as far as the PE's SRAM or slots allow

@@ -56,6 +56,12 @@ json result_json(const ProbeResult& r) {
                        {"ucie", c.ucie_hops},
                        {"inter_sip", c.inter_sip_hops},
                        {"ports", c.ports}}},
+                     {"way_ps",
+                      {{"request_and_access", c.request_ps},
+                       {"mesh", c.mesh_ps},
+                       {"ucie", c.ucie_ps},
+                       {"inter_sip", c.inter_sip_ps},
+                       {"ports", c.ports_ps}}},
                      {"latency", point_json(c.latency)},
                      {"reference", point_json(c.reference)},
                      {"sweep", sweep},
@@ -78,11 +84,13 @@ void print(const ProbeResult& r, const components::Spec& spec, const std::string
     std::printf("\n%s: %s\n", c.name.c_str(), c.description.c_str());
     std::printf("  bound     %s\n", c.formula.c_str());
     if (c.mesh_hops + c.ucie_hops + c.inter_sip_hops + c.ports > 0)
-      std::printf("  way       %u mesh, %u UCIe, %u inter-SIP links, %u ports\n", c.mesh_hops,
-                  c.ucie_hops, c.inter_sip_hops, c.ports);
-    std::printf("  latency   %s simulated, %s bound (%s of %s)\n", us(c.latency.simulated).c_str(),
+      std::printf("  way       %s%u mesh links %s, %u UCIe %s, %u inter-SIP %s, %u ports %s\n",
+                  c.request_ps > 0 ? ("request and access " + us(c.request_ps) + ", ").c_str() : "",
+                  c.mesh_hops, us(c.mesh_ps).c_str(), c.ucie_hops, us(c.ucie_ps).c_str(),
+                  c.inter_sip_hops, us(c.inter_sip_ps).c_str(), c.ports, us(c.ports_ps).c_str());
+    std::printf("  latency   %s simulated, %s bound (%s)\n", us(c.latency.simulated).c_str(),
                 us(c.latency.bound).c_str(),
-                format_bytes(static_cast<double>(c.latency.bytes)).c_str(), "data");
+                format_bytes(static_cast<double>(c.latency.bytes)).c_str());
     std::printf("  %-9s %-11s %-11s %-11s %-11s %-11s %-6s %s\n", "bytes", "simulated", "bound",
                 "latency", "serial.", "queueing", "util.", "bottleneck");
     std::vector<const ProbePoint*> points = {&c.reference};
