@@ -1,7 +1,11 @@
 #include "emu/fatal_signal.hpp"
 
 #include <signal.h>
+#if defined(__APPLE__)
+#include <sys/ucontext.h>  // <ucontext.h> there wants _XOPEN_SOURCE for routines unused here
+#else
 #include <ucontext.h>
+#endif
 #include <unistd.h>
 
 #include <cstdint>
@@ -23,9 +27,9 @@ using detail::SignalText;
 
 std::uintptr_t stack_pointer_of(void* context) {
   const auto* uc = static_cast<const ucontext_t*>(context);
-#if defined(__x86_64__)
+#if defined(__linux__) && defined(__x86_64__)
   return static_cast<std::uintptr_t>(uc->uc_mcontext.gregs[REG_RSP]);
-#elif defined(__aarch64__)
+#elif defined(__linux__) && defined(__aarch64__)
   return static_cast<std::uintptr_t>(uc->uc_mcontext.sp);
 #else
   (void)uc;

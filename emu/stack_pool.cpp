@@ -68,8 +68,13 @@ StackPool::~StackPool() {
 void StackPool::grow() {
   auto slab = std::make_unique<Slab>();
   slab->bytes = stride_ * kSlotsPerSlab;
+#if defined(MAP_NORESERVE)
+  constexpr int kNoReserve = MAP_NORESERVE;  // no swap reserved for stacks mostly untouched
+#else
+  constexpr int kNoReserve = 0;
+#endif
   void* mem = mmap(nullptr, slab->bytes, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+                   MAP_PRIVATE | MAP_ANONYMOUS | kNoReserve, -1, 0);
   if (mem == MAP_FAILED) {
     throw std::bad_alloc();
   }

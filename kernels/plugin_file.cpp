@@ -1,8 +1,6 @@
 #include "kernels/plugin_file.hpp"
 
-#include <elf.h>
 #include <fcntl.h>
-#include <link.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +11,14 @@
 
 #include "triton_emu/errors.hpp"
 
+// The checks past a file's size read ELF (Linux's shared libraries); where libraries are
+// another format (macOS's Mach-O) dlopen's own error is what a bad file gets.
+#if defined(__ELF__)
+#include <elf.h>
+#include <link.h>
+#define CUBESIM_PLUGIN_ELF 1
+#endif
+
 namespace cubesim::kernels {
 namespace {
 
@@ -20,6 +26,7 @@ constexpr const char* kRebuild =
     "; give the libNAME.so that cubesim_add_plugin() builds (docs/writing-kernels.md, \"Your "
     "kernels in the CLI\")";
 
+#if defined(CUBESIM_PLUGIN_ELF)
 #if defined(__x86_64__)
 constexpr unsigned kMachine = EM_X86_64;
 constexpr const char* kMachineName = "x86-64";
@@ -53,6 +60,8 @@ std::string machine_name(unsigned machine) {
       return "machine number " + std::to_string(machine);
   }
 }
+
+#endif
 
 class Reader {
  public:
@@ -93,6 +102,7 @@ class Reader {
   std::uint64_t size_ = 0;
 };
 
+#if defined(CUBESIM_PLUGIN_ELF)
 // [offset, offset + count * entry) as one end offset; an overflow is past any file.
 std::uint64_t end_of(std::uint64_t offset, std::uint64_t count, std::uint64_t entry) {
   std::uint64_t bytes = 0, end = 0;
@@ -100,17 +110,19 @@ std::uint64_t end_of(std::uint64_t offset, std::uint64_t count, std::uint64_t en
     return UINT64_MAX;
   return end;
 }
+#endif
 
 }  // namespace
 
 void check_plugin_file(const std::filesystem::path& file, const std::string& shown) {
   const Reader in(file, shown);
   const std::uint64_t size = in.size();
-  const std::string has = "it has " + std::to_string(size) + " bytes";
+  [[maybe_unused]] const std::string has = "it has " + std::to_string(size) + " bytes";
   const std::string cut =
       "; the copy or the build that wrote it was cut short: build or copy it "
       "again";
   if (size == 0) throw UsageError(shown + " is empty (0 bytes)" + cut);
+#if defined(CUBESIM_PLUGIN_ELF)
 
   unsigned char ident[EI_NIDENT] = {};
   in.read(ident, size < EI_NIDENT ? size : EI_NIDENT, 0);
@@ -170,6 +182,7 @@ void check_plugin_file(const std::filesystem::path& file, const std::string& sho
     const std::uint64_t end = end_of(s.p_offset, 1, s.p_filesz);
     if (end > size) throw truncated("its loadable segment " + std::to_string(i), end);
   }
+#endif
 }
 
 }  // namespace cubesim::kernels

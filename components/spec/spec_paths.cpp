@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "components/spec/spec.hpp"
+#include "emu/platform.hpp"
 
 namespace cubesim::components {
 
@@ -31,9 +32,7 @@ std::vector<SpecFolder> spec_folders() {
     folders.push_back({env, "$CUBESIM_SPECS_DIR"});
   const std::vector<SpecFolder>& added = added_folders();
   folders.insert(folders.end(), added.begin(), added.end());
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec)
+  if (const fs::path exe = emu::self_executable(); !exe.empty())
     folders.push_back({exe.parent_path().parent_path() / "share/cubesim/specs", "installed"});
   folders.push_back({CUBESIM_SOURCE_SPECS_DIR, "source tree"});
   // A folder found two ways (a program installed beside its package) is searched once.

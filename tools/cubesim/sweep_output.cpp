@@ -13,6 +13,7 @@
 #include <iterator>
 #include <sstream>
 
+#include "emu/platform.hpp"
 #include "kernels/registry.hpp"
 #include "tools/cubesim/common.hpp"
 #include "tools/cubesim/format.hpp"
@@ -116,8 +117,7 @@ std::string python() {
 std::string plot_script() {
   if (const char* p = std::getenv("CUBESIM_PLOT_SCRIPT"); p != nullptr && *p != '\0') return p;
   std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
+  if (const fs::path exe = emu::self_executable(); !exe.empty()) {
     const fs::path installed = exe.parent_path().parent_path() / "share/cubesim/plot_sweep.py";
     if (fs::exists(installed, ec)) return installed.string();
   }

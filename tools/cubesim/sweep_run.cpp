@@ -1,7 +1,6 @@
 #include "tools/cubesim/sweep_run.hpp"
 
 #include <fmt/format.h>
-#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -14,6 +13,7 @@
 #include <memory>
 #include <optional>
 
+#include "emu/platform.hpp"
 #include "tools/cubesim/common.hpp"
 #include "tools/cubesim/format.hpp"
 #include "tools/cubesim/output_files.hpp"
@@ -252,10 +252,7 @@ int follow(const Options& o, RankLink& link) {
 }  // namespace
 
 int available_cores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  return emu::available_cpus();
 }
 
 int run_sweep(const Options& o) {

@@ -4,7 +4,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +13,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "emu/platform.hpp"
 #include "tools/cubesim/progress_line.hpp"
 #include "tools/cubesim/sweep_point.hpp"
 #include "triton_emu/errors.hpp"
@@ -159,14 +159,14 @@ void WorkerPool::spawn(Worker& w) {
   for (auto& e : env_) envp.push_back(e.data());
   envp.push_back(nullptr);
   pid_t pid = -1;
-  const int rc = ::posix_spawn(&pid, "/proc/self/exe", &actions, &attr, argv.data(), envp.data());
+  const std::string self = emu::self_executable().string();
+  const int rc = ::posix_spawn(&pid, self.c_str(), &actions, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   ::close(in[0]), ::close(out[1]), ::close(log[1]);
   if (rc != 0) {
     ::close(in[1]), ::close(out[0]), ::close(log[0]);
-    throw UsageError(std::string("cannot start a sweep worker (/proc/self/exe): ") +
-                     std::strerror(rc));
+    throw UsageError("cannot start a sweep worker (" + self + "): " + std::strerror(rc));
   }
   ::fcntl(out[0], F_SETFL, ::fcntl(out[0], F_GETFL) | O_NONBLOCK);
   ::fcntl(log[0], F_SETFL, ::fcntl(log[0], F_GETFL) | O_NONBLOCK);
@@ -340,7 +340,7 @@ std::optional<WorkerPool::Running> WorkerPool::longest_running() const {
 
 int worker_main(long parent) {
   // Die with the sweep, even when it is killed outright (an mpirun abort, kill -9).
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  emu::die_with_parent();
   if (parent > 0 && ::getppid() != parent) return 0;
   std::signal(SIGINT, SIG_IGN);
   std::string line;

@@ -2,25 +2,16 @@
 
 #include <cblas.h>
 #include <omp.h>
-#include <sched.h>
 
 #include <algorithm>
-#include <thread>
+
+#include "emu/platform.hpp"
 
 namespace cubesim::backends {
-namespace {
-
-int count_cores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
-
-}  // namespace
+namespace {}  // namespace
 
 int cpu_cores_available() {
-  static const int cores = count_cores();
+  static const int cores = emu::available_cpus();
   return cores;
 }
 
