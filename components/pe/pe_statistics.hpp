@@ -21,10 +21,14 @@ struct PeStatistics {
   std::uint64_t vector_busy_ps = 0;
   std::uint64_t gemm_busy_ps = 0;
   std::uint64_t memory_wait_ps = 0;
+  std::uint64_t load_wait_ps = 0;
+  std::uint64_t store_wait_ps = 0;
+  std::uint64_t atomic_wait_ps = 0;
   std::uint64_t gemm_wait_ps = 0;
   std::uint64_t send_wait_ps = 0;
   std::uint64_t recv_wait_ps = 0;
   std::uint64_t dispatch_wait_ps = 0;
+  std::uint64_t barrier_wait_ps = 0;
   std::uint64_t programs = 0;
   std::uint64_t flops = 0;
   std::uint64_t bytes_loaded = 0;
@@ -53,7 +57,13 @@ inline constexpr PeStatistic kPeStatistics[] = {
     {"gemm_busy_ps", &PeStatistics::gemm_busy_ps, "ps",
      "busy time of its GEMM engine, each job from start to end"},
     {"memory_wait_ps", &PeStatistics::memory_wait_ps, "ps",
-     "time its programs were blocked on transfers (load, store, waiting for async copies)"},
+     "time its programs were blocked on transfers (load, store, waiting for async copies, "
+     "atomics): the sum of the three below"},
+    {"load_wait_ps", &PeStatistics::load_wait_ps, "ps",
+     "of it, waiting for loads (and for async loads in wait)"},
+    {"store_wait_ps", &PeStatistics::store_wait_ps, "ps",
+     "of it, waiting for stores' responses (and for async stores in wait)"},
+    {"atomic_wait_ps", &PeStatistics::atomic_wait_ps, "ps", "of it, waiting for atomics' replies"},
     {"gemm_wait_ps", &PeStatistics::gemm_wait_ps, "ps",
      "time its programs were blocked waiting for composite GEMMs"},
     {"send_wait_ps", &PeStatistics::send_wait_ps, "ps",
@@ -63,6 +73,8 @@ inline constexpr PeStatistic kPeStatistics[] = {
     {"dispatch_wait_ps", &PeStatistics::dispatch_wait_ps, "ps",
      "time waiting for the launch (system.dispatch.launch_ns) and, on a logical grid, for the "
      "dispatcher to start a program"},
+    {"barrier_wait_ps", &PeStatistics::barrier_wait_ps, "ps",
+     "time from arriving at a barrier to its release"},
     {"programs", &PeStatistics::programs, "programs",
      "programs it ran (one; several on a logical grid of several waves)"},
     {"flops", &PeStatistics::flops, "FLOP", "FLOPs its GEMM engine executed"},

@@ -103,6 +103,32 @@ class CliReport : public ::testing::Test {
   kernels::Outcome outcome_;
 };
 
+// --trace-summary: hand-made waits over a 2 us run; shares of the run, the top three kinds.
+TEST_F(CliReport, WaitSummaryGivesEachPesTopWaitsAsSharesOfTheRun) {
+  RunStats s;
+  s.sim_time_ps = 2'000'000;
+  PeStats a;
+  a.pe = "sip0.cube0.pe0";
+  a.finish_ps = 2'000'000;
+  a.load_wait_ps = 1'000'000;   // 50 %
+  a.barrier_wait_ps = 200'000;  // 10 %
+  a.gemm_wait_ps = 100'000;     // 5 %
+  a.dispatch_wait_ps = 20'000;  // 1 %: fourth, not shown
+  PeStats b;
+  b.pe = "sip0.cube0.pe1";
+  b.finish_ps = 1'000'000;
+  b.recv_wait_ps = 500'000;  // 25 %
+  s.pes = {a, b};
+  std::ostringstream out;
+  print_wait_summary(out, s);
+  const std::string t = out.str();
+  EXPECT_THAT(t, HasSubstr("sip0.cube0.pe0  ends 2.000 us, 66.0% waiting: load 50.0%, barrier "
+                           "10.0%, GEMM 5.0%"));
+  EXPECT_THAT(t, HasSubstr("sip0.cube0.pe1  ends 1.000 us, 25.0% waiting: recv 25.0%"));
+  // Over both PEs: (1.32 + 0.5) us of 2 x 2 us.
+  EXPECT_THAT(t, HasSubstr("all PEs  45.5% waiting: load 25.0%, recv 12.5%, barrier 5.0%"));
+}
+
 TEST_F(CliReport, FailedVerification) {
   const json r = report_for(false, false);
   EXPECT_EQ(r["verified"], false);

@@ -40,10 +40,14 @@ RunStats small_run() {
                               .vector_busy_ps = 10,
                               .gemm_busy_ps = 1'500'000,
                               .memory_wait_ps = 400'000,
+                              .load_wait_ps = 300'000,
+                              .store_wait_ps = 90'000,
+                              .atomic_wait_ps = 10'000,
                               .gemm_wait_ps = 90,
                               .send_wait_ps = 30,
                               .recv_wait_ps = 70,
                               .dispatch_wait_ps = 20,
+                              .barrier_wait_ps = 40,
                               .programs = 3,
                               .flops = 4'000'000,
                               .bytes_loaded = 8192,
@@ -170,15 +174,30 @@ TEST(RunReport, PerPeObjectHoldsEveryStatisticOfTheTable) {
 TEST(RunReport, PerPeFigures) {
   const json pes = run_report(small_run())["stats"]["pes"];
   ASSERT_EQ(pes.size(), 2u);
-  EXPECT_EQ(
-      pes[0],
-      (json{{"pe", "sip0.cube0.pe0"},    {"finish_ps", 2'000'000},    {"vector_busy_ps", 10},
-            {"gemm_busy_ps", 1'500'000}, {"memory_wait_ps", 400'000}, {"gemm_wait_ps", 90},
-            {"send_wait_ps", 30},        {"dispatch_wait_ps", 20},    {"programs", 3},
-            {"recv_wait_ps", 70},        {"flops", 4'000'000},        {"bytes_loaded", 8192},
-            {"bytes_stored", 1024},      {"messages_sent", 3},        {"bytes_sent", 3072},
-            {"messages_received", 2},    {"bytes_received", 512},     {"sram_peak_bytes", 65536},
-            {"vector_elements", 0},      {"issue_busy_ps", 0}}));
+  EXPECT_EQ(pes[0], (json{{"pe", "sip0.cube0.pe0"},
+                          {"finish_ps", 2'000'000},
+                          {"vector_busy_ps", 10},
+                          {"gemm_busy_ps", 1'500'000},
+                          {"memory_wait_ps", 400'000},
+                          {"gemm_wait_ps", 90},
+                          {"load_wait_ps", 300'000},
+                          {"store_wait_ps", 90'000},
+                          {"atomic_wait_ps", 10'000},
+                          {"barrier_wait_ps", 40},
+                          {"send_wait_ps", 30},
+                          {"dispatch_wait_ps", 20},
+                          {"programs", 3},
+                          {"recv_wait_ps", 70},
+                          {"flops", 4'000'000},
+                          {"bytes_loaded", 8192},
+                          {"bytes_stored", 1024},
+                          {"messages_sent", 3},
+                          {"bytes_sent", 3072},
+                          {"messages_received", 2},
+                          {"bytes_received", 512},
+                          {"sram_peak_bytes", 65536},
+                          {"vector_elements", 0},
+                          {"issue_busy_ps", 0}}));
   EXPECT_EQ(pes[1]["pe"], "sip0.cube0.pe1");
   EXPECT_EQ(pes[1]["flops"], 2'000'000u);
 }

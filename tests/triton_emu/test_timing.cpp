@@ -66,6 +66,39 @@ TEST(Timing, VectorMathCostsElementsOverLanesPlusLatencyCycles) {
   EXPECT_EQ(t_add, c.pe.clock.cycles_to_ticks(emu::Cycles{cycles}));
 }
 
+// The waits a PE reports add up by kind: a load's and a store's time as each program saw it,
+// their sum as memory_wait_ps, and at a barrier, from arriving to the release.
+TEST(Timing, WaitsAreCountedByKind) {
+  const Spec spec = Spec::load(spec_path("tiny.json"));
+  Simulation sim(spec, {.timing_only = true});
+  const Ptr p = sim.alloc(1 << 16);
+  Tick load = 0, store = 0, arrive1 = 0, leave1 = 0;
+  const RunResult r = sim.launch_on(Grid{.pes = 2, .cubes = 1}, [&](tl::Context& tl) {
+    if (tl.program_id(0) == 0) {
+      const Tick t0 = tl.now();
+      const auto t = tl.load(p, {4096}, DType::f32);
+      const Tick t1 = tl.now();
+      tl.store(p + (1 << 15), t);
+      load = t1 - t0;
+      store = tl.now() - t1;
+      tl.barrier();
+    } else {
+      arrive1 = tl.now();
+      tl.barrier();
+      leave1 = tl.now();
+    }
+  });
+  const auto& pe0 = r.stats.pes[0];
+  const auto& pe1 = r.stats.pes[1];
+  EXPECT_EQ(pe0.load_wait_ps, load);
+  EXPECT_EQ(pe0.store_wait_ps, store);
+  EXPECT_EQ(pe0.memory_wait_ps, load + store);
+  EXPECT_EQ(pe1.load_wait_ps + pe1.store_wait_ps + pe1.atomic_wait_ps, 0u);
+  EXPECT_EQ(pe1.barrier_wait_ps, leave1 - arrive1);
+  EXPECT_GE(pe1.barrier_wait_ps, load + store);
+  EXPECT_LT(pe0.barrier_wait_ps, pe1.barrier_wait_ps);
+}
+
 // tl.trans reads its tile through the SRAM's banks (tiny.json: 16 lanes, so 16 banks of 8 B):
 // a 64 x 64 f32 tile's rows are 32 words, so each group of 16 outputs (16 rows of one column)
 // asks one bank for 16 words: 16 cycles, 256 groups. Skewed banks spread the rows over 8 banks,

@@ -47,6 +47,7 @@ struct RunArgs {
   std::string network = "packet";
   std::string grid = "hardware";
   bool host = false;
+  bool trace_summary = false;
 };
 
 // SIGINT / SIGTERM during a run: remove the unfinished trace (the target keeps what it held),
@@ -187,6 +188,7 @@ int run(const RunArgs& a) {
   std::vector<std::string> order;
   for (const auto& p : kernel.params) order.push_back(p.name);
   print_summary(std::cout, report, outcome.run.stats, order);
+  if (a.trace_summary) print_wait_summary(std::cout, outcome.run.stats);
   std::cout.flush();
   if (!a.json_file.empty()) write_json_file(a.json_file, report);
   if (sim->trace()) warn_if_truncated(a, *sim->trace());
@@ -291,6 +293,10 @@ Command add_run_command(CLI::App& app) {
                   "kernels whose programs need no PE of their own")
       ->type_name("GRID")
       ->capture_default_str();
+  sub->add_flag("--trace-summary", args->trace_summary,
+                "After the summary, per PE (up to 64; else the 32 that finished last) the share "
+                "of the run it spent waiting, and on what: load, store, atomic, GEMM, barrier, "
+                "send, recv, dispatch (needs no --trace)");
   sub->add_flag("--host", args->host,
                 "Also time the host's share (system.host): the kernel's inputs written to the "
                 "device before its launches and its outputs read back after them, over each "

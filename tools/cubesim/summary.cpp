@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "tools/cubesim/common.hpp"
@@ -73,6 +74,60 @@ std::string energy_text(const components::EnergyReport& e) {
     t += (i == 0 ? ": " : ", ") + std::string(components::energy_part_name(parts[i])) + " " +
          format_percent(e.of(parts[i]) / e.total());
   return t;
+}
+
+void print_wait_summary(std::ostream& out, const RunStats& stats) {
+  using Member = std::uint64_t components::PeStatistics::*;
+  static constexpr std::pair<const char*, Member> kWaits[] = {
+      {"load", &components::PeStatistics::load_wait_ps},
+      {"store", &components::PeStatistics::store_wait_ps},
+      {"atomic", &components::PeStatistics::atomic_wait_ps},
+      {"GEMM", &components::PeStatistics::gemm_wait_ps},
+      {"barrier", &components::PeStatistics::barrier_wait_ps},
+      {"send", &components::PeStatistics::send_wait_ps},
+      {"recv", &components::PeStatistics::recv_wait_ps},
+      {"dispatch", &components::PeStatistics::dispatch_wait_ps}};
+  const double run = static_cast<double>(std::max<emu::Tick>(stats.sim_time_ps, 1));
+  const auto line_of = [&](const components::PeStatistics& pe, double scale) {
+    std::vector<std::pair<std::uint64_t, const char*>> waits;
+    std::uint64_t total = 0;
+    for (const auto& [name, member] : kWaits) {
+      total += pe.*member;
+      if (pe.*member > 0) waits.emplace_back(pe.*member, name);
+    }
+    std::sort(waits.begin(), waits.end(),
+              [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::string t = format_percent(static_cast<double>(total) / run / scale) + " waiting";
+    for (std::size_t k = 0; k < std::min<std::size_t>(3, waits.size()); ++k)
+      t += std::string(k == 0 ? ": " : ", ") + waits[k].second + " " +
+           format_percent(static_cast<double>(waits[k].first) / run / scale);
+    return t;
+  };
+  out << "waits (share of the run's " << format_duration_ps(stats.sim_time_ps)
+      << " each PE spent blocked, its top three kinds)\n";
+  components::PeStatistics all;
+  std::vector<const PeStats*> shown;
+  for (const PeStats& pe : stats.pes) {
+    for (const auto& [name, member] : kWaits) all.*member += pe.*member;
+    shown.push_back(&pe);
+  }
+  constexpr std::size_t kAll = 64, kLatest = 32;
+  if (shown.size() > kAll) {
+    std::stable_sort(shown.begin(), shown.end(), [](const PeStats* a, const PeStats* b) {
+      return a->finish_ps > b->finish_ps;
+    });
+    shown.resize(kLatest);
+  }
+  std::size_t width = 0;
+  for (const PeStats* pe : shown) width = std::max(width, pe->pe.size());
+  for (const PeStats* pe : shown)
+    out << "  " << pe->pe << std::string(width - pe->pe.size() + 2, ' ') << "ends "
+        << format_duration_ps(pe->finish_ps) << ", " << line_of(*pe, 1.0) << "\n";
+  if (shown.size() < stats.pes.size())
+    out << "  (the " << shown.size() << " of " << stats.pes.size()
+        << " PEs that finished last; --json has every PE's stats.pes[])\n";
+  if (!stats.pes.empty())
+    out << "  all PEs  " << line_of(all, static_cast<double>(stats.pes.size())) << "\n";
 }
 
 std::string describe_topology(const json& s) {

@@ -18,6 +18,11 @@ namespace cubesim::cli {
 void print_summary(std::ostream& out, const nlohmann::json& report, const RunStats& stats,
                    const std::vector<std::string>& param_order);
 
+// `cubesim run --trace-summary`: per PE (every one up to 64, else the 32 that finished last), the
+// run's share it spent in each kind of wait (load, store, atomic, GEMM, barrier, send, recv,
+// dispatch), its top three, and the same summed over all PEs.
+void print_wait_summary(std::ostream& out, const RunStats& stats);
+
 // "1 SIP x 2 cubes x 4 PEs = 8 PEs; 2x2 NOC mesh per cube; UCIe ring" from System::describe().
 std::string describe_topology(const nlohmann::json& system);
 

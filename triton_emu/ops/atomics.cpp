@@ -42,6 +42,7 @@ void memory_op_done(Program& program, const char* what, emu::Tick start, std::ui
   LaunchState& launch = program.launch();
   PeState& pe = program.pe();
   pe.hw.counters().memory_wait_ps += launch.sched.now() - start;
+  pe.hw.counters().atomic_wait_ps += launch.sched.now() - start;
   if (launch.trace_calls) [[unlikely]]
     emu::log().trace("{}: {} of {} bytes in {} {}(s) took {}", pe.name, what, bytes, parts,
                      part_name, emu::format_time(launch.sched.now() - start));

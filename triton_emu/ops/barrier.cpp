@@ -73,6 +73,7 @@ void barrier(Program& program, tl::Scope scope) {
   if (const emu::Tick release = release_latency(launch, level, pe.hw.global_pe()); release > 0)
     launch.sched.wait_for(release);
   if (launch.log) launch.log->returned(program.index());
+  pe.hw.counters().barrier_wait_ps += launch.sched.now() - arrived;
   if (launch.sched.now() > arrived && launch.tracing(pe))
     launch.trace_slice(pe, false, "barrier", arrived, launch.sched.now(),
                        fmt::format(R"({{"barrier":"{}","members":{}}})", name, members));

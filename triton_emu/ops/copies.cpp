@@ -110,6 +110,7 @@ void wait_copy(Program& program, Copy& c, const char* what) {
   c.done.wait();
   const emu::Tick end = launch.sched.now();
   pe.hw.counters().memory_wait_ps += end - start;
+  (c.write ? pe.hw.counters().store_wait_ps : pe.hw.counters().load_wait_ps) += end - start;
   if (c.async) {
     if (launch.log && c.logged_op)
       launch.log->copy_waited(c.records, program.index(), program.epoch());
