@@ -94,8 +94,7 @@ HostTransferTime HostPath::time(HostDirection direction, std::span<const HostRan
   out.serialisation = bound.serialisation();
   out.bottleneck = bound.bottleneck();
   out.setup = host_.setup;
-  out.time = emu::checked_add(emu::checked_add(out.setup, out.latency, "host transfer"),
-                              out.serialisation, "host transfer");
+  out.time = emu::checked_add(out.setup, bound.time(), "host transfer");
   return out;
 }
 

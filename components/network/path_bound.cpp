@@ -39,41 +39,40 @@ void PathBound::add_resource(const std::string& name, Bandwidth rate, std::uint6
   }
 }
 
-std::string PathBound::bottleneck() const {
-  // Resources first (host links, ports), then links in id order; the first of equals wins.
-  Tick most = 0;
-  std::string name;
+template <typename F>
+void PathBound::for_each_load(F&& f) const {
   for (const Resource& r : resources_)
-    if (const Tick t = r.rate.transfer_time(r.bytes); name.empty() || t > most) {
-      most = t;
-      name = r.name;
-    }
+    f(r.start, r.rate.transfer_time(r.bytes), [&r] { return r.name; });
   for (LinkId id = 0; id < link_bytes_.size(); ++id)
     if (link_bytes_[id] != 0)
-      if (const Tick t = link_rate_[id].transfer_time(link_bytes_[id]); name.empty() || t > most) {
-        most = t;
-        name = topology_.link_name(id);
-      }
+      f(link_start_[id], link_rate_[id].transfer_time(link_bytes_[id]),
+        [this, id] { return topology_.link_name(id); });
+}
+
+std::string PathBound::bottleneck() const {
+  // The most loaded; of equals, the first (resources, then links by id).
+  Tick most = 0;
+  std::string name;
+  for_each_load([&](Tick, Tick t, const auto& name_of) {
+    if (name.empty() || t > most) {
+      most = t;
+      name = name_of();
+    }
+  });
   return name;
 }
 
 Tick PathBound::serialisation() const {
   Tick most = 0;
-  for (const Resource& r : resources_) most = std::max(most, r.rate.transfer_time(r.bytes));
-  for (LinkId id = 0; id < link_bytes_.size(); ++id)
-    if (link_bytes_[id] != 0) most = std::max(most, link_rate_[id].transfer_time(link_bytes_[id]));
+  for_each_load([&most](Tick, Tick t, const auto&) { most = std::max(most, t); });
   return most;
 }
 
 Tick PathBound::bound() const {
   Tick t = latency_;
-  for (const Resource& r : resources_)
-    t = std::max(t, emu::checked_add(r.start, r.rate.transfer_time(r.bytes), "transfer bound"));
-  for (LinkId id = 0; id < link_bytes_.size(); ++id)
-    if (link_bytes_[id] != 0 && link_start_[id] != emu::kTickMax)
-      t = std::max(t,
-                   emu::checked_add(link_start_[id], link_rate_[id].transfer_time(link_bytes_[id]),
-                                    "transfer bound"));
+  for_each_load([&t](Tick start, Tick ser, const auto&) {
+    if (start != emu::kTickMax) t = std::max(t, emu::checked_add(start, ser, "transfer bound"));
+  });
   return t;
 }
 

@@ -47,6 +47,10 @@ class PathBound {
     std::uint64_t bytes = 0;
     Tick start = 0;  // the earliest a byte reaches it
   };
+  // f(start, serialisation, name) for every resource and loaded link, resources first, then
+  // links by id; `name` is a callable that makes the name (only bottleneck() needs it).
+  template <typename F>
+  void for_each_load(F&& f) const;
 
   const Topology& topology_;
   std::vector<std::uint64_t> link_bytes_;  // per link of the topology

@@ -1,8 +1,6 @@
 #include "tools/cubesim/probe.hpp"
 
 #include <algorithm>
-#include <functional>
-#include <optional>
 
 #include "components/network/path_bound.hpp"
 #include "components/system/system.hpp"
@@ -62,11 +60,12 @@ class Prober {
 
 // The way of a read's data from channel `channel` of `cube` to `pe` for the bound: with a cube
 // cache in front of HBM, a hit's (the fastest a read can be; a cold read misses).
+bool reads_hit(const components::Topology& t) {
+  return t.has_cache() && t.config().cube.cache.hit_latency <= t.hbm().access_latency();
+}
 Route read_route(const components::Topology& t, std::uint32_t cube, std::uint32_t channel,
                  std::uint32_t pe) {
-  if (t.has_cache() && t.config().cube.cache.hit_latency <= t.hbm().access_latency())
-    return t.cache_to_pe(cube, channel, pe);
-  return t.memory_to_pe(cube, channel, pe);
+  return reads_hit(t) ? t.cache_to_pe(cube, channel, pe) : t.memory_to_pe(cube, channel, pe);
 }
 
 std::string pe_text(std::uint32_t sip, std::uint32_t cube, std::uint32_t pe) {
@@ -185,12 +184,15 @@ ProbePoint Prober::read(const Plan& plan, std::uint64_t bytes) const {
       p.addr, bytes, sim.system().address_map().channel_interleave_bytes(),
       [&](std::uint64_t, Location loc, std::uint64_t len) {
         const std::uint32_t channel = sim.system().address_map().channel(loc);
+        const bool hit = reads_hit(t);
         const Route r = read_route(t, loc.global_cube, channel, 0);
-        const Tick start = r.pre_delay + (t.has_cache() ? 0 : hbm.stream_latency());
+        const Tick start = r.pre_delay + (hit ? 0 : hbm.stream_latency());
         Tick way = start;
         for (const Tick l : r.latency) way += l;
         bound.add_route(r, len, way, start);
-        bound.add_link(t.hbm_channel(loc.global_cube, channel), 0, hbm.stream_bandwidth());
+        // From HBM the channel serves at the rate a stream sustains (banked: below its bus's).
+        if (!hit)
+          bound.add_link(t.hbm_channel(loc.global_cube, channel), 0, hbm.stream_bandwidth());
       });
   finish(out, bound);
   return out;
